@@ -1,0 +1,64 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "sqlive",
+    products: [
+        .executable(name: "sqlive", targets: ["sqlive"]),
+        .library(name: "SQLiveEngine", targets: ["SQLiveEngine"]),
+        .library(name: "SQLiveRPC", targets: ["SQLiveRPC"]),
+        .library(name: "SQLiveREPL", targets: ["SQLiveREPL"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+    ],
+    targets: [
+        // GNU readline, through a module map and a small shim (no pkgConfig).
+        .systemLibrary(
+            name: "CReadline",
+            providers: [.apt(["libreadline-dev"])]),
+
+        // The engine: databases, SQL, schema, EXPLAIN, tracing, live queries.
+        // It knows nothing of its front ends.
+        .target(
+            name: "SQLiveEngine",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift")
+            ]),
+
+        // JSON-RPC 2.0 over stdio, in Language Server style.
+        .target(
+            name: "SQLiveRPC",
+            dependencies: ["SQLiveEngine"]),
+
+        // The interactive REPL and scripted sessions.
+        .target(
+            name: "SQLiveREPL",
+            dependencies: ["SQLiveEngine", "CReadline"]),
+
+        // The thin executable that parses arguments and picks a front end.
+        .executableTarget(
+            name: "sqlive",
+            dependencies: [
+                "SQLiveRPC",
+                "SQLiveREPL",
+                "SQLiveEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
+        .testTarget(
+            name: "SQLiveEngineTests",
+            dependencies: [
+                "SQLiveEngine",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+        .testTarget(
+            name: "SQLiveRPCTests",
+            dependencies: ["SQLiveRPC", "SQLiveEngine"]),
+        .testTarget(
+            name: "SQLiveREPLTests",
+            dependencies: ["SQLiveREPL", "SQLiveEngine"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

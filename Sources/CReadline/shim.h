@@ -1,0 +1,40 @@
+#ifndef SQLIVE_CREADLINE_SHIM_H
+#define SQLIVE_CREADLINE_SHIM_H
+
+// <stdio.h> must come before readline's headers, which use FILE.
+#include <stdio.h>
+#include <readline/readline.h>
+#include <readline/history.h>
+
+// Swift 6 refuses direct access to mutable C globals. These accessors are
+// the only way sqlive's LineEditor reads and writes readline's state.
+
+static inline const char *sqlive_rl_line_buffer(void) { return rl_line_buffer; }
+static inline int sqlive_rl_point(void) { return rl_point; }
+static inline void sqlive_rl_set_point(int point) { rl_point = point; }
+static inline int sqlive_rl_end(void) { return rl_end; }
+static inline void sqlive_rl_set_done(int done) { rl_done = done; }
+static inline void sqlive_rl_set_readline_name(const char *name) { rl_readline_name = name; }
+static inline void sqlive_rl_set_catch_signals(int value) { rl_catch_signals = value; }
+static inline void sqlive_rl_set_catch_sigwinch(int value) { rl_catch_sigwinch = value; }
+static inline void sqlive_rl_set_attempted_completion_function(rl_completion_func_t *function) {
+    rl_attempted_completion_function = function;
+}
+static inline void sqlive_rl_set_completion_entry_function(rl_compentry_func_t *function) {
+    rl_completion_entry_function = function;
+}
+static inline void sqlive_rl_set_attempted_completion_over(int value) { rl_attempted_completion_over = value; }
+static inline void sqlive_rl_set_basic_word_break_characters(const char *chars) {
+    rl_basic_word_break_characters = chars;
+}
+static inline void sqlive_rl_set_completer_quote_characters(const char *chars) {
+    rl_completer_quote_characters = chars;
+}
+static inline void sqlive_rl_set_completion_append_character(int c) { rl_completion_append_character = c; }
+static inline int sqlive_rl_completion_append_character(void) { return rl_completion_append_character; }
+static inline void sqlive_rl_set_filename_completion_desired(int v) { rl_filename_completion_desired = v; }
+static inline int sqlive_history_length(void) { return history_length; }
+static inline void sqlive_rl_set_outstream(FILE *stream) { rl_outstream = stream; }
+static inline void sqlive_rl_set_instream(FILE *stream) { rl_instream = stream; }
+
+#endif

@@ -1,0 +1,112 @@
+import Foundation
+import GRDB
+
+extension LiveDatabase {
+    /// Opens a database.
+    ///
+    /// A missing file is created, as sqlite3 does, unless the database is
+    /// opened read-only. The file is checked at once, so that a directory,
+    /// a file that is not a database, or a locked database fails here with
+    /// a clear error rather than at the first query.
+    ///
+    /// - throws: `SQLiveError.cannotOpen` or `SQLiveError.sqlite`.
+    public static func open(_ location: DatabaseLocation, options: Options = Options()) async throws -> LiveDatabase {
+        let readonly = options.readonly || location.uriRequestsReadOnly
+        try checkFile(of: location, readonly: readonly)
+
+        let tracer = StatementTracer()
+        var configuration = Configuration()
+        configuration.label = "sqlive"
+        configuration.readonly = readonly
+        configuration.busyMode = .timeout(options.busyTimeout.timeInterval)
+        // A REPL user may BEGIN in one command and COMMIT in another.
+        configuration.allowsUnsafeTransactions = true
+        configuration.prepareDatabase { db in
+            tracer.install(on: db)
+        }
+
+        do {
+            let queue: DatabaseQueue =
+                location == .memory ? try DatabaseQueue(configuration: configuration)
+                : try DatabaseQueue(path: location.sqlitePath, configuration: configuration)
+            // Reading the schema makes SQLite read the file header: a file
+            // that is not a database, or a locked one, fails now.
+            let journalMode = try await queue.read { db in
+                _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
+                return try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "delete"
+            }.lowercased()
+
+            let writer: any DatabaseWriter
+            if journalMode == "wal" {
+                try queue.close()
+                writer = try DatabasePool(path: location.sqlitePath, configuration: configuration)
+            } else {
+                writer = queue
+            }
+            let version = try await writer.read { db in
+                try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? ""
+            }
+            let info = DatabaseInfo(
+                path: location.sqlitePath, readonly: readonly, sqliteVersion: version, journalMode: journalMode)
+            let database = LiveDatabase(
+                location: location, info: info, writer: writer, tracer: tracer, options: options)
+            try await database.live.start()
+            return database
+        } catch let error as DatabaseError {
+            throw SQLiveError.describeOpening(error, location: location)
+        }
+    }
+
+    /// Fails early, with a clear message, for paths SQLite would report poorly.
+    private static func checkFile(of location: DatabaseLocation, readonly: Bool) throws {
+        guard let path = location.filePath else { return }
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        if exists && isDirectory.boolValue {
+            throw SQLiveError.cannotOpen(path: path, reason: "is a directory")
+        }
+        if !exists && readonly {
+            throw SQLiveError.cannotOpen(path: path, reason: "no such file (read-only mode does not create it)")
+        }
+        if !exists {
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
+                throw SQLiveError.cannotOpen(path: path, reason: "no such directory: \(directory)")
+            }
+        }
+    }
+}
+
+extension SQLiveError {
+    /// Turns an error met while opening into a message that names the file.
+    static func describeOpening(_ error: DatabaseError, location: DatabaseLocation) -> SQLiveError {
+        var failure = SQLiteFailure(error)
+        let name = location.filePath ?? location.sqlitePath
+        switch error.resultCode {
+        case .SQLITE_NOTADB:
+            failure.message = "\(name): file is not a database"
+        case .SQLITE_CORRUPT:
+            failure.message = "\(name): database disk image is malformed"
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            failure.message = "\(name): database is locked"
+        case .SQLITE_CANTOPEN:
+            failure.message = "\(name): unable to open database file"
+        case .SQLITE_PERM, .SQLITE_READONLY:
+            failure.message = "\(name): \(failure.message)"
+        default:
+            failure.message = "\(name): \(failure.message)"
+        }
+        return .sqlite(failure)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as Foundation's `TimeInterval`.
+    var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+
+    /// The duration in milliseconds, as a `Double`.
+    public var milliseconds: Double { timeInterval * 1000 }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// An error reported by SQLite, with everything a user needs to find it.
+///
+/// `code` is the primary result code (`SQLITE_ERROR` is 1), `extendedCode`
+/// the extended one (`SQLITE_CONSTRAINT_UNIQUE` is 2067). When the error
+/// happened while running a script, `statementIndex` tells which statement
+/// (0-based) failed, and `offset` the byte in the script where SQLite
+/// located the error, when it knows.
+public struct SQLiteFailure: Error, Hashable, Sendable {
+    public var code: Int32
+    public var extendedCode: Int32
+    public var message: String
+    /// The byte offset of the error in the script, when SQLite knows it.
+    public var offset: Int?
+    /// The 0-based index of the failing statement in the script.
+    public var statementIndex: Int?
+    /// The SQL of the failing statement, when known.
+    public var sql: String?
+
+    public init(
+        code: Int32, extendedCode: Int32, message: String,
+        offset: Int? = nil, statementIndex: Int? = nil, sql: String? = nil
+    ) {
+        self.code = code
+        self.extendedCode = extendedCode
+        self.message = message
+        self.offset = offset
+        self.statementIndex = statementIndex
+        self.sql = sql
+    }
+
+    /// Whether the statement was interrupted (`SQLITE_INTERRUPT`).
+    public var isInterrupted: Bool { code == 9 }
+}
+
+extension SQLiteFailure: CustomStringConvertible {
+    public var description: String { message }
+}
+
+/// The errors of the sqlive engine.
+///
+/// Every case reads well as a message for a user: `description` is what the
+/// front ends print.
+public enum SQLiveError: Error, Hashable, Sendable {
+    /// SQLite refused a statement, or failed while running it.
+    case sqlite(SQLiteFailure)
+    /// The database could not be opened.
+    case cannotOpen(path: String, reason: String)
+    /// No live query has this name.
+    case unknownLiveQuery(String)
+    /// A live query with this name already exists.
+    case liveQueryNameTaken(String)
+    /// The SQL cannot be a live query (not a single read-only statement).
+    case invalidLiveQuery(String)
+    /// Waiting for a live query's next change timed out.
+    case timedOut(String)
+    /// The database is closed.
+    case closed
+
+    /// The SQLite failure behind this error, if any.
+    public var sqliteFailure: SQLiteFailure? {
+        if case .sqlite(let failure) = self { return failure }
+        return nil
+    }
+}
+
+extension SQLiveError: CustomStringConvertible, LocalizedError {
+    public var description: String {
+        switch self {
+        case .sqlite(let failure): failure.message
+        case .cannotOpen(let path, let reason): "cannot open \(path): \(reason)"
+        case .unknownLiveQuery(let name): "no live query named \(name)"
+        case .liveQueryNameTaken(let name): "a live query named \(name) already exists (use --replace to redefine it)"
+        case .invalidLiveQuery(let reason): reason
+        case .timedOut(let what): what
+        case .closed: "the database is closed"
+        }
+    }
+
+    public var errorDescription: String? { description }
+}

@@ -1,0 +1,83 @@
+import GRDB
+
+extension LiveDatabase {
+    /// Runs a script of one or more SQL statements and collects each
+    /// statement's result.
+    ///
+    /// Statements run in order on the writer connection, outside of any
+    /// implicit transaction: `BEGIN` and `COMMIT` in the script mean what
+    /// they say. When a statement fails, the ones before it stay applied.
+    ///
+    /// ```swift
+    /// let results = try await database.execute(
+    ///     "SELECT name, score FROM players WHERE gameID = ? ORDER BY score",
+    ///     parameters: .positional([.integer(1)]),
+    ///     maxRows: 100)
+    /// ```
+    ///
+    /// - parameter maxRows: The most rows read per statement: a longer
+    ///   result is cut there and marked `truncated`, without reading the rest.
+    /// - throws: `ScriptFailure`, with the results of the statements that ran.
+    public func execute(
+        _ script: String, parameters: QueryParameters = .none, maxRows: Int? = nil
+    ) async throws(ScriptFailure) -> [StatementResult] {
+        let runner = ScriptRunner(script: script, parameters: parameters, maxRows: maxRows, tracer: tracer)
+        let outcome: (results: [StatementResult], failure: SQLiteFailure?)
+        do {
+            outcome = try await writer.writeWithoutTransaction { db in
+                var collector = ResultCollector()
+                do {
+                    try runner.run(in: db, consumer: &collector)
+                    return (collector.results, nil)
+                } catch {
+                    var results = collector.results
+                    // The failing statement's partial result is not a result.
+                    if let failure = error as? SQLiteFailure, let index = failure.statementIndex,
+                        results.count > index
+                    {
+                        results.removeLast(results.count - index)
+                    }
+                    return (results, Self.failure(from: error))
+                }
+            }
+        } catch {
+            throw ScriptFailure(completed: [], failure: Self.failure(from: error))
+        }
+        if let failure = outcome.failure {
+            throw ScriptFailure(completed: outcome.results, failure: failure)
+        }
+        return outcome.results
+    }
+
+    /// Runs a script synchronously, streaming results to a consumer.
+    ///
+    /// This blocks the calling thread until the script ends: use it from a
+    /// thread of your own (the REPL's), never from Swift concurrency's pool.
+    /// Call `interrupt()` from another thread to stop a long statement.
+    ///
+    /// - throws: `SQLiteFailure` (with the failing statement's index), or
+    ///   the consumer's own error.
+    public func run(
+        _ script: String, parameters: QueryParameters = .none, maxRows: Int? = nil,
+        consumer: inout some ResultConsumer
+    ) throws {
+        let runner = ScriptRunner(script: script, parameters: parameters, maxRows: maxRows, tracer: tracer)
+        do {
+            try writer.writeWithoutTransaction { db in
+                try runner.run(in: db, consumer: &consumer)
+            }
+        } catch let failure as SQLiteFailure {
+            throw failure
+        } catch let error as DatabaseError {
+            throw SQLiteFailure(error)
+        }
+    }
+
+    static func failure(from error: any Error) -> SQLiteFailure {
+        if let failure = error as? SQLiteFailure { return failure }
+        switch SQLiveError.wrap(error) {
+        case .sqlite(let failure): return failure
+        case let other: return SQLiteFailure(code: 1, extendedCode: 1, message: other.description)
+        }
+    }
+}

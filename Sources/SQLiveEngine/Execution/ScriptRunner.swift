@@ -1,0 +1,87 @@
+import GRDB
+import GRDBSQLite
+
+/// Runs a script of SQL statements on one connection, in order.
+///
+/// Each statement is prepared when the one before it has run, so a script
+/// may create a table and then use it. When a statement fails, the runner
+/// reports which one, and where in the script SQLite located the error.
+struct ScriptRunner {
+    var script: String
+    var parameters: QueryParameters
+    /// The most rows read per statement; `nil` reads them all.
+    var maxRows: Int?
+    var tracer: StatementTracer?
+    var origin: TraceEvent.Origin = .user
+
+    /// Runs the script, streaming results to the consumer.
+    ///
+    /// - throws: `ScriptRunner.Failure` with the number of statements that
+    ///   completed, or the consumer's own error.
+    func run(in db: Database, consumer: inout some ResultConsumer) throws {
+        let arguments: StatementArguments? = parameters.isEmpty ? nil : parameters.statementArguments
+        let statements =
+            if let arguments {
+                try db.allStatements(sql: script, arguments: arguments)
+            } else {
+                try db.allStatements(sql: script)
+            }
+        var consumedBytes = 0
+        var index = 0
+        let clock = ContinuousClock()
+        while true {
+            let start = clock.now
+            let statement: Statement
+            do {
+                guard let next = try statements.next() else { break }
+                statement = next
+            } catch let error as DatabaseError {
+                let offset = Int(sqlite3_error_offset(db.sqliteConnection))
+                throw SQLiteFailure(
+                    error, offset: offset >= 0 ? consumedBytes + offset : nil, statementIndex: index)
+            }
+            if let text = sqlite3_sql(statement.sqliteStatement) {
+                consumedBytes += strlen(text)
+            }
+            let sql = statement.sql
+            let columns = statement.columnNames
+            try consumer.statementDidStart(StatementHeader(index: index, sql: sql, columns: columns))
+
+            let totalChangesBefore = db.totalChangesCount
+            var rowCount = 0
+            var truncated = false
+            do {
+                let rows = try Row.fetchCursor(statement)
+                while let row = try rows.next() {
+                    if let maxRows, rowCount >= maxRows {
+                        truncated = true
+                        break
+                    }
+                    try consumer.consume(row: row.sqlValues)
+                    rowCount += 1
+                }
+            } catch let error as DatabaseError {
+                throw SQLiteFailure(error, statementIndex: index)
+            }
+            let changes = db.totalChangesCount > totalChangesBefore ? db.changesCount : 0
+            let elapsed = clock.now - start
+            tracer?.record(sql: sql, elapsed: elapsed, rows: rowCount, origin: origin)
+            try consumer.statementDidFinish(
+                StatementSummary(
+                    index: index, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: elapsed))
+            index += 1
+        }
+    }
+}
+
+extension Row {
+    /// The row's values, in column order, with their storage classes.
+    var sqlValues: [SQLValue] {
+        var values: [SQLValue] = []
+        values.reserveCapacity(count)
+        for index in 0..<count {
+            values.append(SQLValue(self[index] as DatabaseValue))
+        }
+        return values
+    }
+}

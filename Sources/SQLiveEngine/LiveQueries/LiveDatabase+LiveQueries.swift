@@ -1,0 +1,89 @@
+extension LiveDatabase {
+    /// Registers a live query and answers with its first result, version 1.
+    ///
+    /// From then on, each change of its result is delivered to
+    /// `liveQueryEvents()` subscribers, whoever wrote the database.
+    ///
+    /// ```swift
+    /// let snapshot = try await database.registerLiveQuery(
+    ///     name: "leaders",
+    ///     LiveQueryDefinition(sql: "SELECT name, score FROM players ORDER BY score DESC"))
+    /// ```
+    ///
+    /// - throws: `SQLiveError.liveQueryNameTaken`, `.invalidLiveQuery`
+    ///   (not one read-only statement), or `.sqlite`.
+    public func registerLiveQuery(name: String, _ definition: LiveQueryDefinition) async throws(SQLiveError)
+        -> LiveQuerySnapshot
+    {
+        try await live.scheduler.register(name: name, definition: definition)
+    }
+
+    /// Redefines a live query in place: new SQL or parameters, same name,
+    /// and the version goes on from where it was.
+    public func updateLiveQuery(name: String, sql: String? = nil, parameters: QueryParameters? = nil)
+        async throws(SQLiveError) -> LiveQuerySnapshot
+    {
+        try await live.scheduler.update(name: name, sql: sql, parameters: parameters)
+    }
+
+    /// Drops a live query; all its work stops at once.
+    public func unregisterLiveQuery(name: String) async throws(SQLiveError) {
+        try await live.scheduler.unregister(name: name)
+    }
+
+    /// Drops every live query.
+    public func unregisterAllLiveQueries() async {
+        await live.scheduler.unregisterAll()
+    }
+
+    /// Pauses a live query: it does no work until resumed.
+    public func pauseLiveQuery(name: String) async throws(SQLiveError) {
+        try await live.scheduler.pause(name: name)
+    }
+
+    /// Resumes a paused live query; it refreshes once if anything changed meanwhile.
+    public func resumeLiveQuery(name: String) async throws(SQLiveError) {
+        try await live.scheduler.resume(name: name)
+    }
+
+    /// The live queries, sorted by name.
+    public func liveQueries() async -> [LiveQueryInfo] {
+        await live.scheduler.list()
+    }
+
+    /// A stream of live-query events (changes, errors, file changes).
+    ///
+    /// Subscribe before registering to see every event; the stream ends
+    /// when the database is closed.
+    public func liveQueryEvents() -> AsyncStream<LiveQueryEvent> {
+        live.events.subscribe()
+    }
+
+    /// Waits until the next event about a live query (or any, without a
+    /// name), for at most `timeout`.
+    ///
+    /// - throws: `SQLiveError.timedOut` when nothing came in time.
+    public func waitForLiveQueryEvent(
+        name: String? = nil, after events: AsyncStream<LiveQueryEvent>, timeout: Duration
+    ) async throws(SQLiveError) -> LiveQueryEvent {
+        let result = await withTaskGroup(of: LiveQueryEvent?.self) { group in
+            group.addTask {
+                for await event in events where name == nil || event.name == name || event.name == nil {
+                    return event
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let result else {
+            throw .timedOut("no change of \(name ?? "any live query") within \(timeout.timeInterval) s")
+        }
+        return result
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// What a live query asks: one read-only SQL statement and its parameters.
+///
+/// Two live queries with equal definitions share one evaluation.
+public struct LiveQueryDefinition: Hashable, Sendable {
+    public var sql: String
+    public var parameters: QueryParameters
+
+    public init(sql: String, parameters: QueryParameters = .none) {
+        self.sql = sql
+        self.parameters = parameters
+    }
+}
+
+/// A live query's result: columns and rows, cut at the row cap.
+public struct LiveQueryResult: Hashable, Sendable {
+    public var columns: [String]
+    public var rows: [[SQLValue]]
+    /// Whether rows past the row cap were left out.
+    public var truncated: Bool
+
+    public init(columns: [String], rows: [[SQLValue]], truncated: Bool = false) {
+        self.columns = columns
+        self.rows = rows
+        self.truncated = truncated
+    }
+}
+
+/// Why a live query was refreshed.
+public enum ChangeCause: String, Hashable, Sendable {
+    /// A commit made by this process through sqlive.
+    case local
+    /// A commit made by another connection or process.
+    case external
+}
+
+/// A live query as it stands: the answer to registering or redefining it.
+public struct LiveQuerySnapshot: Hashable, Sendable {
+    public var name: String
+    public var version: Int
+    public var result: LiveQueryResult
+    /// The tables the query reads.
+    public var tables: [String]
+}
+
+/// A live query's result changed.
+public struct LiveQueryChange: Hashable, Sendable {
+    public var name: String
+    /// Strictly increasing per live query; the first result is version 1.
+    public var version: Int
+    public var result: LiveQueryResult
+    /// The result delivered before this one.
+    public var previous: LiveQueryResult
+    /// The cause of the latest change this update covers.
+    public var cause: ChangeCause
+    /// How many change notifications this update covers.
+    public var coalesced: Int
+    /// How long the refresh took.
+    public var elapsed: Duration
+
+    /// The rows added and removed since the previous result.
+    public var diff: RowDiff { RowDiff(from: previous.rows, to: result.rows) }
+}
+
+/// What the live-query engine tells its subscribers.
+public enum LiveQueryEvent: Hashable, Sendable {
+    /// A live query's result changed.
+    case changed(LiveQueryChange)
+    /// A live query failed (its table was dropped, say). It recovers by
+    /// itself when its SQL runs again.
+    case failed(name: String, error: SQLiveError)
+    /// The database file was deleted or replaced by another process.
+    case databaseFileChanged(String)
+
+    /// The live query this event is about, if any.
+    public var name: String? {
+        switch self {
+        case .changed(let change): change.name
+        case .failed(let name, _): name
+        case .databaseFileChanged: nil
+        }
+    }
+}
+
+/// A live query's description, for `.watches` and `liveQuery/list`.
+public struct LiveQueryInfo: Hashable, Sendable {
+    public var name: String
+    public var definition: LiveQueryDefinition
+    /// The tables the query reads.
+    public var tables: [String]
+    /// The tables and columns the query reads, as in `games(id,title),players(*)`.
+    public var region: String
+    public var version: Int
+    /// How many times the query's SQL ran since it was registered.
+    public var refreshes: Int
+    public var lastRefresh: Date?
+    public var lastRefreshDuration: Duration?
+    public var paused: Bool
+    /// The error of the last refresh, if it failed.
+    public var error: SQLiveError?
+}

@@ -1,0 +1,92 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// Delivers traced statements to subscribers.
+///
+/// sqlive's own execution paths report the statements they run with their
+/// time and row count (`record(_:)`); GRDB's trace, installed on every
+/// connection, reports the housekeeping statements sqlive does not run
+/// itself. Subscribers receive events through `events()`.
+final class StatementTracer: Sendable {
+    // Mutable State
+    //
+    // Guarded by the mutex: settings and subscribers are read on every
+    // database thread (each traced statement) and written by front ends.
+    private struct State {
+        var settings = TraceSettings.off
+        var subscribers: [UUID: AsyncStream<TraceEvent>.Continuation] = [:]
+    }
+    private let state = Mutex(State())
+
+    var settings: TraceSettings {
+        get { state.withLock { $0.settings } }
+        set { state.withLock { $0.settings = newValue } }
+    }
+
+    /// Whether user and live-query statements should be reported.
+    var isEnabled: Bool { state.withLock { $0.settings.enabled } }
+
+    /// A stream of traced statements, until the tracer is finished.
+    func events() -> AsyncStream<TraceEvent> {
+        let (stream, continuation) = AsyncStream<TraceEvent>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
+        let id = UUID()
+        state.withLock { $0.subscribers[id] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Reports a statement run by sqlive itself.
+    ///
+    /// Without profiling, the time and rows are dropped.
+    func record(sql: String, elapsed: Duration, rows: Int, origin: TraceEvent.Origin) {
+        let (settings, subscribers) = state.withLock { ($0.settings, Array($0.subscribers.values)) }
+        guard settings.enabled, !subscribers.isEmpty else { return }
+        let event =
+            settings.profile
+            ? TraceEvent(sql: sql, elapsed: elapsed, rows: rows, origin: origin)
+            : TraceEvent(sql: sql, origin: origin)
+        for subscriber in subscribers { subscriber.yield(event) }
+    }
+
+    /// Installs GRDB's trace on a connection, for housekeeping statements.
+    ///
+    /// Statements sqlive runs itself are reported by `record`; this trace
+    /// only passes on the statements it did not run (GRDB's `BEGIN`,
+    /// `COMMIT`, `PRAGMA query_only`...), and only when housekeeping is on.
+    func install(on db: Database) {
+        db.trace(options: .profile) { [weak self] event in
+            guard let self, case .profile(let statement, let duration) = event else { return }
+            let settings = self.settings
+            guard settings.enabled, settings.includeHousekeeping else { return }
+            let sql = statement.sql
+            guard Self.isHousekeeping(sql) else { return }
+            self.record(
+                sql: sql, elapsed: .nanoseconds(Int64(duration * 1e9)), rows: 0, origin: .housekeeping)
+        }
+    }
+
+    /// Whether a statement is bookkeeping rather than a user's query.
+    ///
+    /// sqlive marks the statements it runs on behalf of users, so any other
+    /// statement seen by GRDB's trace is housekeeping; this check keeps a
+    /// user's statements out even if a connection runs them outside sqlive's
+    /// execution path.
+    static func isHousekeeping(_ sql: String) -> Bool {
+        let head = sql.prefix(32).uppercased()
+        return ["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE", "PRAGMA"].contains {
+            head.hasPrefix($0)
+        }
+    }
+
+    /// Ends every subscriber's stream.
+    func finish() {
+        let subscribers = state.withLock { state in
+            defer { state.subscribers.removeAll() }
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.finish() }
+    }
+}

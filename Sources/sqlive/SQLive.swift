@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import SQLiveREPL
+import SQLiveRPC
+
+/// The `sqlive` command: parses arguments and picks a front end.
+@main
+struct SQLive: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sqlive",
+        abstract: "A live SQLite query playground: queries that re-print whenever the data changes.",
+        discussion: """
+            Interactive when standard input is a terminal and neither -c nor -f is given; \
+            otherwise a scripted session. With --rpc, serves JSON-RPC 2.0 on standard input and output.
+            """,
+        version: SQLiveVersion.current)
+
+    @Argument(help: "A database file path or a file: URI; omitted or :memory: opens an in-memory database.")
+    var database: String?
+
+    @Flag(help: "Serve JSON-RPC 2.0 on stdin/stdout instead of the REPL (logs go to stderr).")
+    var rpc = false
+
+    @Option(name: [.short, .customLong("command")], help: "Run TEXT (SQL or a dot-command), then exit. Repeatable.")
+    var commands: [String] = []
+
+    @Option(name: [.short, .customLong("file")], help: "Run the script file, then exit.")
+    var file: String?
+
+    @Flag(help: "Open the database read-only: writes fail, the file is never modified.")
+    var readonly = false
+
+    @Option(help: "Initial output mode: box, table, markdown, csv, json, line, list.")
+    var mode: String?
+
+    @Flag(help: "Stop a scripted session at the first error.")
+    var bail = false
+
+    @Flag(help: "Open a demo database with a second connection that keeps writing to it.")
+    var demo = false
+
+    func validate() throws {
+        if let mode, OutputMode(rawValue: mode) == nil {
+            throw ValidationError("unknown mode '\(mode)'; use one of: \(OutputMode.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if rpc && (!commands.isEmpty || file != nil) {
+            throw ValidationError("--rpc cannot be combined with -c or -f")
+        }
+        if demo && database != nil {
+            throw ValidationError("--demo opens its own database; give no DATABASE with it")
+        }
+    }
+
+    func run() async throws {
+        let status: Int32
+        if rpc {
+            status = await RPCServer.run(database: database, readonly: readonly)
+        } else {
+            let options = SessionOptions(
+                database: database, readonly: readonly, commands: commands, file: file,
+                mode: mode.flatMap(OutputMode.init(rawValue:)), bail: bail, demo: demo)
+            status = await SessionRunner.run(options)
+        }
+        if status != 0 {
+            throw ExitCode(status)
+        }
+    }
+}

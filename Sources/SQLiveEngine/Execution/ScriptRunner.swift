@@ -1,4 +1,5 @@
 import GRDB
+import Foundation
 import GRDBSQLite
 
 /// Runs a script of SQL statements on one connection, in order.

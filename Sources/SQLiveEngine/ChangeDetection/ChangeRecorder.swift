@@ -1,0 +1,109 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// Records what sqlive's own transactions modify, and reports it at commit.
+///
+/// Installed on the writer connection as a GRDB `TransactionObserver`. For
+/// each statement, GRDB asks which kinds of events the observer wants; the
+/// recorder wants those that can modify a live query's region, so bulk
+/// writes to tables nobody watches cost nothing. At commit it sends the
+/// kinds that really changed rows (column sets included, for `UPDATE`); a
+/// rollback sends nothing.
+final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
+    // Mutable State
+    //
+    // `candidates`, `touched` and `schemaVersion` are only accessed from
+    // the writer's dispatch queue, where GRDB calls transaction observers:
+    // hence `@unchecked Sendable`. `interest` is written by the scheduler
+    // and read on the writer queue, so it is guarded by a mutex.
+
+    /// Event kinds announced by statements of the current transaction that
+    /// have not changed rows yet.
+    private var candidates: [DatabaseEventKind] = []
+    /// Event kinds that changed rows in the current transaction.
+    private var touched: [DatabaseEventKind] = []
+    private var schemaVersion: Int?
+
+    /// The union of the regions of every live query.
+    let interest = Mutex(DatabaseRegion())
+
+    private let emit: @Sendable (ChangeSignal) -> Void
+
+    init(emit: @escaping @Sendable (ChangeSignal) -> Void) {
+        self.emit = emit
+    }
+
+    /// Reads the schema version the recorder compares commits against.
+    func prime(_ db: Database) throws {
+        schemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version")
+    }
+
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
+        guard interest.withLock({ $0.isModified(byEventsOfKind: eventKind) }) else { return false }
+        if !candidates.contains(where: { $0.isSame(as: eventKind) }) {
+            candidates.append(eventKind)
+        }
+        return true
+    }
+
+    func databaseDidChange(with event: DatabaseEvent) {
+        guard
+            let index = candidates.firstIndex(where: { kind in
+                kind.tableName.caseInsensitiveCompare(event.tableName) == .orderedSame && kind.matches(event.kind)
+            })
+        else { return }
+        let kind = candidates.remove(at: index)
+        if !touched.contains(where: { $0.isSame(as: kind) }) {
+            touched.append(kind)
+        }
+    }
+
+    func databaseDidCommit(_ db: Database) {
+        let touched = self.touched
+        reset()
+        if !touched.isEmpty {
+            emit(.local(touched))
+        }
+        do {
+            let version = try Int.fetchOne(db, sql: "PRAGMA schema_version")
+            if version != schemaVersion {
+                schemaVersion = version
+                emit(.schemaChanged(.local))
+            }
+        } catch {
+            Log.monitor.warning("reading schema_version after a commit: \(error)")
+        }
+    }
+
+    func databaseDidRollback(_ db: Database) {
+        reset()
+    }
+
+    private func reset() {
+        candidates.removeAll(keepingCapacity: true)
+        touched.removeAll(keepingCapacity: true)
+    }
+}
+
+extension DatabaseEventKind {
+    /// Whether two event kinds are the same (`DatabaseEventKind` is not `Equatable`).
+    func isSame(as other: DatabaseEventKind) -> Bool {
+        switch (self, other) {
+        case let (.insert(a), .insert(b)), let (.delete(a), .delete(b)):
+            a.caseInsensitiveCompare(b) == .orderedSame
+        case let (.update(a, columnsA), .update(b, columnsB)):
+            a.caseInsensitiveCompare(b) == .orderedSame && columnsA == columnsB
+        default:
+            false
+        }
+    }
+
+    /// Whether a row event is of this kind.
+    func matches(_ kind: DatabaseEvent.Kind) -> Bool {
+        switch (self, kind) {
+        case (.insert, .insert), (.update, .update), (.delete, .delete): true
+        default: false
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SQLiveEngine
 import SQLiveREPL
 import SQLiveRPC
 

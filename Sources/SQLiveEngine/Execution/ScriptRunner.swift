@@ -37,9 +37,8 @@ struct ScriptRunner {
                 guard let next = try statements.next() else { break }
                 statement = next
             } catch let error as DatabaseError {
-                let offset = Int(sqlite3_error_offset(db.sqliteConnection))
-                throw SQLiteFailure(
-                    error, offset: offset >= 0 ? consumedBytes + offset : nil, statementIndex: index)
+                let offset = errorOffset(in: db, from: consumedBytes)
+                throw SQLiteFailure(error, offset: offset.map { consumedBytes + $0 }, statementIndex: index)
             }
             if let text = sqlite3_sql(statement.sqliteStatement) {
                 consumedBytes += strlen(text)
@@ -71,6 +70,28 @@ struct ScriptRunner {
                 StatementSummary(
                     index: index, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: elapsed))
             index += 1
+        }
+    }
+}
+
+extension ScriptRunner {
+    /// Where SQLite locates the error in the statement that starts at
+    /// `start` (a byte offset in the script), relative to that start.
+    ///
+    /// GRDB does not expose `sqlite3_error_offset`, and may call SQLite
+    /// again after a failed prepare; so the statement is prepared once more,
+    /// raw, just to ask. This only happens on an error.
+    private func errorOffset(in db: Database, from start: Int) -> Int? {
+        let utf8 = Array(script.utf8) + [0]
+        guard start < utf8.count - 1 else { return nil }
+        return utf8.withUnsafeBufferPointer { buffer -> Int? in
+            let base = UnsafeRawPointer(buffer.baseAddress! + start).assumingMemoryBound(to: CChar.self)
+            var statement: OpaquePointer?
+            let code = sqlite3_prepare_v2(db.sqliteConnection, base, -1, &statement, nil)
+            defer { sqlite3_finalize(statement) }
+            guard code != SQLITE_OK else { return nil }
+            let offset = Int(sqlite3_error_offset(db.sqliteConnection))
+            return offset >= 0 ? offset : nil
         }
     }
 }

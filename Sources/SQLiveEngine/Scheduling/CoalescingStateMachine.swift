@@ -58,12 +58,14 @@ struct CoalescingStateMachine<Key: Hashable & Sendable, Instant: InstantProtocol
         self.window = window
     }
 
-    /// Keys changed.
-    mutating func keysDidChange(_ keys: some Sequence<Key>, cause: ChangeCause, at now: Instant) -> Action {
+    /// Keys changed (`events` times, for changes counted elsewhere).
+    mutating func keysDidChange(
+        _ keys: some Sequence<Key>, cause: ChangeCause, events: Int = 1, at now: Instant
+    ) -> Action {
         var any = false
         for key in keys {
             any = true
-            pending[key, default: Pending(events: 0, cause: cause)].events += 1
+            pending[key, default: Pending(events: 0, cause: cause)].events += events
             pending[key]!.cause = cause
         }
         guard any else { return .none }

@@ -143,7 +143,8 @@ actor RefreshScheduler {
         query.missed = nil
         queries[name] = query
         if let missed {
-            let action = machine.keysDidChange([query.definition], cause: missed.cause, at: clock.now)
+            let action = machine.keysDidChange(
+                [query.definition], cause: missed.cause, events: missed.events, at: clock.now)
             perform(action)
         }
     }

@@ -1,0 +1,305 @@
+import Foundation
+import Testing
+
+@testable import SQLiveEngine
+
+@Suite("Live queries")
+struct LiveQueryTests {
+    @Test("Registering answers with the first result at version 1", arguments: JournalMode.allCases)
+    func register(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let database = try await LiveDatabase.open(.file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)))
+        let snapshot = try await database.registerLiveQuery(
+            name: "leaders",
+            LiveQueryDefinition(sql: "SELECT name, score FROM players WHERE gameID = ? ORDER BY score DESC",
+                                parameters: .positional([.integer(1)])))
+        #expect(snapshot.version == 1)
+        #expect(snapshot.result.columns == ["name", "score"])
+        #expect(snapshot.result.rows.map { $0[0] } == [.text("Blob Jr"), .text("Blob Sr"), .text("Blob")])
+        #expect(snapshot.tables == ["players"])
+        let list = await database.liveQueries()
+        #expect(list.map(\.name) == ["leaders"])
+        #expect(list[0].region == "players(gameID,name,score)")
+        await database.close()
+    }
+
+    @Test("Writes, several statements and duplicate names are refused clearly")
+    func refusals() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(playersSchema)
+        await #expect(throws: SQLiveError.invalidLiveQuery(
+            "a live query must be a read-only statement (SELECT, WITH, VALUES or a read-only PRAGMA)")) {
+            try await database.registerLiveQuery(name: "w", LiveQueryDefinition(sql: "DELETE FROM players"))
+        }
+        await #expect(throws: SQLiveError.invalidLiveQuery("a live query must be a single statement")) {
+            try await database.registerLiveQuery(name: "m", LiveQueryDefinition(sql: "SELECT 1; SELECT 2"))
+        }
+        _ = try await database.registerLiveQuery(name: "a", LiveQueryDefinition(sql: "SELECT 1"))
+        await #expect(throws: SQLiveError.liveQueryNameTaken("a")) {
+            try await database.registerLiveQuery(name: "a", LiveQueryDefinition(sql: "SELECT 2"))
+        }
+        await #expect(throws: SQLiveError.unknownLiveQuery("b")) {
+            try await database.unregisterLiveQuery(name: "b")
+        }
+        let error = await #expect(throws: SQLiveError.self) {
+            try await database.registerLiveQuery(name: "x", LiveQueryDefinition(sql: "SELECT * FROM nowhere"))
+        }
+        #expect(error?.description == "no such table: nowhere")
+        #expect(await database.liveQueries().map(\.name) == ["a"])
+        await database.close()
+    }
+
+    @Test("A local write refreshes the query with cause local; a rollback refreshes nothing",
+          arguments: JournalMode.allCases)
+    func localWrite(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let database = try await LiveDatabase.open(.file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)))
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(
+            name: "total", LiveQueryDefinition(sql: "SELECT sum(score) FROM players"))
+        _ = try await database.execute("BEGIN; UPDATE players SET score = 0; ROLLBACK;")
+        _ = try await database.execute("UPDATE players SET score = score + 1 WHERE name = 'Blob'")
+        try await recorder.waitForRows("total") { $0 == [[.integer(186)]] }
+        let changes = recorder.changes("total")
+        #expect(changes.count == 1)
+        #expect(changes[0].version == 2)
+        #expect(changes[0].cause == .local)
+        #expect(changes[0].previous.rows == [[.integer(185)]])
+        await database.close()
+    }
+
+    @Test("The sqlite3 CLI inserts a row: the update arrives with cause external",
+          arguments: JournalMode.allCases)
+    func externalWrite(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: mode, playersSchema)
+        let database = try await LiveDatabase.open(.file(path))
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(
+            name: "names", LiveQueryDefinition(sql: "SELECT name FROM players ORDER BY id"))
+        try await SQLite3CLI.run(path, "INSERT INTO players(gameID, name) VALUES (2, 'Bea');")
+        try await recorder.waitForRows("names") { $0.last == [.text("Bea")] }
+        let change = try #require(recorder.changes("names").last)
+        #expect(change.cause == .external)
+        #expect(change.version == 2)
+        #expect(change.diff.added == [[.text("Bea")]])
+        #expect(change.diff.removed.isEmpty)
+        await database.close()
+    }
+
+    @Test("Polling detects other writers where inotify is not used", arguments: JournalMode.allCases)
+    func pollingMonitor(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: mode, playersSchema)
+        let options = LiveDatabase.Options(
+            liveQueries: LiveQueryOptions(externalDetection: .polling(.milliseconds(50))))
+        let database = try await LiveDatabase.open(.file(path), options: options)
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        try await SQLite3CLI.run(path, "DELETE FROM players WHERE name = 'Ann';")
+        try await recorder.waitForRows("n") { $0 == [[.integer(3)]] }
+        #expect(recorder.changes("n").last?.cause == .external)
+        await database.close()
+    }
+
+    @Test("A burst of 2,000 commits by another process: final result right, far fewer refreshes",
+          arguments: JournalMode.allCases)
+    func burst(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: mode, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
+        let database = try await LiveDatabase.open(.file(path))
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(
+            name: "count", LiveQueryDefinition(sql: "SELECT count(*), sum(n) FROM events"))
+        let commits = 2_000
+        let script = (1...commits).map { "INSERT INTO events(n) VALUES (\($0));" }.joined(separator: "\n")
+        try await SQLite3CLI.run(path, script)
+        let expected: [[SQLValue]] = [[.integer(Int64(commits)), .integer(Int64(commits * (commits + 1) / 2))]]
+        try await recorder.waitForRows("count") { $0 == expected }
+        // Let any late refresh land, then check nothing stale came after.
+        try await Task.sleep(for: .milliseconds(300))
+        let changes = recorder.changes("count")
+        #expect(changes.last?.result.rows == expected)
+        let info = try #require(await database.liveQueries().first)
+        #expect(info.refreshes < commits / 4, "refreshes: \(info.refreshes)")
+        #expect(changes.map(\.version) == Array(2..<(2 + changes.count)))
+        #expect(changes.map(\.coalesced).reduce(0, +) >= changes.count)
+        await database.close()
+    }
+
+    @Test("Precision: 50 queries over 10 tables; a local write refreshes only its table's queries")
+    func precision() async throws {
+        let directory = try TemporaryDirectory()
+        let schema = (0..<10).map { "CREATE TABLE t\($0)(id INTEGER PRIMARY KEY, a, b);" }.joined()
+        let database = try await LiveDatabase.open(.file(try await makeDatabaseFile(in: directory, mode: .wal, schema)))
+        let recorder = EventRecorder(database)
+        for table in 0..<10 {
+            for query in 0..<5 {
+                _ = try await database.registerLiveQuery(
+                    name: "q\(table)_\(query)",
+                    LiveQueryDefinition(sql: "SELECT count(*) + \(query) FROM t\(table)"))
+            }
+        }
+        _ = try await database.execute("INSERT INTO t3(a) VALUES (1)")
+        try await recorder.wait("5 changes") { _ in recorder.all.count >= 5 }
+        try await Task.sleep(for: .milliseconds(200))
+        let refreshed = await database.liveQueries().filter { $0.refreshes > 0 }.map(\.name)
+        #expect(refreshed == (0..<5).map { "q3_\($0)" })
+        #expect(Set(recorder.all.compactMap(\.name)) == Set(refreshed))
+        await database.close()
+    }
+
+    @Test("Column precision: an update of a column the query does not read refreshes nothing")
+    func columnPrecision() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(playersSchema)
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "names", LiveQueryDefinition(sql: "SELECT name FROM players"))
+        _ = try await database.registerLiveQuery(name: "scores", LiveQueryDefinition(sql: "SELECT sum(score) FROM players"))
+        _ = try await database.execute("UPDATE players SET score = score * 2")
+        try await recorder.waitForRows("scores") { $0 == [[.integer(370)]] }
+        try await Task.sleep(for: .milliseconds(100))
+        let info = await database.liveQueries()
+        #expect(info.first { $0.name == "names" }?.refreshes == 0)
+        #expect(info.first { $0.name == "scores" }?.refreshes == 1)
+        await database.close()
+    }
+
+    @Test("Identical SQL and parameters share one evaluation")
+    func sharing() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(playersSchema)
+        let recorder = EventRecorder(database)
+        database.traceSettings = TraceSettings(enabled: true)
+        let trace = TraceRecorder(database)
+        _ = try await database.registerLiveQuery(name: "a", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.registerLiveQuery(name: "b", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        // The second registration reuses the first one's result.
+        try await trace.wait { $0.contains { $0.origin == .liveQuery } }
+        _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'Zed')")
+        try await recorder.wait("both changed") { _ in
+            recorder.changes("a").count == 1 && recorder.changes("b").count == 1
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        // One fetch at registration, one refresh for both queries.
+        #expect(trace.all.filter { $0.origin == .liveQuery }.count == 2)
+        let info = await database.liveQueries()
+        #expect(info.map(\.refreshes) == [1, 1])
+        #expect(recorder.changes("a")[0].result == recorder.changes("b")[0].result)
+        await database.close()
+    }
+
+    @Test("Pause stops the work; resume refreshes once if anything changed")
+    func pauseResume() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(playersSchema)
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        try await database.pauseLiveQuery(name: "n")
+        for name in ["X", "Y", "Z"] {
+            _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, '\(name)')")
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(recorder.changes("n").isEmpty)
+        #expect(await database.liveQueries()[0].refreshes == 0)
+        #expect(await database.liveQueries()[0].paused)
+        try await database.resumeLiveQuery(name: "n")
+        try await recorder.waitForRows("n") { $0 == [[.integer(7)]] }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(recorder.changes("n").count == 1)
+        #expect(recorder.changes("n")[0].coalesced == 3)
+        #expect(await database.liveQueries()[0].refreshes == 1)
+        await database.close()
+    }
+
+    @Test("A query can be redefined in place; its version goes on")
+    func redefine() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(playersSchema)
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(
+            name: "p", LiveQueryDefinition(sql: "SELECT name FROM players WHERE gameID = ? ORDER BY name",
+                                           parameters: .positional([.integer(1)])))
+        let updated = try await database.updateLiveQuery(name: "p", parameters: .positional([.integer(2)]))
+        #expect(updated.version == 2)
+        #expect(updated.result.rows == [[.text("Ann")]])
+        _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (2, 'Bo')")
+        try await recorder.waitForRows("p") { $0 == [[.text("Ann")], [.text("Bo")]] }
+        #expect(recorder.changes("p").last?.version == 3)
+        try await database.unregisterLiveQuery(name: "p")
+        _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (2, 'Cy')")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(recorder.changes("p").count == 1)
+        #expect(await database.liveQueries().isEmpty)
+        await database.close()
+    }
+
+    @Test("A dropped table yields an error; the query recovers when it returns",
+          arguments: JournalMode.allCases)
+    func droppedTable(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: mode, playersSchema)
+        let database = try await LiveDatabase.open(.file(path))
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.execute("DROP TABLE players")
+        try await recorder.wait("an error") { _ in !recorder.failures("n").isEmpty }
+        #expect(recorder.failures("n").first?.description == "no such table: players")
+        #expect(await database.liveQueries()[0].error != nil)
+        // Re-created by another process.
+        try await SQLite3CLI.run(path, "CREATE TABLE players(id INTEGER PRIMARY KEY, gameID, name, score); INSERT INTO players(name) VALUES ('Back');")
+        try await recorder.waitForRows("n") { $0 == [[.integer(1)]] }
+        #expect(recorder.failures("n").count == 1)
+        #expect(await database.liveQueries()[0].error == nil)
+        await database.close()
+    }
+
+    @Test("A writer holding the lock for seconds: no error, the update follows its commit",
+          arguments: JournalMode.allCases)
+    func longHeldLock(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: mode, playersSchema)
+        let database = try await LiveDatabase.open(.file(path))
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        let writer = try SQLite3CLI.Session(path)
+        writer.send("BEGIN EXCLUSIVE;")
+        for index in 0..<10 {
+            writer.send("INSERT INTO players(gameID, name) VALUES (1, 'p\(index)');")
+        }
+        await writer.sync()
+        try await Task.sleep(for: .seconds(2))
+        writer.send("COMMIT;")
+        await writer.finish()
+        try await recorder.waitForRows("n") { $0 == [[.integer(14)]] }
+        #expect(recorder.failures("n").isEmpty)
+        await database.close()
+    }
+
+    @Test("A database file deleted under sqlive is reported")
+    func fileDeleted() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: .delete, playersSchema)
+        let database = try await LiveDatabase.open(.file(path))
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        try FileManager.default.removeItem(atPath: path)
+        try await recorder.wait("file event") { events in
+            events.contains { if case .databaseFileChanged = $0 { return true } else { return false } }
+        }
+        #expect(recorder.all.contains(.databaseFileChanged("\(path) was deleted")))
+        await database.close()
+    }
+
+    @Test("A result over the row cap is delivered truncated")
+    func rowCap() async throws {
+        let options = LiveDatabase.Options(liveQueries: LiveQueryOptions(rowCap: 10))
+        let database = try await LiveDatabase.open(.memory, options: options)
+        let snapshot = try await database.registerLiveQuery(
+            name: "many",
+            LiveQueryDefinition(sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 1000000) SELECT i FROM n"))
+        #expect(snapshot.result.rows.count == 10)
+        #expect(snapshot.result.truncated)
+        await database.close()
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// The sqlite3 command-line shell, run as a real second process.
+enum SQLite3CLI {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Runs SQL with `sqlite3 PATH`, feeding it on standard input, and
+    /// returns standard output. Throws when sqlite3 fails.
+    @discardableResult
+    static func run(_ path: String, _ sql: String) async throws -> String {
+        // Waiting for a process blocks a thread: keep it off Swift
+        // concurrency's pool, which has only as many threads as cores.
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try runBlocking(path, sql) })
+            }
+        }
+    }
+
+    static func runBlocking(_ path: String, _ sql: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = ["-bail", "-cmd", ".timeout 10000", path]
+        let input = Pipe()
+        let output = Pipe()
+        let error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        input.fileHandleForWriting.write(Data(sql.utf8))
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "sqlite3 failed: \(String(decoding: errorData, as: UTF8.self))")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Starts sqlite3 with an open standard input, to hold locks or write
+    /// over time. Write commands with `send`, end with `finish`.
+    final class Session: @unchecked Sendable {
+        let process = Process()
+        private let input = Pipe()
+        private let output = Pipe()
+
+        init(_ path: String) throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            process.arguments = ["-cmd", ".timeout 10000", path]
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = FileHandle.standardError
+            try process.run()
+        }
+
+        func send(_ sql: String) {
+            input.fileHandleForWriting.write(Data((sql + "\n").utf8))
+        }
+
+        /// Sends a marker and waits until sqlite3 printed it: every command
+        /// before it has run.
+        func sync() async {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    self.syncBlocking()
+                    continuation.resume()
+                }
+            }
+        }
+
+        private func syncBlocking() {
+            let marker = "sync-\(UUID().uuidString)"
+            send("SELECT '\(marker)';")
+            var buffer = ""
+            while !buffer.contains(marker) {
+                let data = output.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                buffer += String(decoding: data, as: UTF8.self)
+            }
+        }
+
+        func finish() async {
+            try? input.fileHandleForWriting.close()
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    self.process.waitUntilExit()
+                    continuation.resume()
+                }
+            }
+        }
+    }
+}

@@ -47,6 +47,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
+        // Benchmarks: every figure next to its anchor, in one run.
+        .executableTarget(
+            name: "sqlive-bench",
+            dependencies: [
+                "SQLiveEngine",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
         .testTarget(
             name: "SQLiveEngineTests",
             dependencies: [

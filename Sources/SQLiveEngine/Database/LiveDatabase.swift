@@ -42,7 +42,7 @@ public final class LiveDatabase: Sendable {
     /// The facts reported when the database was opened.
     public let info: DatabaseInfo
     /// GRDB's writer: a `DatabasePool` for WAL databases, a `DatabaseQueue` otherwise.
-    let writer: any DatabaseWriter
+    package let writer: any DatabaseWriter
     let tracer: StatementTracer
     /// The live-query machinery: registry, change monitors, scheduler.
     let live: LiveQueryCenter

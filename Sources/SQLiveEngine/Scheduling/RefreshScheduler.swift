@@ -68,6 +68,12 @@ actor RefreshScheduler {
     private var queries: [String: Query] = [:]
     private var wakeTask: Task<Void, Never>?
     private var isShutDown = false
+    /// The union of the regions of evaluations with members, as last told
+    /// to the change recorder. It may be larger than needed (after a query
+    /// left, or a region shrank) but never smaller: growing is published at
+    /// once, shrinking after the next refresh (`interestIsStale`).
+    private var interest = DatabaseRegion()
+    private var interestIsStale = false
 
     init(
         reader: any DatabaseReader, tracer: StatementTracer, events: Broadcaster<LiveQueryEvent>,
@@ -207,7 +213,7 @@ actor RefreshScheduler {
 
     private func join(_ name: String, _ definition: LiveQueryDefinition) {
         evaluations[definition, default: Evaluation(definition: definition)].members.insert(name)
-        publishInterest()
+        widenInterest(with: evaluations[definition]!.region)
     }
 
     private func leave(_ name: String, _ definition: LiveQueryDefinition) {
@@ -218,20 +224,35 @@ actor RefreshScheduler {
         } else if activeMembers(of: definition).isEmpty {
             machine.forget(definition)
         }
-        publishInterest()
+        interestIsStale = true
     }
 
     private func activeMembers(of definition: LiveQueryDefinition) -> [String] {
         (evaluations[definition]?.members ?? []).filter { queries[$0].map { !$0.paused } ?? false }
     }
 
-    /// Tells the change recorder which regions matter now.
-    private func publishInterest() {
+    /// Adds a region to the change recorder's interest, at once.
+    private func widenInterest(with region: DatabaseRegion) {
+        let widened = interest.union(region)
+        guard widened != interest else { return }
+        interest = widened
+        interestDidChange(interest)
+    }
+
+    /// Recomputes the change recorder's interest from every evaluation, if
+    /// it may be larger than needed. This costs one union per evaluation,
+    /// so it only runs after a refresh, and only when something shrank.
+    private func narrowInterestIfStale() {
+        guard interestIsStale else { return }
+        interestIsStale = false
         var union = DatabaseRegion()
         for evaluation in evaluations.values where !evaluation.members.isEmpty {
             union.formUnion(evaluation.region)
         }
-        interestDidChange(union)
+        if union != interest {
+            interest = union
+            interestDidChange(interest)
+        }
     }
 
     // MARK: - Changes
@@ -330,7 +351,7 @@ actor RefreshScheduler {
                 retry = definitions
             }
         }
-        publishInterest()
+        narrowInterestIfStale()
         guard !isShutDown else { return }
         perform(machine.refreshDidFinish(at: clock.now))
         if !retry.isEmpty {
@@ -350,6 +371,10 @@ actor RefreshScheduler {
         let now = Date()
         switch outcome {
         case .success(let fetched):
+            if evaluation.region != fetched.region {
+                interestIsStale = true
+                widenInterest(with: fetched.region)
+            }
             evaluation.region = fetched.region
             evaluation.tables = Self.tables(in: fetched.region)
             evaluation.result = fetched.result
@@ -377,6 +402,10 @@ actor RefreshScheduler {
                 return false
             }
             evaluation.error = error
+            if !evaluation.region.isFullDatabase {
+                interestIsStale = true
+                widenInterest(with: .fullDatabase)
+            }
             evaluation.region = .fullDatabase
             evaluations[definition] = evaluation
             for name in evaluation.members.sorted() {

@@ -303,3 +303,26 @@ struct LiveQueryTests {
         await database.close()
     }
 }
+
+@Suite("Live queries: a slow query")
+struct SlowLiveQueryTests {
+    @Test("A slow live query does not hold back the others' updates")
+    func slowQueryDoesNotDelayOthers() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(playersSchema)
+        let recorder = EventRecorder(database)
+        let slow = """
+            SELECT count(*), (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000000)
+            SELECT count(*) FROM n) FROM players
+            """
+        _ = try await database.registerLiveQuery(name: "slow", LiveQueryDefinition(sql: slow))
+        _ = try await database.registerLiveQuery(name: "fast", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'New')")
+        try await recorder.wait("both updates") { _ in
+            !recorder.changes("slow").isEmpty && !recorder.changes("fast").isEmpty
+        }
+        // The fast query's update was delivered first, without waiting for the slow one.
+        #expect(recorder.all.compactMap(\.name) == ["fast", "slow"])
+        await database.close()
+    }
+}

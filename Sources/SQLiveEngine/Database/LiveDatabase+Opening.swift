@@ -10,7 +10,17 @@ extension LiveDatabase {
     /// a clear error rather than at the first query.
     ///
     /// - throws: `SQLiveError.cannotOpen` or `SQLiveError.sqlite`.
-    public static func open(_ location: DatabaseLocation, options: Options = Options()) async throws -> LiveDatabase {
+    public static func open(_ location: DatabaseLocation, options: Options = Options()) async throws(SQLiveError)
+        -> LiveDatabase
+    {
+        do {
+            return try await openUnchecked(location, options: options)
+        } catch {
+            throw SQLiveError.wrap(error)
+        }
+    }
+
+    private static func openUnchecked(_ location: DatabaseLocation, options: Options) async throws -> LiveDatabase {
         let readonly = options.readonly || location.uriRequestsReadOnly
         try checkFile(of: location, readonly: readonly)
 

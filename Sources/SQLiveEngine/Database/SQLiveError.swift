@@ -71,7 +71,7 @@ extension SQLiveError: CustomStringConvertible, LocalizedError {
         case .sqlite(let failure): failure.message
         case .cannotOpen(let path, let reason): "cannot open \(path): \(reason)"
         case .unknownLiveQuery(let name): "no live query named \(name)"
-        case .liveQueryNameTaken(let name): "a live query named \(name) already exists (use --replace to redefine it)"
+        case .liveQueryNameTaken(let name): "a live query named \(name) already exists"
         case .invalidLiveQuery(let reason): reason
         case .timedOut(let what): what
         case .closed: "the database is closed"

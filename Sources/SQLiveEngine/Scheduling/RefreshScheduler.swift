@@ -23,6 +23,8 @@ actor RefreshScheduler {
         var tables: [String] = []
         var result: LiveQueryResult?
         var error: SQLiveError?
+        /// How long the last fetch took; refreshes run the fastest first.
+        var lastElapsed: Duration = .zero
     }
 
     /// One named live query.
@@ -194,17 +196,11 @@ actor RefreshScheduler {
                 return try Self.fetch(definition, db, rowCap: rowCap, tracer: tracer)
             }
             let tables = Self.tables(in: fetched.region)
-            if var evaluation = evaluations[definition] {
-                evaluation.region = fetched.region
-                evaluation.tables = tables
-                evaluations[definition] = evaluation
-            } else {
-                var evaluation = Evaluation(definition: definition)
-                evaluation.region = fetched.region
-                evaluation.tables = tables
-                evaluation.result = fetched.result
-                evaluations[definition] = evaluation
-            }
+            var evaluation = evaluations[definition] ?? Evaluation(definition: definition, result: fetched.result)
+            evaluation.region = fetched.region
+            evaluation.tables = tables
+            evaluation.lastElapsed = fetched.elapsed
+            evaluations[definition] = evaluation
             return (fetched.result, tables)
         } catch {
             throw SQLiveError.wrap(error)
@@ -318,37 +314,54 @@ actor RefreshScheduler {
 
     // MARK: - Refresh
 
-    /// Fetches every pending evaluation from one snapshot, then delivers.
+    /// Fetches every pending evaluation from one snapshot, delivering each
+    /// result as soon as it is read.
+    ///
+    /// The batch runs fastest first (by each evaluation's last fetch time),
+    /// and each result is delivered while the next ones are fetched, so a
+    /// slow query delays only itself: changes that arrive meanwhile wait
+    /// for the next refresh, one refresh at most.
     private func refresh(
         _ batch: [LiveQueryDefinition: CoalescingStateMachine<LiveQueryDefinition, ContinuousClock.Instant>.Pending]
     ) async {
-        let definitions = batch.keys.filter { evaluations[$0] != nil }
-        let rowCap = rowCap
-        let tracer = tracer
+        let definitions = batch.keys
+            .filter { evaluations[$0] != nil }
+            .sorted { (evaluations[$0]?.lastElapsed ?? .zero) < (evaluations[$1]?.lastElapsed ?? .zero) }
         var retry: [LiveQueryDefinition] = []
         if !definitions.isEmpty {
+            let (outcomes, continuation) = AsyncStream<(LiveQueryDefinition, Result<Fetched, SQLiveError>)>
+                .makeStream()
+            let reader = reader
+            let rowCap = rowCap
+            let tracer = tracer
+            // One read: one snapshot for all queries of the batch.
+            async let snapshot: Void = reader.read { db in
+                defer { continuation.finish() }
+                for definition in definitions {
+                    do {
+                        continuation.yield(
+                            (definition, .success(try Self.fetch(definition, db, rowCap: rowCap, tracer: tracer))))
+                    } catch {
+                        continuation.yield((definition, .failure(SQLiveError.wrap(error))))
+                    }
+                }
+            }
+            var delivered = Set<LiveQueryDefinition>()
+            for await (definition, outcome) in outcomes {
+                delivered.insert(definition)
+                if !deliver(outcome, for: definition, pending: batch[definition]!) {
+                    retry.append(definition)
+                }
+            }
             do {
-                // One read: one snapshot for all queries of the batch.
-                let outcomes = try await reader.read { db in
-                    definitions.map { definition -> (LiveQueryDefinition, Result<Fetched, SQLiveError>) in
-                        do {
-                            return (definition, .success(try Self.fetch(definition, db, rowCap: rowCap, tracer: tracer)))
-                        } catch {
-                            return (definition, .failure(SQLiveError.wrap(error)))
-                        }
-                    }
-                }
-                for (definition, outcome) in outcomes {
-                    if !deliver(outcome, for: definition, pending: batch[definition]!) {
-                        retry.append(definition)
-                    }
-                }
+                try await snapshot
             } catch {
                 // The snapshot could not be read (a writer holding a lock
                 // beyond the busy timeout, an interrupt): try again after
                 // the window rather than report a transient error.
                 Log.scheduler.debug("refresh failed, will retry: \(error)")
-                retry = definitions
+                continuation.finish()
+                retry += definitions.filter { !delivered.contains($0) }
             }
         }
         narrowInterestIfStale()
@@ -378,6 +391,7 @@ actor RefreshScheduler {
             evaluation.region = fetched.region
             evaluation.tables = Self.tables(in: fetched.region)
             evaluation.result = fetched.result
+            evaluation.lastElapsed = fetched.elapsed
             evaluation.error = nil
             evaluations[definition] = evaluation
             for name in evaluation.members.sorted() {

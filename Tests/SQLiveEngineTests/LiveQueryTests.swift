@@ -291,6 +291,24 @@ struct LiveQueryTests {
         await database.close()
     }
 
+    @Test("A database file replaced by another one is reported")
+    func fileReplaced() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: .delete, playersSchema)
+        let database = try await LiveDatabase.open(.file(path))
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        let other = directory.path("other.sqlite")
+        try await SQLite3CLI.run(other, "CREATE TABLE players(id);")
+        try FileManager.default.moveItem(atPath: other, toPath: directory.path("tmp-rename"))
+        _ = rename(directory.path("tmp-rename"), path)
+        try await recorder.wait("file event") { events in
+            events.contains { if case .databaseFileChanged = $0 { return true } else { return false } }
+        }
+        #expect(recorder.all.contains(.databaseFileChanged("\(path) was replaced by another file")))
+        await database.close()
+    }
+
     @Test("A result over the row cap is delivered truncated")
     func rowCap() async throws {
         let options = LiveDatabase.Options(liveQueries: LiveQueryOptions(rowCap: 10))

@@ -69,12 +69,16 @@ final class LiveQueryCenter: Sendable {
 
         if let path = location.filePath, options.externalDetection != .disabled {
             let probe = DataVersionProbe(writer: writer, path: path)
+            // The baseline is read before `open` returns: any commit by
+            // another process after that is seen, even one made before the
+            // probe's task first runs.
+            let baseline = (version: try await probe.dataVersion(), identity: probe.fileIdentity())
             let monitors = startMonitors(path: path)
             let requests = probeRequests
             let continuation = signalContinuation
             tasks.append(
                 Task {
-                    await Self.runProbe(probe, requests: requests, emit: { continuation.yield($0) })
+                    await Self.runProbe(probe, baseline: baseline, requests: requests, emit: { continuation.yield($0) })
                 })
             state.withLock { $0.monitors = monitors }
         }
@@ -118,15 +122,11 @@ final class LiveQueryCenter: Sendable {
 
     /// Answers probe requests one at a time, until the requests end.
     private static func runProbe(
-        _ probe: DataVersionProbe, requests: AsyncStream<Void>, emit: @Sendable (ChangeSignal) -> Void
+        _ probe: DataVersionProbe, baseline: (version: Int, identity: DataVersionProbe.FileIdentity?),
+        requests: AsyncStream<Void>, emit: @Sendable (ChangeSignal) -> Void
     ) async {
-        var lastVersion: Int?
-        var lastIdentity = probe.fileIdentity()
-        do {
-            lastVersion = try await probe.dataVersion()
-        } catch {
-            Log.monitor.warning("reading data_version: \(error)")
-        }
+        var lastVersion = baseline.version
+        var lastIdentity = baseline.identity
         for await _ in requests {
             let identity = probe.fileIdentity()
             if identity != lastIdentity {

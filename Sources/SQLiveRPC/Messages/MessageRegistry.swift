@@ -1,0 +1,38 @@
+/// Every message of the protocol, in one place.
+///
+/// Adding a method takes three steps: a type in `Requests/` (or
+/// `Notifications/`) named after it, a line here, and its handler in the
+/// server's `Dispatcher`. Language Server Protocol methods (completion,
+/// hover, diagnostics for `.sql` documents) are meant to join the same way.
+public enum MessageRegistry {
+    /// The requests the server answers, in the order `initialize` lists them.
+    public static let requests: [any RequestType.Type] = [
+        InitializeRequest.self,
+        ShutdownRequest.self,
+        DatabaseOpenRequest.self,
+        DatabaseSchemaRequest.self,
+        QueryExecuteRequest.self,
+        LiveQueryRegisterRequest.self,
+        LiveQueryUpdateRequest.self,
+        LiveQueryUnregisterRequest.self,
+        LiveQueryPauseRequest.self,
+        LiveQueryResumeRequest.self,
+        LiveQueryListRequest.self,
+        ExplainRequest.self,
+        TraceSetRequest.self,
+    ]
+
+    /// The notifications the client may send.
+    public static let clientNotifications: [any NotificationType.Type] = [
+        ExitNotification.self,
+        CancelRequestNotification.self,
+    ]
+
+    /// The notifications the server sends.
+    public static let serverNotifications: [any NotificationType.Type] = [
+        LiveQueryChangedNotification.self,
+        LiveQueryErrorNotification.self,
+        TraceStatementNotification.self,
+        DatabaseFileChangedNotification.self,
+    ]
+}

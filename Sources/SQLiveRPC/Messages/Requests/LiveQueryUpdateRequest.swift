@@ -1,0 +1,30 @@
+/// Redefines a live query in place: new SQL, new parameters, or both.
+///
+/// The name stays, and the version goes on from where it was, as if a new
+/// query had been reloaded into the same state. `diff`, when given, turns
+/// the diffs of its notifications on or off.
+///
+/// ```json
+/// --> {"jsonrpc": "2.0", "id": 6, "method": "liveQuery/update",
+///      "params": {"name": "leaders", "sql": "SELECT name FROM players"}}
+/// <-- {"jsonrpc": "2.0", "id": 6, "result": {"name": "leaders", "version": 2, ...}}
+/// ```
+public enum LiveQueryUpdateRequest: RequestType {
+    public static let method = "liveQuery/update"
+
+    public struct Params: Codable, Sendable {
+        public var name: String
+        public var sql: String?
+        public var params: RPCParameters?
+        public var diff: Bool?
+
+        public init(name: String, sql: String? = nil, params: RPCParameters? = nil, diff: Bool? = nil) {
+            self.name = name
+            self.sql = sql
+            self.params = params
+            self.diff = diff
+        }
+    }
+
+    public typealias Result = LiveQuerySnapshotResult
+}

@@ -1,0 +1,261 @@
+import Foundation
+import SQLiveEngine
+import Synchronization
+
+/// Reads messages, schedules requests, and ends the session.
+///
+/// The connection is the one reader of the input. For each frame it decodes
+/// the envelope, asks the lifecycle whether the request may run, and hands
+/// it to the request queue as a task: the reading loop never waits for a
+/// request, so `$/cancelRequest` and `exit` are seen at once, even while a
+/// long query runs.
+final class Connection: Sendable {
+    let writer: MessageWriter
+    let session: Session
+    let dispatcher: Dispatcher
+    let queue = RequestQueue()
+    let maximumMessageLength: Int
+
+    /// A request being handled: what `$/cancelRequest` needs to cancel it.
+    final class InFlightRequest: Sendable {
+        let reply: Reply
+        // Mutable State: guarded by the mutex; the task is set right after
+        // scheduling, `started` by the task itself.
+        private struct State {
+            var task: Task<Void, Never>?
+            var started = false
+            var cancelled = false
+        }
+        private let state = Mutex(State())
+
+        init(reply: Reply) {
+            self.reply = reply
+        }
+
+        func attach(_ task: Task<Void, Never>) {
+            let cancelled = state.withLock { state in
+                state.task = task
+                return state.cancelled
+            }
+            if cancelled { task.cancel() }
+        }
+
+        /// Marks the request as started; false if it was cancelled before.
+        func start() -> Bool {
+            state.withLock { state in
+                state.started = true
+                return !state.cancelled
+            }
+        }
+
+        /// Cancels the task; a request that has not started yet answers
+        /// -32800 at once, a running one when its statement is interrupted.
+        func cancel() {
+            let (task, started) = state.withLock { state in
+                state.cancelled = true
+                return (state.task, state.started)
+            }
+            task?.cancel()
+            if !started { reply(.failure(.requestCancelled)) }
+        }
+    }
+
+    // Mutable State
+    //
+    // Guarded by the mutex. `lifecycle` is only advanced by the reading
+    // loop, in message order; `inFlight` is added to by the reading loop
+    // and emptied by the request tasks as they end.
+    private struct State {
+        var lifecycle = Lifecycle()
+        var inFlight: [RequestID: InFlightRequest] = [:]
+    }
+    private let state = Mutex(State())
+
+    init(writer: MessageWriter, session: Session, dispatcher: Dispatcher = .standard, maximumMessageLength: Int) {
+        self.writer = writer
+        self.session = session
+        self.dispatcher = dispatcher
+        self.maximumMessageLength = maximumMessageLength
+    }
+
+    /// What the reading loop does after a message.
+    enum Outcome {
+        case proceed
+        case exit
+    }
+
+    /// Serves the input until `exit` or its end.
+    ///
+    /// - returns: The exit code: 0 after `shutdown` then `exit` or after the
+    ///   end of the input, 1 for `exit` without `shutdown`.
+    func run(input: AsyncStream<[UInt8]>) async -> Int32 {
+        var parser = JSONMessageParser(maximumContentLength: maximumMessageLength)
+        var exitRequested = false
+        reading: for await chunk in input {
+            parser.append(chunk)
+            while let event = parser.next() {
+                if case .exit = handle(event) {
+                    exitRequested = true
+                    break reading
+                }
+            }
+        }
+        let shutDown = state.withLock { $0.lifecycle.state == .shutDown }
+        if exitRequested && !shutDown {
+            // The client is leaving abruptly: what still runs is cancelled.
+            queue.cancelAll()
+            _ = await queue.waitForAll(timeout: .seconds(2))
+        } else if exitRequested {
+            // After `shutdown`, the requests before it are answered; an
+            // `exit` sent right after `shutdown` waits for them.
+            if await !queue.waitForAll(timeout: .seconds(10)) {
+                queue.cancelAll()
+                _ = await queue.waitForAll(timeout: .seconds(2))
+            }
+        } else {
+            // End of input: the requests already read are answered.
+            ServerLog.debug("end of input")
+            if await !queue.waitForAll(timeout: .seconds(60)) {
+                queue.cancelAll()
+                _ = await queue.waitForAll(timeout: .seconds(2))
+            }
+        }
+        await session.close()
+        if !writer.flush() {
+            ServerLog.warning("the client did not read the last messages")
+        }
+        return exitRequested ? state.withLock { $0.lifecycle.exitCode } : 0
+    }
+
+    /// Handles one event of the framing parser.
+    func handle(_ event: JSONMessageParser.Event) -> Outcome {
+        switch event {
+        case .skipped(let count):
+            ServerLog.warning("skipped \(count) bytes that were not part of a message")
+            return .proceed
+        case .malformed(let error):
+            ServerLog.warning("malformed message: \(error)")
+            let code: ErrorCode = if case .contentTooLarge = error { .invalidRequest } else { .parseError }
+            let prefix = code == .parseError ? "Parse error" : "Invalid request"
+            writer.send(OutgoingMessage.response(id: nil, error: ResponseError(code, "\(prefix): \(error)")))
+            return .proceed
+        case .message(let content):
+            ServerLog.debug("--> \(String(decoding: content, as: UTF8.self))")
+            let incoming: IncomingContent
+            do throws(ResponseError) {
+                incoming = try IncomingContent.decode(content)
+            } catch {
+                ServerLog.debug("parse error: \(error.message)")
+                writer.send(OutgoingMessage.response(id: nil, error: error))
+                return .proceed
+            }
+            switch incoming {
+            case .message(let message):
+                return handle(message, respond: { [writer] in writer.send($0) })
+            case .batch(let messages):
+                return handleBatch(messages)
+            }
+        }
+    }
+
+    /// Handles a batch: its responses are sent together, as an array.
+    private func handleBatch(_ messages: [IncomingMessage]) -> Outcome {
+        guard !messages.isEmpty else {
+            writer.send(OutgoingMessage.response(id: nil, error: .invalidRequest("empty batch")))
+            return .proceed
+        }
+        let expected = messages.filter(\.expectsResponse).count
+        let batch = BatchResponse(expected: expected) { [writer] in writer.send($0) }
+        var outcome = Outcome.proceed
+        for message in messages {
+            if case .exit = handle(message, respond: batch.add) {
+                outcome = .exit
+            }
+        }
+        return outcome
+    }
+
+    /// Handles one message; responses go to `respond`.
+    private func handle(_ message: IncomingMessage, respond: @escaping @Sendable (OutgoingMessage) -> Void) -> Outcome {
+        switch message {
+        case .invalid(let id, let error):
+            respond(OutgoingMessage.response(id: id, error: error))
+        case .response(let id):
+            ServerLog.debug("ignored a response (id \(id.map(String.init(describing:)) ?? "null"))")
+        case .notification(let method, let params):
+            return handleNotification(method, params)
+        case .request(let id, let method, let params):
+            handleRequest(id: id, method: method, params: params, respond: respond)
+        }
+        return .proceed
+    }
+
+    private func handleNotification(_ method: String, _ params: JSONValue?) -> Outcome {
+        switch method {
+        case ExitNotification.method:
+            return .exit
+        case CancelRequestNotification.method:
+            do {
+                let params = try JSONCoding.decode(
+                    CancelRequestNotification.Params.self, from: params ?? .object([:]))
+                let request = state.withLock { $0.inFlight[params.id] }
+                request?.cancel()
+            } catch {
+                ServerLog.warning("invalid $/cancelRequest: \(ResponseError(decoding: error).message)")
+            }
+        default:
+            // Unknown notifications are ignored, as the LSP asks: generic
+            // LSP clients send `initialized`, `textDocument/didOpen`...
+            ServerLog.debug("ignored notification \(method)")
+        }
+        return .proceed
+    }
+
+    private func handleRequest(
+        id: RequestID, method: String, params: JSONValue?, respond: @escaping @Sendable (OutgoingMessage) -> Void
+    ) {
+        if let error = state.withLock({ $0.lifecycle.admit(method) }) {
+            respond(OutgoingMessage.response(id: id, error: error))
+            return
+        }
+        guard let handler = dispatcher.handler(for: method) else {
+            respond(OutgoingMessage.response(id: id, error: .methodNotFound(method)))
+            return
+        }
+        let request = InFlightRequest(reply: Reply(id: id, method: method, sink: respond))
+        state.withLock { $0.inFlight[id] = request }
+        let session = self.session
+        let task = queue.schedule(handler.scheduling) { [weak self] in
+            defer { self?.finished(request) }
+            guard request.start(), !Task.isCancelled else {
+                request.reply(.failure(.requestCancelled))
+                return
+            }
+            let result = await handler.run(params, session)
+            if case .failure = result, Task.isCancelled {
+                request.reply(.failure(.requestCancelled))
+            } else {
+                request.reply(result)
+            }
+        }
+        request.attach(task)
+    }
+
+    private func finished(_ request: InFlightRequest) {
+        state.withLock { state in
+            if state.inFlight[request.reply.id] === request {
+                state.inFlight[request.reply.id] = nil
+            }
+        }
+    }
+}
+
+extension IncomingMessage {
+    /// Whether the message gets a response.
+    var expectsResponse: Bool {
+        switch self {
+        case .request, .invalid: true
+        case .notification, .response: false
+        }
+    }
+}

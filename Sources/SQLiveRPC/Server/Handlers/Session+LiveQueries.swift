@@ -1,0 +1,94 @@
+import Foundation
+import SQLiveEngine
+
+extension Session {
+    /// `liveQuery/register`.
+    func registerLiveQuery(_ params: LiveQueryRegisterRequest.Params) async throws(ResponseError)
+        -> LiveQuerySnapshotResult
+    {
+        let database = try openDatabase()
+        let definition = LiveQueryDefinition(sql: params.sql, parameters: params.params?.parameters ?? .none)
+        // Set before registering: the first change may come at once.
+        let hadDiff = wantsDiff(params.name)
+        setDiff(params.diff ?? false, for: params.name)
+        do {
+            return Self.snapshotResult(try await database.registerLiveQuery(name: params.name, definition))
+        } catch {
+            setDiff(hadDiff, for: params.name)
+            throw ResponseError(error)
+        }
+    }
+
+    /// `liveQuery/update`.
+    func updateLiveQuery(_ params: LiveQueryUpdateRequest.Params) async throws(ResponseError)
+        -> LiveQuerySnapshotResult
+    {
+        let database = try openDatabase()
+        do {
+            let snapshot = try await database.updateLiveQuery(
+                name: params.name, sql: params.sql, parameters: params.params?.parameters)
+            if let diff = params.diff { setDiff(diff, for: params.name) }
+            return Self.snapshotResult(snapshot)
+        } catch {
+            throw ResponseError(error)
+        }
+    }
+
+    static func snapshotResult(_ snapshot: LiveQuerySnapshot) -> LiveQuerySnapshotResult {
+        LiveQuerySnapshotResult(
+            name: snapshot.name, version: snapshot.version, columns: snapshot.result.columns,
+            rows: snapshot.result.rows.rpcRows, truncated: snapshot.result.truncated, tables: snapshot.tables)
+    }
+
+    /// `liveQuery/unregister`.
+    func unregisterLiveQuery(_ params: LiveQueryNameParams) async throws(ResponseError) -> EmptyResult {
+        let database = try openDatabase()
+        do {
+            try await database.unregisterLiveQuery(name: params.name)
+        } catch {
+            throw ResponseError(error)
+        }
+        setDiff(false, for: params.name)
+        return EmptyResult()
+    }
+
+    /// `liveQuery/pause`.
+    func pauseLiveQuery(_ params: LiveQueryNameParams) async throws(ResponseError) -> EmptyResult {
+        let database = try openDatabase()
+        do {
+            try await database.pauseLiveQuery(name: params.name)
+        } catch {
+            throw ResponseError(error)
+        }
+        return EmptyResult()
+    }
+
+    /// `liveQuery/resume`.
+    func resumeLiveQuery(_ params: LiveQueryNameParams) async throws(ResponseError) -> EmptyResult {
+        let database = try openDatabase()
+        do {
+            try await database.resumeLiveQuery(name: params.name)
+        } catch {
+            throw ResponseError(error)
+        }
+        return EmptyResult()
+    }
+
+    /// `liveQuery/list`.
+    func listLiveQueries(_ params: EmptyParams) async throws(ResponseError) -> LiveQueryListRequest.Result {
+        let database = try openDatabase()
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let liveQueries = await database.liveQueries().map { info in
+            LiveQueryListRequest.LiveQuery(
+                name: info.name, sql: info.definition.sql,
+                params: info.definition.parameters.isEmpty ? nil : RPCParameters(info.definition.parameters),
+                tables: info.tables, region: info.region, version: info.version, refreshes: info.refreshes,
+                paused: info.paused, lastRefresh: info.lastRefresh.map { formatter.string(from: $0) },
+                lastRefreshMs: info.lastRefreshDuration?.protocolMilliseconds,
+                error: info.error.map(ResponseError.init),
+                diff: wantsDiff(info.name))
+        }
+        return LiveQueryListRequest.Result(liveQueries: liveQueries)
+    }
+}

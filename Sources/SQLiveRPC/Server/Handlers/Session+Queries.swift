@@ -1,0 +1,68 @@
+import SQLiveEngine
+
+extension Session {
+    /// `query/execute`.
+    func execute(_ params: QueryExecuteRequest.Params) async throws(ResponseError) -> QueryExecuteRequest.Result {
+        let maxRows = params.maxRows ?? QueryExecuteRequest.defaultMaxRows
+        guard maxRows >= 0 else {
+            throw .invalidParams("must not be negative", field: "maxRows")
+        }
+        let database = try openDatabase()
+        do {
+            let results = try await database.execute(
+                params.sql, parameters: params.params?.parameters ?? .none, maxRows: maxRows)
+            return QueryExecuteRequest.Result(results: results.map(Self.statementResult))
+        } catch {
+            throw ResponseError(error.failure, completed: Self.jsonResults(error.completed))
+        }
+    }
+
+    /// The results of the statements that ran before an error, for the
+    /// error's data; nil (and logged) if they cannot be encoded.
+    static func jsonResults(_ results: [StatementResult]) -> [JSONValue]? {
+        do {
+            return try results.map { try JSONCoding.jsonValue(of: statementResult($0)) }
+        } catch {
+            ServerLog.warning("cannot encode the results before an error: \(error)")
+            return nil
+        }
+    }
+
+    static func statementResult(_ result: StatementResult) -> QueryExecuteRequest.StatementResult {
+        QueryExecuteRequest.StatementResult(
+            sql: result.sql, columns: result.columns, rows: result.rows.rpcRows, truncated: result.truncated,
+            changes: result.changes, elapsedMs: result.elapsed.protocolMilliseconds)
+    }
+
+    /// `explain`.
+    func explain(_ params: ExplainRequest.Params) async throws(ResponseError) -> ExplainRequest.Result {
+        let database = try openDatabase()
+        do {
+            if params.bytecode == true {
+                let program = try await database.explainBytecode(params.sql)
+                return ExplainRequest.Result(
+                    bytecode: program.map { instruction in
+                        ExplainRequest.Instruction(
+                            addr: instruction.addr, opcode: instruction.opcode, p1: instruction.p1,
+                            p2: instruction.p2, p3: instruction.p3, p4: instruction.p4, p5: instruction.p5,
+                            comment: instruction.comment)
+                    })
+            } else {
+                let plan = try await database.explainQueryPlan(params.sql)
+                return ExplainRequest.Result(
+                    plan: plan.nodes.map { .init(id: $0.id, parent: $0.parent, detail: $0.detail) })
+            }
+        } catch {
+            throw ResponseError(error)
+        }
+    }
+
+    /// `trace/set`.
+    func setTrace(_ params: TraceSetRequest.Params) throws(ResponseError) -> EmptyResult {
+        setTrace(
+            TraceSettings(
+                enabled: params.enabled, profile: params.profile ?? false,
+                includeHousekeeping: params.housekeeping ?? false))
+        return EmptyResult()
+    }
+}

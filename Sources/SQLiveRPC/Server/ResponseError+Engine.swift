@@ -1,0 +1,54 @@
+import SQLiveEngine
+
+extension ResponseError {
+    /// The error that answers an engine error.
+    ///
+    /// | engine error | code |
+    /// |---|---|
+    /// | `.sqlite` | -32001, SQLite's codes in `data` |
+    /// | `.cannotOpen` | -32001, as `SQLITE_CANTOPEN` (14) |
+    /// | `.unknownLiveQuery` | -32011 |
+    /// | `.liveQueryNameTaken` | -32012 |
+    /// | `.invalidLiveQuery` | -32602, naming `sql` |
+    /// | `.closed` | -32010 |
+    /// | `.timedOut` | -32603 |
+    init(_ error: SQLiveError) {
+        switch error {
+        case .sqlite(let failure):
+            self = ResponseError(failure)
+        case .cannotOpen:
+            self = ResponseError(
+                SQLiteFailure(code: 14, extendedCode: 14, message: error.description))
+        case .unknownLiveQuery:
+            self = ResponseError(.unknownLiveQuery, error.description)
+        case .liveQueryNameTaken(let name):
+            // The engine's message speaks of the REPL's --replace.
+            self = ResponseError(
+                .liveQueryNameTaken,
+                "a live query named \(name) already exists (use liveQuery/update to redefine it)")
+        case .invalidLiveQuery(let reason):
+            self = .invalidParams(reason, field: "sql")
+        case .closed:
+            self = ResponseError(.noDatabase, "No database open: \(error.description)")
+        case .timedOut:
+            self = .internalError(error.description)
+        }
+    }
+
+    /// A -32001 error with SQLite's codes in `data`.
+    ///
+    /// `data` holds `sqliteCode`, `extendedCode`, `message`, and when known
+    /// `offset` (the byte in the SQL where SQLite located the error) and
+    /// `statementIndex` (the failing statement of a script, from 0).
+    init(_ failure: SQLiteFailure, completed: [JSONValue]? = nil) {
+        var data: [String: JSONValue] = [
+            "sqliteCode": .integer(Int64(failure.code)),
+            "extendedCode": .integer(Int64(failure.extendedCode)),
+            "message": .string(failure.message),
+        ]
+        if let offset = failure.offset { data["offset"] = .integer(Int64(offset)) }
+        if let index = failure.statementIndex { data["statementIndex"] = .integer(Int64(index)) }
+        if let completed { data["results"] = .array(completed) }
+        self.init(.sqliteError, failure.message, data: .object(data))
+    }
+}

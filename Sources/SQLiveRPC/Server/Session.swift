@@ -1,0 +1,170 @@
+import Foundation
+import SQLiveEngine
+import Synchronization
+
+/// The state of one client's session: the open database and its live queries.
+///
+/// The session holds one database at a time; `database/open` replaces it.
+/// For the open database, one task forwards live-query events as
+/// notifications, and another forwards traced statements: one owner per
+/// stream, so notifications keep the engine's order.
+actor Session {
+    /// Where notifications go.
+    let writer: MessageWriter
+    /// The options every database is opened with.
+    let databaseOptions: LiveDatabase.Options
+
+    // Mutable State
+    //
+    // Isolated to the actor. `database` changes only in barrier requests
+    // (`database/open`, `shutdown`), so no other request runs meanwhile.
+    private var database: LiveDatabase?
+    /// Why the database named on the command line could not be opened.
+    private var startupFailure: String?
+    private var forwarders: [Task<Void, Never>] = []
+    private var traceSettings = TraceSettings.off
+    /// The live queries whose notifications carry a diff; read by the
+    /// forwarding task for each change, hence the mutex.
+    let diffNames = Mutex<Set<String>>([])
+
+    init(writer: MessageWriter, databaseOptions: LiveDatabase.Options = LiveDatabase.Options()) {
+        self.writer = writer
+        self.databaseOptions = databaseOptions
+    }
+
+    /// The open database.
+    ///
+    /// - throws: -32010 when none is open.
+    func openDatabase() throws(ResponseError) -> LiveDatabase {
+        guard let database else {
+            var message = "No database open: send 'database/open' first"
+            if let startupFailure { message += " (\(startupFailure))" }
+            throw ResponseError(.noDatabase, message)
+        }
+        return database
+    }
+
+    /// Opens the database named on the command line; a failure is logged
+    /// and remembered for the -32010 errors that follow.
+    func openAtStart(path: String, readonly: Bool) async {
+        do {
+            _ = try await open(path: path, readonly: readonly)
+        } catch {
+            ServerLog.warning("cannot open \(path): \(error.message)")
+            startupFailure = error.message
+        }
+    }
+
+    /// Opens a database, closing the one open and dropping its live queries.
+    func open(path: String, readonly: Bool) async throws(ResponseError) -> DatabaseOpenRequest.Result {
+        var options = databaseOptions
+        options.readonly = readonly
+        let opened: LiveDatabase
+        do {
+            opened = try await LiveDatabase.open(DatabaseLocation(path), options: options)
+        } catch {
+            throw ResponseError(error)
+        }
+        let dropped = await close()
+        if !dropped.isEmpty {
+            ServerLog.warning("opening \(path) dropped the live queries \(dropped.joined(separator: ", "))")
+        }
+        startupFailure = nil
+        database = opened
+        opened.traceSettings = traceSettings
+        startForwarding(opened)
+        let info = opened.info
+        return DatabaseOpenRequest.Result(
+            path: info.path, readonly: info.readonly, sqliteVersion: info.sqliteVersion,
+            journalMode: info.journalMode, droppedLiveQueries: dropped)
+    }
+
+    /// Closes the open database, if any.
+    ///
+    /// - returns: The names of the live queries dropped.
+    @discardableResult
+    func close() async -> [String] {
+        guard let old = database else { return [] }
+        database = nil
+        let dropped = await old.liveQueries().map(\.name)
+        for forwarder in forwarders { forwarder.cancel() }
+        forwarders = []
+        diffNames.withLock { $0.removeAll() }
+        await old.close()
+        return dropped
+    }
+
+    /// Changes the trace settings, now and for databases opened later.
+    func setTrace(_ settings: TraceSettings) {
+        traceSettings = settings
+        database?.traceSettings = settings
+    }
+
+    /// Turns the diffs of a live query's notifications on or off.
+    nonisolated func setDiff(_ enabled: Bool, for name: String) {
+        diffNames.withLock { names in
+            if enabled { names.insert(name) } else { names.remove(name) }
+        }
+    }
+
+    nonisolated func wantsDiff(_ name: String) -> Bool {
+        diffNames.withLock { $0.contains(name) }
+    }
+
+    private func startForwarding(_ database: LiveDatabase) {
+        // Subscribe now, before any live query is registered, so that no
+        // event is missed.
+        let events = database.liveQueryEvents()
+        let traces = database.traceEvents()
+        let writer = self.writer
+        forwarders = [
+            Task { [weak self] in
+                for await event in events {
+                    guard let self else { return }
+                    writer.send(self.notification(for: event))
+                }
+            },
+            Task {
+                for await event in traces {
+                    writer.send(Self.notification(for: event))
+                }
+            },
+        ]
+    }
+
+    /// The notification that tells a live-query event.
+    nonisolated func notification(for event: LiveQueryEvent) -> OutgoingMessage {
+        switch event {
+        case .changed(let change):
+            var diff: LiveQueryChangedNotification.Diff?
+            if wantsDiff(change.name) {
+                let rowDiff = change.diff
+                diff = .init(added: rowDiff.added.rpcRows, removed: rowDiff.removed.rpcRows)
+            }
+            let params = LiveQueryChangedNotification.Params(
+                name: change.name, version: change.version, columns: change.result.columns,
+                rows: change.result.rows.rpcRows, truncated: change.result.truncated,
+                cause: change.cause.rawValue, coalesced: change.coalesced,
+                elapsedMs: change.elapsed.protocolMilliseconds, diff: diff)
+            return Self.notification(LiveQueryChangedNotification.self, params)
+        case .failed(let name, let error):
+            let params = LiveQueryErrorNotification.Params(name: name, error: ResponseError(error))
+            return Self.notification(LiveQueryErrorNotification.self, params)
+        case .databaseFileChanged(let path):
+            let params = DatabaseFileChangedNotification.Params(path: path)
+            return Self.notification(DatabaseFileChangedNotification.self, params)
+        }
+    }
+
+    /// The notification that tells a traced statement.
+    static func notification(for event: TraceEvent) -> OutgoingMessage {
+        let params = TraceStatementNotification.Params(
+            sql: event.sql, elapsedMs: event.elapsed?.protocolMilliseconds, rows: event.rows,
+            origin: event.origin.rawValue)
+        return notification(TraceStatementNotification.self, params)
+    }
+
+    static func notification<N: NotificationType>(_ type: N.Type, _ params: N.Params) -> OutgoingMessage {
+        OutgoingMessage.notification(method: N.method, params: params)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import SQLiveRPC
+import Testing
+
+/// Live queries fed by other processes, cancellation, and requests that
+/// overtake a long query.
+@Suite("Server concurrency", .timeLimit(.minutes(2)))
+struct ServerConcurrencyTests {
+    /// A query that never ends by itself.
+    static let endlessQuery: JSONValue =
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+    @Test(arguments: ["delete", "wal"])
+    func liveQueryFollowsWritesOfTheSQLite3Shell(journalMode: String) async throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.path("games.sqlite")
+        try sqlite3(
+            database, "PRAGMA journal_mode=\(journalMode); CREATE TABLE games(title); INSERT INTO games VALUES ('Go');")
+        let server = try await ServerProcess.started(database: "games.sqlite", directory: directory.url)
+        let registered = try await server.result(
+            "liveQuery/register", ["name": "titles", "sql": "SELECT title FROM games ORDER BY title"])
+        #expect(registered["rows"] == [["Go"]])
+
+        try sqlite3(database, "INSERT INTO games VALUES ('Chess');")
+        let changed = try await server.notification("liveQuery/changed") { $0["rows"] == [["Chess"], ["Go"]] }
+        #expect(changed["name"] == "titles")
+        #expect(changed["cause"] == "external")
+        #expect(changed["version"]?.integerValue ?? 0 >= 2)
+
+        // A burst: the latest notification equals the final result.
+        for index in 0..<10 {
+            try sqlite3(database, "INSERT INTO games VALUES ('Game \(index)');")
+        }
+        let final = try await server.notification("liveQuery/changed") { $0["rows"]?.arrayValue?.count == 12 }
+        #expect(final["rows"]?[0] == ["Chess"])
+        let versions = server.messages.filter { $0["method"] == "liveQuery/changed" }
+            .compactMap { $0["params"]?["version"]?.integerValue }
+        #expect(versions == versions.sorted() && Set(versions).count == versions.count)
+    }
+
+    @Test func cancellingALongQueryAnswersCancelledWhileTheServerKeepsAnswering() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)
+        _ = try await server.result("query/execute", ["sql": "CREATE TABLE t(a)"])
+        _ = try await server.result("liveQuery/register", ["name": "q", "sql": "SELECT count(*) FROM t"])
+
+        let long = server.sendRequest("query/execute", ["sql": Self.endlessQuery])
+        // The long query does not block liveQuery/list.
+        let list = try await server.result("liveQuery/list")
+        #expect(list["liveQueries"]?[0]?["name"] == "q")
+        #expect(!server.messages.contains { $0["id"] == long.json })
+
+        server.notify("$/cancelRequest", ["id": long.json])
+        let cancelled = try await server.response(to: long)
+        #expect(cancelled["error"]?["code"] == -32800)
+        #expect(cancelled["result"] == nil)
+
+        // The database is usable again, and live queries still follow writes.
+        _ = try await server.result("query/execute", ["sql": "INSERT INTO t VALUES (1)"])
+        let changed = try await server.notification("liveQuery/changed")
+        #expect(changed["rows"] == [[1]])
+    }
+
+    @Test func cancellingAQueuedRequestAnswersAtOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)
+        let long = server.sendRequest("query/execute", ["sql": Self.endlessQuery])
+        let queued = server.sendRequest("query/execute", ["sql": "SELECT 1"], id: .string("queued"))
+        server.notify("$/cancelRequest", ["id": queued.json])
+        #expect(try await server.response(to: queued)["error"]?["code"] == -32800)
+        server.notify("$/cancelRequest", ["id": long.json])
+        #expect(try await server.response(to: long)["error"]?["code"] == -32800)
+        // Cancelling a request that already answered, or an unknown one, does nothing.
+        server.notify("$/cancelRequest", ["id": long.json])
+        server.notify("$/cancelRequest", ["id": "never sent"])
+        server.notify("$/cancelRequest", ["id": [1, 2]])
+        #expect(try await server.result("query/execute", ["sql": "SELECT 2"])["results"]?[0]?["rows"] == [[2]])
+        #expect(server.messages.filter { $0["id"] == long.json }.count == 1)
+    }
+
+    @Test func exitCancelsRunningQueries() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)
+        let long = server.sendRequest("query/execute", ["sql": Self.endlessQuery])
+        _ = try await server.result("liveQuery/list")
+        server.notify("exit")
+        #expect(try await server.waitForExit() == 1)
+        #expect(try await server.response(to: long)["error"]?["code"] == -32800)
+    }
+}

@@ -37,4 +37,12 @@ static inline int sqlive_history_length(void) { return history_length; }
 static inline void sqlive_rl_set_outstream(FILE *stream) { rl_outstream = stream; }
 static inline void sqlive_rl_set_instream(FILE *stream) { rl_instream = stream; }
 
+// Writes to readline's output stream (standard output by default) and flushes it.
+static inline void sqlive_rl_output(const char *text) {
+    FILE *stream = rl_outstream ? rl_outstream : stdout;
+    fputs(text, stream);
+    fflush(stream);
+}
+static inline void sqlive_rl_flush_output(void) { fflush(rl_outstream ? rl_outstream : stdout); }
+
 #endif

@@ -1,0 +1,200 @@
+/// A parsed dot-command.
+///
+/// ```swift
+/// let command = try DotCommand.parse(".watch --diff leaders SELECT name FROM players")
+/// // .watch(name: "leaders", sql: "SELECT name FROM players", diff: true, replace: false)
+/// ```
+public enum DotCommand: Hashable, Sendable {
+    public enum TraceMode: String, Hashable, Sendable, CaseIterable {
+        case on, profile, off
+    }
+
+    case open(path: String, readonly: Bool)
+    case watch(name: String, sql: String, diff: Bool, replace: Bool)
+    case pause(String)
+    case resume(String)
+    /// Drops one live query, or every one (`nil`, from `--all`).
+    case unwatch(String?)
+    case watches
+    case wait(name: String?, timeout: Duration)
+    case explain(sql: String, bytecode: Bool)
+    case trace(TraceMode)
+    case timer(Bool)
+    /// Sets the mode, or shows it (`nil`).
+    case mode(OutputMode?)
+    case headers(Bool)
+    case nullValue(String)
+    case tables(pattern: String?)
+    case schema(pattern: String?)
+    case read(String)
+    case print(String)
+    case help(String?)
+    case quit
+    case exit(Int32)
+
+    /// A dot-command that could not be parsed; `description` tells why.
+    public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The default time `.wait` waits.
+    public static let defaultWaitTimeout = Duration.seconds(10)
+
+    /// Parses a dot-command line (starting with `.`).
+    public static func parse(_ line: String) throws(ParseError) -> DotCommand {
+        let trimmed = line.drop { $0.isWhitespace }
+        let tokens = CommandLineTokens(String(trimmed)).tokens
+        guard let first = tokens.first, first.text.hasPrefix("."), first.text.count > 1 else {
+            throw ParseError(description: "missing command name after '.'")
+        }
+        let text = String(trimmed)
+        let name = String(first.text.dropFirst()).lowercased()
+        let arguments = tokens.dropFirst().map(\.text)
+        guard let spec = DotCommandHelp.spec(named: name) else {
+            throw ParseError(description: "unknown command or invalid arguments: \"\(name)\". Enter \".help\" for help")
+        }
+        let usage = ParseError(description: "Usage: \(spec.usage)")
+
+        switch spec.name {
+        case "open":
+            var readonly = false
+            var path: String?
+            for argument in arguments {
+                if argument == "--readonly" {
+                    readonly = true
+                } else if path == nil && !argument.hasPrefix("--") {
+                    path = argument
+                } else {
+                    throw usage
+                }
+            }
+            guard let path else { throw usage }
+            return .open(path: path, readonly: readonly)
+
+        case "watch":
+            var diff = false
+            var replace = false
+            var index = 1
+            while index < tokens.count, tokens[index].text.hasPrefix("--") {
+                switch tokens[index].text {
+                case "--diff": diff = true
+                case "--replace": replace = true
+                default: throw usage
+                }
+                index += 1
+            }
+            guard index < tokens.count else { throw usage }
+            let name = tokens[index].text
+            let sql = trimmedSQL(text[tokens[index].end...])
+            guard !sql.isEmpty else { throw usage }
+            return .watch(name: name, sql: sql, diff: diff, replace: replace)
+
+        case "pause", "resume":
+            guard arguments.count == 1 else { throw usage }
+            return spec.name == "pause" ? .pause(arguments[0]) : .resume(arguments[0])
+
+        case "unwatch":
+            guard arguments.count == 1 else { throw usage }
+            return .unwatch(arguments[0] == "--all" ? nil : arguments[0])
+
+        case "watches":
+            guard arguments.isEmpty else { throw usage }
+            return .watches
+
+        case "wait":
+            var name: String?
+            var timeout = defaultWaitTimeout
+            var rest = arguments[...]
+            while let argument = rest.popFirst() {
+                if argument == "--timeout" {
+                    guard let value = rest.popFirst(), let seconds = Double(value), seconds >= 0,
+                        seconds.isFinite
+                    else { throw usage }
+                    timeout = .milliseconds(Int64((seconds * 1000).rounded()))
+                } else if name == nil && !argument.hasPrefix("--") {
+                    name = argument
+                } else {
+                    throw usage
+                }
+            }
+            return .wait(name: name, timeout: timeout)
+
+        case "explain":
+            var index = 1
+            var bytecode = false
+            if index < tokens.count, tokens[index].text == "--bytecode" {
+                bytecode = true
+                index += 1
+            }
+            let start = index - 1
+            let sql = trimmedSQL(text[tokens[start].end...])
+            guard !sql.isEmpty else { throw usage }
+            return .explain(sql: sql, bytecode: bytecode)
+
+        case "trace":
+            guard arguments.count == 1, let mode = TraceMode(rawValue: arguments[0].lowercased()) else { throw usage }
+            return .trace(mode)
+
+        case "timer", "headers":
+            guard arguments.count == 1, let flag = onOff(arguments[0]) else { throw usage }
+            return spec.name == "timer" ? .timer(flag) : .headers(flag)
+
+        case "mode":
+            guard arguments.count <= 1 else { throw usage }
+            guard let modeName = arguments.first else { return .mode(nil) }
+            guard let mode = OutputMode(rawValue: modeName.lowercased()) else {
+                throw ParseError(
+                    description: "unknown mode \"\(modeName)\"; use one of: "
+                        + OutputMode.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            return .mode(mode)
+
+        case "nullvalue":
+            guard arguments.count == 1 else { throw usage }
+            return .nullValue(arguments[0])
+
+        case "tables", "schema":
+            guard arguments.count <= 1 else { throw usage }
+            return spec.name == "tables" ? .tables(pattern: arguments.first) : .schema(pattern: arguments.first)
+
+        case "read":
+            guard arguments.count == 1 else { throw usage }
+            return .read(arguments[0])
+
+        case "print":
+            return .print(arguments.joined(separator: " "))
+
+        case "help":
+            guard arguments.count <= 1 else { throw usage }
+            return .help(arguments.first.map { $0.hasPrefix(".") ? String($0.dropFirst()) : $0 })
+
+        case "quit":
+            guard arguments.isEmpty else { throw usage }
+            return .quit
+
+        case "exit":
+            guard arguments.count <= 1 else { throw usage }
+            guard let argument = arguments.first else { return .exit(0) }
+            guard let code = Int32(argument) else { throw usage }
+            return .exit(code)
+
+        default:
+            throw usage
+        }
+    }
+
+    private static func onOff(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "on", "yes", "true", "1": true
+        case "off", "no", "false", "0": false
+        default: nil
+        }
+    }
+
+    /// The SQL at the end of a command line, without surrounding spaces and trailing semicolons.
+    private static func trimmedSQL(_ text: Substring) -> String {
+        var sql = text.drop { $0.isWhitespace }
+        while let last = sql.last, last.isWhitespace || last == ";" { sql = sql.dropLast() }
+        return String(sql)
+    }
+}

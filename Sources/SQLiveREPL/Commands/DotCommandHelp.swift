@@ -1,0 +1,129 @@
+/// The dot-commands' names, usages and help texts, for `.help` and completion.
+public enum DotCommandHelp {
+    /// One dot-command's documentation.
+    public struct Spec: Hashable, Sendable {
+        /// The name without the dot.
+        public var name: String
+        public var usage: String
+        public var summary: String
+        public var details: String
+    }
+
+    /// Every dot-command, in `.help` order.
+    public static let all: [Spec] = [
+        Spec(
+            name: "exit", usage: ".exit [CODE]", summary: "Exit this program with return-code CODE (default 0)",
+            details: ""),
+        Spec(
+            name: "explain", usage: ".explain [--bytecode] SQL",
+            summary: "Show the query plan of SQL as a tree, or its bytecode program",
+            details: """
+                Without --bytecode, prints EXPLAIN QUERY PLAN as the tree sqlite3 draws.
+                With --bytecode, prints the EXPLAIN program as a table in the current mode.
+                The statement is prepared, never run.
+                """),
+        Spec(
+            name: "headers", usage: ".headers on|off", summary: "Turn display of headers on or off (list, csv)",
+            details: "Grids (box, table, markdown) always show their headers; json and line name every value."),
+        Spec(
+            name: "help", usage: ".help [COMMAND]", summary: "Show help for every command, or for one command",
+            details: ""),
+        Spec(
+            name: "mode", usage: ".mode [MODE]", summary: "Set the output mode, or show it",
+            details: """
+                MODE is one of:
+                  box        Tables using unicode box-drawing characters
+                  table      ASCII-art table
+                  markdown   Markdown table format
+                  csv        Comma-separated values (RFC 4180)
+                  json       Results in a JSON array of objects
+                  line       One value per line, "column = value"
+                  list       Values delimited by "|"
+                """),
+        Spec(
+            name: "nullvalue", usage: ".nullvalue TEXT", summary: "Show NULL values as TEXT (default NULL)",
+            details: "Applies to box, table, markdown, line and list. csv leaves NULL empty; json writes null."),
+        Spec(
+            name: "open", usage: ".open PATH [--readonly]", summary: "Close the database and open PATH",
+            details: """
+                PATH is a file (created if missing, unless --readonly), a file: URI, or :memory:.
+                Live queries of the previous database are dropped.
+                """),
+        Spec(
+            name: "pause", usage: ".pause NAME", summary: "Stop live query NAME's work until .resume",
+            details: ""),
+        Spec(name: "print", usage: ".print TEXT...", summary: "Print the arguments", details: ""),
+        Spec(name: "quit", usage: ".quit", summary: "Exit this program", details: ""),
+        Spec(
+            name: "read", usage: ".read PATH", summary: "Run the commands of the file PATH",
+            details: "Errors name the line of PATH. With --bail, the first error stops everything."),
+        Spec(
+            name: "resume", usage: ".resume NAME",
+            summary: "Resume live query NAME (refreshing once if anything changed)", details: ""),
+        Spec(
+            name: "schema", usage: ".schema [PATTERN]", summary: "Show the CREATE statements matching PATTERN",
+            details: "PATTERN is a LIKE pattern matched against object and table names."),
+        Spec(
+            name: "tables", usage: ".tables [PATTERN]", summary: "List names of tables and views matching PATTERN",
+            details: ""),
+        Spec(
+            name: "timer", usage: ".timer on|off", summary: "Turn the command timer on or off",
+            details: "Prints \"Run Time: real S\" after each command."),
+        Spec(
+            name: "trace", usage: ".trace on|profile|off", summary: "Print each statement run",
+            details: """
+                on       print each statement as it runs, including live-query refreshes
+                profile  also print its time and the number of rows it returned
+                off      stop tracing
+                """),
+        Spec(
+            name: "unwatch", usage: ".unwatch NAME|--all", summary: "Drop live query NAME, or all of them",
+            details: ""),
+        Spec(
+            name: "wait", usage: ".wait [NAME] [--timeout SECONDS]",
+            summary: "Wait until live query NAME (or any) prints its next change",
+            details: """
+                Returns at once if the query printed a change since the last .wait or .watch.
+                Fails after the timeout (default 10 seconds). Ctrl-C stops waiting.
+                """),
+        Spec(
+            name: "watch", usage: ".watch [--diff] [--replace] NAME SQL",
+            summary: "Register live query NAME; re-print it whenever its result changes",
+            details: """
+                SQL is one read-only statement (the rest of the line). Its result is printed now,
+                then again each time it changes, whoever writes the database.
+                  --diff     re-print only the rows removed (-) and added (+)
+                  --replace  redefine an existing live query NAME in place
+                """),
+        Spec(
+            name: "watches", usage: ".watches",
+            summary: "List live queries: name, tables read, version, refreshes, last refresh", details: ""),
+    ]
+
+    /// The command with this name, or the only one it abbreviates.
+    public static func spec(named name: String) -> Spec? {
+        if let exact = all.first(where: { $0.name == name }) { return exact }
+        let candidates = all.filter { $0.name.hasPrefix(name) }
+        return candidates.count == 1 && !name.isEmpty ? candidates[0] : nil
+    }
+
+    /// The text of `.help`: one line per command.
+    public static var overview: String {
+        let width = all.map(\.usage.count).max() ?? 0
+        return all.map { spec in
+            spec.usage + String(repeating: " ", count: width - spec.usage.count) + "  " + spec.summary
+        }.joined(separator: "\n") + "\n"
+    }
+
+    /// The text of `.help NAME`.
+    public static func help(for name: String) -> String? {
+        guard let spec = spec(named: name) else { return nil }
+        var text = spec.usage + "\n  " + spec.summary + "\n"
+        if !spec.details.isEmpty {
+            text +=
+                spec.details.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
+                .joined(separator: "\n") + "\n"
+        }
+        return text
+    }
+}

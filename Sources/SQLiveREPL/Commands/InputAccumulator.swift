@@ -1,0 +1,83 @@
+import SQLiveEngine
+
+/// Gathers input lines into commands: a dot-command is one line, SQL goes
+/// on until it ends in a complete statement.
+///
+/// The interactive loop and scripted sessions share it, so a script and a
+/// typed session split their input the same way.
+///
+/// ```swift
+/// var input = InputAccumulator()
+/// input.add("SELECT 1,", lineNumber: 1)   // nil: incomplete
+/// input.add("2;", lineNumber: 2)          // .sql("SELECT 1,\n2;", line: 1)
+/// ```
+struct InputAccumulator {
+    /// A complete unit of input.
+    enum Unit: Hashable {
+        case dotCommand(String, line: Int)
+        case sql(String, line: Int)
+    }
+
+    /// Tells whether SQL text ends in a complete statement.
+    var isComplete: (String) -> Bool = SQLStatementCompleteness.isComplete
+    /// The lines of an incomplete statement.
+    private(set) var pending = ""
+    private var pendingLine = 0
+
+    /// Whether an incomplete statement is waiting for more lines.
+    var isEmpty: Bool { pending.isEmpty }
+
+    /// Adds a line; returns a unit when one is complete.
+    mutating func add(_ line: String, lineNumber: Int) -> Unit? {
+        if pending.isEmpty {
+            if line.drop(while: { $0 == " " || $0 == "\t" }).hasPrefix(".") {
+                return .dotCommand(line, line: lineNumber)
+            }
+            if Self.isBlank(line) { return nil }
+            pending = line
+            pendingLine = lineNumber
+        } else {
+            pending += "\n" + line
+        }
+        guard isComplete(pending) else { return nil }
+        defer { pending = "" }
+        return .sql(pending, line: pendingLine)
+    }
+
+    /// Ends the input: what is left, if anything, runs as it is.
+    mutating func finish() -> Unit? {
+        defer { pending = "" }
+        guard !pending.isEmpty, !Self.isBlank(pending) else { return nil }
+        return .sql(pending, line: pendingLine)
+    }
+
+    /// Drops an incomplete statement (Ctrl-C).
+    mutating func reset() {
+        pending = ""
+    }
+
+    /// Whether the text holds only whitespace and comments.
+    static func isBlank(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C {
+                index += 1
+            } else if byte == UInt8(ascii: "-"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "-") {
+                while index < bytes.count, bytes[index] != 0x0A { index += 1 }
+            } else if byte == UInt8(ascii: "/"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "*") {
+                index += 2
+                while index + 1 < bytes.count,
+                    !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/"))
+                {
+                    index += 1
+                }
+                index += 2
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+}

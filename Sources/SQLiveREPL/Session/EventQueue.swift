@@ -1,0 +1,50 @@
+import SQLiveEngine
+import Synchronization
+
+/// Live-query and trace events waiting to be printed.
+///
+/// One task per stream moves events here (keeping their order) and wakes
+/// the session; the session thread prints them when it is free: at the
+/// prompt, between commands, or while `.wait` waits.
+final class EventQueue: Sendable {
+    enum Item: Sendable {
+        case live(LiveQueryEvent)
+        case trace(TraceEvent)
+    }
+
+    // Mutable State: guarded by the mutex; pump tasks append, the session thread takes.
+    private let items = Mutex<[Item]>([])
+    private let wake: WakePipe
+
+    init(wake: WakePipe) {
+        self.wake = wake
+    }
+
+    func append(_ item: Item) {
+        items.withLock { $0.append(item) }
+        wake.post()
+    }
+
+    func takeAll() -> [Item] {
+        items.withLock { items in
+            defer { items.removeAll() }
+            return items
+        }
+    }
+
+    var isEmpty: Bool { items.withLock { $0.isEmpty } }
+
+    /// Starts moving a database's events here; cancel the tasks to stop.
+    func pump(_ database: LiveDatabase) -> [Task<Void, Never>] {
+        let live = database.liveQueryEvents()
+        let trace = database.traceEvents()
+        return [
+            Task { [self] in
+                for await event in live { append(.live(event)) }
+            },
+            Task { [self] in
+                for await event in trace where event.origin != .user { append(.trace(event)) }
+            },
+        ]
+    }
+}

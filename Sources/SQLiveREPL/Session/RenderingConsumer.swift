@@ -1,0 +1,77 @@
+import Foundation
+import SQLiveEngine
+
+/// Streams a script's results to the output, rendered in the current mode.
+///
+/// Output is buffered in chunks of about 64 KiB, so a million-row result
+/// in csv mode flows through without being held in memory. With tracing
+/// on, each statement is printed after its result, with its time and row
+/// count when profiling.
+struct RenderingConsumer: ResultConsumer {
+    /// Ctrl-C was pressed between two statements.
+    struct Interrupted: Error {}
+
+    let settings: RenderSettings
+    let sink: OutputSink
+    let trace: DotCommand.TraceMode
+    let signals: SignalState?
+    private var renderer: (any RowRenderer)?
+    private var buffer = ""
+    /// The SQL of each statement started, by index: errors locate the failing one.
+    private(set) var statements: [Int: String] = [:]
+
+    init(settings: RenderSettings, sink: OutputSink, trace: DotCommand.TraceMode, signals: SignalState?) {
+        self.settings = settings
+        self.sink = sink
+        self.trace = trace
+        self.signals = signals
+    }
+
+    mutating func statementDidStart(_ header: StatementHeader) throws {
+        if signals?.isInterruptRequested == true { throw Interrupted() }
+        statements[header.index] = header.sql
+        if header.columns.isEmpty {
+            renderer = nil
+        } else {
+            var renderer = makeRenderer(settings)
+            renderer.begin(columns: header.columns, into: &buffer)
+            self.renderer = renderer
+        }
+    }
+
+    mutating func consume(row: [SQLValue]) throws {
+        renderer?.row(row, into: &buffer)
+        if buffer.utf8.count >= 1 << 16 { try flush() }
+    }
+
+    mutating func statementDidFinish(_ summary: StatementSummary) throws {
+        renderer?.end(into: &buffer)
+        renderer = nil
+        if trace != .off, let sql = statements[summary.index] {
+            buffer += TraceLine.format(
+                sql: sql, elapsed: trace == .profile ? summary.elapsed : nil,
+                rows: trace == .profile ? summary.rowCount : nil, live: false)
+        }
+        try flush()
+    }
+
+    /// Writes what is buffered.
+    mutating func flush() throws(OutputSink.Closed) {
+        defer { buffer = "" }
+        try sink.write(buffer)
+    }
+}
+
+/// The lines `.trace` prints.
+enum TraceLine {
+    /// `-- trace: SQL`, with `(1.234 ms, 3 rows)` when profiling; live-query
+    /// refreshes say `-- trace live:`.
+    static func format(sql: String, elapsed: Duration?, rows: Int?, live: Bool) -> String {
+        var line = (live ? "-- trace live: " : "-- trace: ") + sql.replacingOccurrences(of: "\n", with: " ")
+        var details: [String] = []
+        if let elapsed { details.append(String(format: "%.3f ms", elapsed.milliseconds)) }
+        if let rows { details.append(rows == 1 ? "1 row" : "\(rows) rows") }
+        if !details.isEmpty { line += " (" + details.joined(separator: ", ") + ")" }
+        return line + "\n"
+    }
+}

@@ -1,0 +1,235 @@
+import Foundation
+import SQLiveEngine
+
+extension Session {
+    /// Performs a dot-command; throws what the user should read.
+    func perform(_ command: DotCommand, source: Source) throws {
+        switch command {
+        case .open(let path, let readonly):
+            try open(path, readonly: readonly)
+
+        case .watch(let name, let sql, let diff, let replace):
+            try watch(name: name, definition: LiveQueryDefinition(sql: sql), diff: diff, replace: replace)
+
+        case .pause(let name):
+            let database = try requireDatabase()
+            try Blocking.run { try await database.pauseLiveQuery(name: name) }
+
+        case .resume(let name):
+            let database = try requireDatabase()
+            try Blocking.run { try await database.resumeLiveQuery(name: name) }
+
+        case .unwatch(let name):
+            let database = try requireDatabase()
+            if let name {
+                try Blocking.run { try await database.unregisterLiveQuery(name: name) }
+                watches[name] = nil
+            } else {
+                try Blocking.run { await database.unregisterAllLiveQueries() }
+                watches = [:]
+            }
+
+        case .watches:
+            try listWatches()
+
+        case .wait(let name, let timeout):
+            try wait(for: name, timeout: timeout)
+
+        case .explain(let sql, let bytecode):
+            let database = try requireDatabase()
+            if bytecode {
+                let program = try Blocking.run { try await database.explainBytecode(sql) }
+                var settings = renderSettings
+                settings.headers = true
+                try sink.write(
+                    render(columns: BytecodeInstruction.columns, rows: program.map(\.values), settings: settings))
+            } else {
+                let plan = try Blocking.run { try await database.explainQueryPlan(sql) }
+                try sink.write(plan.rendered + "\n")
+            }
+
+        case .trace(let mode):
+            trace = mode
+            database?.traceSettings = TraceSettings(enabled: mode != .off, profile: mode == .profile)
+
+        case .timer(let on):
+            timer = on
+
+        case .mode(let newMode):
+            if let newMode {
+                mode = newMode
+            } else {
+                try sink.write("current output mode: \(mode.rawValue)\n")
+            }
+
+        case .headers(let on):
+            headers = on
+
+        case .nullValue(let text):
+            nullText = text
+
+        case .tables(let pattern):
+            let database = try requireDatabase()
+            let schema = try Blocking.run { try await database.schema() }
+            let names = schema.relations.map(\.name).filter { pattern == nil || Self.like(pattern!, $0) }.sorted()
+            try sink.write(Self.columnated(names, width: Terminal.width() ?? 80))
+
+        case .schema(let pattern):
+            let database = try requireDatabase()
+            let schema = try Blocking.run { try await database.schema() }
+            let statements = schema.createStatements(matching: pattern)
+            try sink.write(statements.map { $0 + "\n" }.joined())
+
+        case .read(let path):
+            try read(path: path)
+
+        case .print(let text):
+            try sink.write(text + "\n")
+
+        case .help(let name):
+            if let name {
+                guard let text = DotCommandHelp.help(for: name.lowercased()) else {
+                    throw CommandFailure("no such command: .\(name)")
+                }
+                try sink.write(text)
+            } else {
+                try sink.write(DotCommandHelp.overview)
+            }
+
+        case .quit:
+            exitCode = failed && !interactive ? 1 : 0
+
+        case .exit(let code):
+            exitCode = code
+        }
+    }
+
+    /// `.watch`: registers (or redefines) a live query and prints its first result.
+    func watch(name: String, definition: LiveQueryDefinition, diff: Bool, replace: Bool) throws {
+        let database = try requireDatabase()
+        let snapshot: LiveQuerySnapshot
+        var replaced = false
+        let existing = replace ? try Blocking.run { await database.liveQueries() }.map(\.name) : []
+        if existing.contains(name) {
+            snapshot = try Blocking.run {
+                try await database.updateLiveQuery(name: name, sql: definition.sql, parameters: definition.parameters)
+            }
+            replaced = true
+        } else {
+            do {
+                snapshot = try Blocking.run { try await database.registerLiveQuery(name: name, definition) }
+            } catch SQLiveError.liveQueryNameTaken {
+                throw CommandFailure("a live query named \(name) already exists (use .watch --replace to redefine it)")
+            }
+        }
+        // Print what arrived before, so that the versions stay in order.
+        printEvents()
+        let previous = watches[name]
+        watches[name] = Watch(
+            diff: diff, printedVersion: max(snapshot.version, previous?.printedVersion ?? 0),
+            waitedVersion: max(snapshot.version, previous?.waitedVersion ?? 0))
+        try sink.write(LiveQueryPrinter(settings: renderSettings).registered(snapshot, replaced: replaced))
+    }
+
+    /// `.wait`: returns once the live query printed a change newer than the
+    /// last one waited for.
+    private func wait(for name: String?, timeout: Duration) throws {
+        if let name {
+            guard watches[name] != nil else { throw SQLiveError.unknownLiveQuery(name) }
+        } else if watches.isEmpty {
+            throw CommandFailure("no live query to wait for")
+        }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            printEvents()
+            if isFinished { return }
+            let ready = watches.filter { (key, watch) in
+                (name == nil || key == name) && watch.printedVersion > watch.waitedVersion
+            }
+            if !ready.isEmpty {
+                for key in name.map({ [$0] }) ?? Array(watches.keys) {
+                    if var watch = watches[key] {
+                        watch.waitedVersion = watch.printedVersion
+                        watches[key] = watch
+                    }
+                }
+                return
+            }
+            if signals.isInterruptRequested { throw CommandFailure("interrupted") }
+            let remaining = deadline - .now
+            guard remaining > .zero else {
+                let seconds = SQLValue.format(real: timeout.milliseconds / 1000)
+                throw CommandFailure("timed out: no change of \(name ?? "any live query") within \(seconds) s")
+            }
+            wake.wait(timeout: min(remaining, .milliseconds(250)))
+        }
+    }
+
+    /// `.watches`: one row per live query.
+    private func listWatches() throws {
+        let database = try requireDatabase()
+        let queries = try Blocking.run { await database.liveQueries() }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss"
+        let rows: [[SQLValue]] = queries.map { query in
+            let state: String =
+                if let error = query.error { "error: \(error.description)" } else if query.paused { "paused" } else {
+                    "live"
+                }
+            return [
+                .text(query.name), .text(query.tables.joined(separator: ", ")), .integer(Int64(query.version)),
+                .integer(Int64(query.refreshes)), query.lastRefresh.map { .text(formatter.string(from: $0)) } ?? .null,
+                .text(state), .text(query.definition.sql),
+            ]
+        }
+        var settings = renderSettings
+        settings.headers = true
+        try sink.write(
+            render(
+                columns: ["name", "tables", "version", "refreshes", "last_refresh", "state", "sql"], rows: rows,
+                settings: settings))
+    }
+
+    /// Names in columns, top to bottom then left to right, as sqlite3's `.tables` prints them.
+    static func columnated(_ names: [String], width: Int) -> String {
+        guard !names.isEmpty else { return "" }
+        let columnWidth = (names.map(CellText.width).max() ?? 0) + 2
+        let columns = max(1, (width + 2) / columnWidth)
+        let rows = (names.count + columns - 1) / columns
+        var output = ""
+        for row in 0..<rows {
+            var line = ""
+            for index in stride(from: row, to: names.count, by: rows) {
+                let name = names[index]
+                line += name + String(repeating: " ", count: columnWidth - CellText.width(name))
+            }
+            while line.hasSuffix(" ") { line.removeLast() }
+            output += line + "\n"
+        }
+        return output
+    }
+
+    /// SQL `LIKE`: case-insensitive, `%` any run, `_` any character.
+    static func like(_ pattern: String, _ text: String) -> Bool {
+        let pattern = Array(pattern.lowercased())
+        let text = Array(text.lowercased())
+        var memo: [Int: Bool] = [:]
+        func match(_ p: Int, _ t: Int) -> Bool {
+            let key = p * (text.count + 1) + t
+            if let known = memo[key] { return known }
+            let result: Bool
+            if p == pattern.count {
+                result = t == text.count
+            } else {
+                switch pattern[p] {
+                case "%": result = (t...text.count).contains { match(p + 1, $0) }
+                case "_": result = t < text.count && match(p + 1, t + 1)
+                case let c: result = t < text.count && text[t] == c && match(p + 1, t + 1)
+                }
+            }
+            memo[key] = result
+            return result
+        }
+        return match(0, 0)
+    }
+}

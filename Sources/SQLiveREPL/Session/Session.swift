@@ -1,0 +1,434 @@
+import Foundation
+import SQLiveEngine
+
+/// The command interpreter shared by interactive and scripted sessions.
+///
+/// A session runs on one thread of its own (never Swift concurrency's
+/// pool): SQL runs there synchronously, streaming to the output, and async
+/// engine calls are waited for there. Live-query events arrive on other
+/// threads into an `EventQueue` and are printed by this thread when it is
+/// free, so output never interleaves.
+final class Session {
+    /// Where a command came from, for error messages.
+    struct Source {
+        /// A script file's name, for `.read` (`nil` for the main input).
+        var name: String?
+    }
+
+    /// What the session knows of one live query it registered.
+    struct Watch {
+        var diff: Bool
+        /// The newest version printed.
+        var printedVersion: Int
+        /// The newest version a `.wait` has seen.
+        var waitedVersion: Int
+    }
+
+    let interactive: Bool
+    let bail: Bool
+    let sink = OutputSink()
+    let wake = WakePipe()
+    let signals: SignalState
+    let events: EventQueue
+    /// Whether colour may be used on standard output and standard error.
+    let colour: Bool
+
+    // Mutable State: only touched on the session thread.
+    var mode: OutputMode
+    var headers = false
+    var nullText = "NULL"
+    var timer = false
+    var trace = DotCommand.TraceMode.off
+    private(set) var database: LiveDatabase?
+    private var pumps: [Task<Void, Never>] = []
+    var watches: [String: Watch] = [:]
+    /// Whether any command failed.
+    private(set) var failed = false
+    /// Set by `.quit` and `.exit`: the session ends with this code.
+    var exitCode: Int32?
+    /// Set when the session must stop (bail, closed output).
+    var stopped = false
+    private var readDepth = 0
+    private var runDepth = 0
+    var completionSchema = CompletionSchema()
+    private var completionSchemaDate = Date.distantPast
+
+    init(interactive: Bool, mode: OutputMode?, bail: Bool) {
+        self.interactive = interactive
+        self.bail = bail
+        self.mode = mode ?? (interactive ? .box : .list)
+        let environment = ProcessInfo.processInfo.environment
+        colour =
+            interactive && isatty(1) != 0 && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
+        signals = SignalState(wake: wake)
+        events = EventQueue(wake: wake)
+    }
+
+    /// Whether the session is over.
+    var isFinished: Bool { exitCode != nil || stopped }
+
+    /// The settings renderers use now (the terminal may have been resized).
+    var renderSettings: RenderSettings {
+        RenderSettings(mode: mode, headers: headers, nullText: nullText, maxWidth: Terminal.width(), colour: colour)
+    }
+
+    // MARK: - Database
+
+    /// Opens a database, replacing the current one only if opening succeeds.
+    func open(_ path: String?, readonly: Bool) throws {
+        let location = DatabaseLocation(path)
+        let database = try Blocking.run {
+            try await LiveDatabase.open(location, options: LiveDatabase.Options(readonly: readonly))
+        }
+        closeDatabase()
+        self.database = database
+        signals.setDatabase(database)
+        database.traceSettings = TraceSettings(enabled: trace != .off, profile: trace == .profile)
+        pumps = events.pump(database)
+        completionSchemaDate = .distantPast
+    }
+
+    /// Drops the live queries and closes the database.
+    func closeDatabase() {
+        guard let database else { return }
+        watches = [:]
+        do {
+            try Blocking.run {
+                await database.unregisterAllLiveQueries()
+                await database.close()
+            }
+        } catch {
+            reportError("closing the database: \(error)")
+        }
+        for pump in pumps { pump.cancel() }
+        pumps = []
+        _ = events.takeAll()
+        signals.setDatabase(nil)
+        self.database = nil
+    }
+
+    func requireDatabase() throws -> LiveDatabase {
+        guard let database else { throw CommandFailure("no database is open") }
+        return database
+    }
+
+    // MARK: - Running input
+
+    /// Runs one unit of input; returns whether it succeeded.
+    @discardableResult
+    func run(_ unit: InputAccumulator.Unit, source: Source = Source()) -> Bool {
+        guard !isFinished else { return false }
+        let start = ContinuousClock.now
+        let outermost = runDepth == 0
+        runDepth += 1
+        if outermost {
+            signals.setRunning(true)
+            sink.commandDidStart()
+        }
+        let indicator = interactive && outermost ? ElapsedIndicator(sink: sink) : nil
+        indicator?.start()
+        let ok: Bool
+        switch unit {
+        case .dotCommand(let line, let number):
+            ok = runDotCommand(line, line: number, source: source)
+        case .sql(let sql, let number):
+            ok = runSQL(sql, line: number, source: source)
+        }
+        indicator?.stop()
+        runDepth -= 1
+        if outermost {
+            signals.setRunning(false)
+            _ = signals.takeInterrupt()
+        }
+        if timer && !isFinished, case .sql = unit {
+            let elapsed = ContinuousClock.now - start
+            write(String(format: "Run Time: real %.3f\n", elapsed.milliseconds / 1000))
+        }
+        if !ok {
+            failed = true
+            if bail && !interactive { stopped = true }
+        }
+        printEvents()
+        return ok
+    }
+
+    private func runSQL(_ sql: String, line: Int, source: Source) -> Bool {
+        guard let database else {
+            reportError("no database is open", line: line, source: source)
+            return false
+        }
+        if let query = Self.explainedQuery(sql) {
+            return attempt(line: line, source: source) {
+                try perform(.explain(sql: query, bytecode: false), source: source)
+            }
+        }
+        var consumer = RenderingConsumer(
+            settings: renderSettings, sink: sink, trace: trace, signals: interactive ? signals : nil)
+        do {
+            try database.run(sql, consumer: &consumer)
+            return true
+        } catch let failure as SQLiteFailure {
+            flush(&consumer)
+            let errorLine = Self.line(of: failure, in: sql, statements: consumer.statements, startLine: line)
+            reportError(failure.message, line: errorLine, source: source)
+            if interactive, source.name == nil, let offset = failure.offset,
+                let pointer = Self.pointer(at: offset, in: sql)
+            {
+                sink.writeError(pointer)
+            }
+        } catch is RenderingConsumer.Interrupted {
+            flush(&consumer)
+            reportError("interrupted", line: line, source: source)
+        } catch is OutputSink.Closed {
+            stopped = true
+        } catch {
+            flush(&consumer)
+            reportError("\(error)", line: line, source: source)
+        }
+        return false
+    }
+
+    /// Writes what a failed script had rendered; a closed output ends the session.
+    private func flush(_ consumer: inout RenderingConsumer) {
+        do {
+            try consumer.flush()
+        } catch {
+            stopped = true
+        }
+    }
+
+    /// The line of SQL where an error is, with a caret under it, as sqlite3 shows it:
+    ///
+    /// ```text
+    ///   SELEC 1;
+    ///   ^--- error here
+    /// ```
+    static func pointer(at offset: Int, in sql: String) -> String? {
+        let utf8 = Array(sql.utf8)
+        guard offset >= 0, offset <= utf8.count else { return nil }
+        let lineStart = utf8[..<offset].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+        let lineEnd = utf8[offset...].firstIndex(of: 0x0A) ?? utf8.count
+        let line = String(decoding: utf8[lineStart..<lineEnd], as: UTF8.self)
+        let before = String(decoding: utf8[lineStart..<offset], as: UTF8.self)
+        let column = CellText.width(before.replacingOccurrences(of: "\t", with: " "))
+        return "  " + line + "\n  " + String(repeating: " ", count: column) + "^--- error here\n"
+    }
+
+    /// The line of the script where a failure happened: where SQLite
+    /// located it, or else where the failing statement starts.
+    static func line(of failure: SQLiteFailure, in sql: String, statements: [Int: String], startLine: Int) -> Int {
+        let utf8 = Array(sql.utf8)
+        var offset: Int?
+        if let errorOffset = failure.offset, errorOffset <= utf8.count {
+            offset = errorOffset
+        } else if let index = failure.statementIndex {
+            var searchFrom = sql.startIndex
+            for statementIndex in 0...index {
+                guard let text = statements[statementIndex],
+                    let range = sql.range(of: text, range: searchFrom..<sql.endIndex)
+                else { continue }
+                searchFrom = range.upperBound
+                if statementIndex == index {
+                    offset = sql.utf8.distance(from: sql.startIndex, to: range.lowerBound)
+                }
+            }
+        }
+        guard let offset else {
+            // The first non-blank line of the input.
+            let leading = sql.prefix { $0.isWhitespace }
+            return startLine + leading.filter { $0 == "\n" }.count
+        }
+        return startLine + utf8[..<offset].filter { $0 == 0x0A }.count
+    }
+
+    private func runDotCommand(_ line: String, line number: Int, source: Source) -> Bool {
+        attempt(line: number, source: source) {
+            try perform(try DotCommand.parse(line), source: source)
+        }
+    }
+
+    /// Runs a command's work, reporting what it throws; returns whether it succeeded.
+    private func attempt(line number: Int, source: Source, _ body: () throws -> Void) -> Bool {
+        do {
+            try body()
+            return true
+        } catch let error as DotCommand.ParseError {
+            reportError(error.description, line: number, source: source)
+        } catch let error as SQLiveError {
+            reportError(error.description, line: number, source: source)
+        } catch let error as SQLiteFailure {
+            reportError(error.message, line: number, source: source)
+        } catch let error as CommandFailure {
+            reportError(error.message, line: number, source: source)
+        } catch is OutputSink.Closed {
+            stopped = true
+        } catch is CancellationError {
+            reportError("interrupted", line: number, source: source)
+        } catch {
+            reportError("\(error)", line: number, source: source)
+        }
+        return false
+    }
+
+    /// The statement of a lone `EXPLAIN QUERY PLAN ...`, which prints as a
+    /// tree, as in sqlite3.
+    static func explainedQuery(_ sql: String) -> String? {
+        var text = sql.trimmingCharacters(in: .whitespacesAndNewlines)
+        while text.hasSuffix(";") { text = String(text.dropLast()).trimmingCharacters(in: .whitespacesAndNewlines) }
+        let words = text.split(maxSplits: 3, whereSeparator: { $0.isWhitespace })
+        guard words.count == 4, words[0].uppercased() == "EXPLAIN", words[1].uppercased() == "QUERY",
+            words[2].uppercased() == "PLAN", !text.contains(";")
+        else { return nil }
+        return String(words[3])
+    }
+
+    /// Runs a script's lines (a `-f` file, `.read`, the `-c` commands, piped input).
+    ///
+    /// - parameter firstLine: The number of the first line, when several inputs count as one script.
+    /// - returns: The number of the last line read.
+    @discardableResult
+    func runScript<Lines: Sequence<String>>(_ lines: Lines, source: Source = Source(), firstLine: Int = 1) -> Int {
+        var input = InputAccumulator()
+        var number = firstLine - 1
+        for line in lines {
+            number += 1
+            if let unit = input.add(line, lineNumber: number) { run(unit, source: source) }
+            if isFinished { return number }
+        }
+        if let unit = input.finish() { run(unit, source: source) }
+        return number
+    }
+
+    /// `.read PATH`.
+    func read(path: String) throws {
+        guard readDepth < 16 else { throw CommandFailure(".read is nested too deeply") }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw CommandFailure("cannot open \"\(path)\"")
+        }
+        readDepth += 1
+        defer { readDepth -= 1 }
+        let failedBefore = failed
+        failed = false
+        runScript(Self.lines(of: text), source: Source(name: path))
+        let nestedFailed = failed
+        failed = failedBefore || nestedFailed
+        if nestedFailed && !interactive && bail { stopped = true }
+    }
+
+    /// The lines of a text, without their line terminators.
+    static func lines(of text: String) -> [String] {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
+        }
+        if lines.last == "" { lines.removeLast() }
+        return lines
+    }
+
+    // MARK: - Output
+
+    /// Writes to standard output; a closed output ends the session.
+    func write(_ text: String) {
+        do {
+            try sink.write(text)
+        } catch {
+            stopped = true
+        }
+    }
+
+    /// Reports an error on standard error: `Error: near line 3: ...` in scripts.
+    func reportError(_ message: String, line: Int? = nil, source: Source = Source()) {
+        var text = "Error: "
+        if !interactive || source.name != nil {
+            if let name = source.name { text += name + " " }
+            if let line { text += "near line \(line): " }
+        }
+        text += message
+        sink.writeError(colourError(text) + "\n")
+    }
+
+    private func colourError(_ text: String) -> String {
+        colour && isatty(2) != 0 ? ANSI.red + text + ANSI.reset : text
+    }
+
+    /// Prints the live-query and trace events that arrived.
+    func printEvents() {
+        wake.drain()
+        let items = events.takeAll()
+        guard !items.isEmpty else { return }
+        let printer = LiveQueryPrinter(settings: renderSettings)
+        var output = ""
+        for item in items {
+            switch item {
+            case .live(.changed(let change)):
+                guard var watch = watches[change.name], change.version > watch.printedVersion else { continue }
+                output += printer.changed(change, diff: watch.diff)
+                watch.printedVersion = change.version
+                watches[change.name] = watch
+            case .live(.failed(let name, let error)):
+                guard watches[name] != nil else { continue }
+                write(output)
+                output = ""
+                sink.writeError(printer.failed(name: name, error: error))
+            case .live(.databaseFileChanged(let path)):
+                write(output)
+                output = ""
+                sink.writeError("-- the database file \(path) was deleted or replaced\n")
+            case .trace(let event):
+                guard trace != .off else { continue }
+                output += TraceLine.format(
+                    sql: event.sql, elapsed: event.elapsed, rows: event.rows, live: event.origin == .liveQuery)
+            }
+        }
+        write(output)
+    }
+
+    /// Whether any command failed.
+    var hasFailed: Bool { failed }
+
+    /// Whether events are waiting to be printed.
+    var hasPendingEvents: Bool { !events.isEmpty }
+
+    // MARK: - Completion
+
+    /// The completer, with a schema at most a second old.
+    func completer() -> Completer {
+        if let database, Date().timeIntervalSince(completionSchemaDate) > 1 {
+            do {
+                let schema = try Blocking.run { try await database.schema() }
+                completionSchema = CompletionSchema(schema)
+            } catch {
+                // Completion goes on with the schema it had.
+            }
+            completionSchemaDate = Date()
+        }
+        return Completer(schema: completionSchema, liveQueryNames: watches.keys.sorted())
+    }
+
+    /// Reads the schema for completion from any thread; `nil` when it cannot be read now.
+    var completionSchemaSource: (@Sendable () -> CompletionSchema?)? {
+        guard let database else { return nil }
+        return {
+            do {
+                return CompletionSchema(try Blocking.run { try await database.schema() })
+            } catch {
+                // Completion goes on with the schema it had.
+                return nil
+            }
+        }
+    }
+
+    /// Forgets the cached schema (after a command that may have changed it).
+    func schemaMayHaveChanged() {
+        completionSchemaDate = .distantPast
+    }
+}
+
+/// A dot-command failed; `message` says why.
+struct CommandFailure: Error, CustomStringConvertible {
+    var message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}

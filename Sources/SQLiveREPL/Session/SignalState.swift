@@ -1,0 +1,95 @@
+import Foundation
+import SQLiveEngine
+import Synchronization
+
+/// What Ctrl-C and window resizes asked for, shared between the signal
+/// handlers (on a dispatch queue) and the session thread.
+///
+/// Ctrl-C while a command runs interrupts the database and cancels the
+/// command's task; at the prompt, the loop clears the line.
+final class SignalState: Sendable {
+    // Mutable State: guarded by the mutex; signal handlers write it from a
+    // dispatch queue, the session thread reads and resets it.
+    private struct State {
+        var running = false
+        var interruptRequested = false
+        var resized = false
+        var cancel: (@Sendable () -> Void)?
+        var database: LiveDatabase?
+    }
+    private let state = Mutex(State())
+    let wake: WakePipe
+
+    init(wake: WakePipe) {
+        self.wake = wake
+    }
+
+    /// Catches SIGINT (and SIGWINCH for the terminal) while the returned sources are kept.
+    func install(resizes: Bool) -> [any DispatchSourceSignal] {
+        var list: [any DispatchSourceSignal] = []
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interrupt.setEventHandler { [weak self] in self?.interrupt() }
+        interrupt.resume()
+        list.append(interrupt)
+        if resizes {
+            signal(SIGWINCH, SIG_IGN)
+            let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: .global())
+            resize.setEventHandler { [weak self] in
+                self?.state.withLock { $0.resized = true }
+                self?.wake.post()
+            }
+            resize.resume()
+            list.append(resize)
+        }
+        return list
+    }
+
+    /// The database Ctrl-C interrupts.
+    func setDatabase(_ database: LiveDatabase?) {
+        state.withLock { $0.database = database }
+    }
+
+    /// Ctrl-C: interrupt the running command, or ask the loop to clear the line.
+    func interrupt() {
+        let (database, cancel) = state.withLock { state in
+            state.interruptRequested = true
+            return state.running ? (state.database, state.cancel) : (nil, nil)
+        }
+        database?.interrupt()
+        cancel?()
+        wake.post()
+    }
+
+    /// Marks a command as running (Ctrl-C interrupts it) or done.
+    func setRunning(_ running: Bool) {
+        state.withLock { state in
+            state.running = running
+            state.cancel = nil
+        }
+    }
+
+    /// What Ctrl-C cancels besides the database's statement.
+    func setCancel(_ cancel: (@Sendable () -> Void)?) {
+        state.withLock { $0.cancel = cancel }
+    }
+
+    /// Whether Ctrl-C was pressed since the last call.
+    func takeInterrupt() -> Bool {
+        state.withLock { state in
+            defer { state.interruptRequested = false }
+            return state.interruptRequested
+        }
+    }
+
+    /// Whether Ctrl-C was pressed, without resetting.
+    var isInterruptRequested: Bool { state.withLock { $0.interruptRequested } }
+
+    /// Whether the window was resized since the last call.
+    func takeResize() -> Bool {
+        state.withLock { state in
+            defer { state.resized = false }
+            return state.resized
+        }
+    }
+}

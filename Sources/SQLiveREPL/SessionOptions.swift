@@ -1,0 +1,47 @@
+/// How query results are printed.
+///
+/// The modes are those of the sqlite3 CLI: `box`, `table` and `markdown` draw
+/// aligned grids, `csv` is RFC 4180, `json` an array of objects per
+/// statement, `line` one `column = value` line per value, `list` values
+/// separated by `|`.
+public enum OutputMode: String, CaseIterable, Sendable {
+    case box, table, markdown, csv, json, line, list
+}
+
+/// What a session was asked to do, from the command line.
+///
+/// ```swift
+/// let options = SessionOptions(
+///     database: "games.sqlite", readonly: false, commands: ["SELECT 1;"], file: nil,
+///     mode: .csv, bail: true, demo: false)
+/// let status = await SessionRunner.run(options)
+/// ```
+public struct SessionOptions: Sendable {
+    /// The database path or URI; `nil` opens an in-memory database.
+    public var database: String?
+    /// Open the database read-only.
+    public var readonly: Bool
+    /// The `-c` commands, in order. Non-empty makes the session scripted.
+    public var commands: [String]
+    /// The `-f` script file. Non-nil makes the session scripted.
+    public var file: String?
+    /// The initial output mode; `nil` picks `box` interactively and `list` in scripts.
+    public var mode: OutputMode?
+    /// Stop a scripted session at the first error.
+    public var bail: Bool
+    /// Open a temporary demo database that a second connection keeps writing to.
+    public var demo: Bool
+
+    public init(
+        database: String?, readonly: Bool, commands: [String], file: String?, mode: OutputMode?, bail: Bool,
+        demo: Bool
+    ) {
+        self.database = database
+        self.readonly = readonly
+        self.commands = commands
+        self.file = file
+        self.mode = mode
+        self.bail = bail
+        self.demo = demo
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import SQLiveEngine
+
+/// Runs a session: interactive in a terminal, scripted otherwise.
+///
+/// A session is interactive when standard input is a terminal and neither
+/// `-c` nor `-f` was given. Interactive sessions edit lines with readline,
+/// print in `box` mode by default, and re-print live queries above the
+/// prompt; scripted sessions read commands from `-c`, `-f` or standard
+/// input, print in `list` mode by default (as sqlite3 does), and exit 1 when
+/// any command failed.
+public enum SessionRunner {
+    /// Runs the session on a thread of its own and returns its exit code.
+    public static func run(_ options: SessionOptions) async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(returning: main(options))
+            }
+            thread.name = "sqlive.session"
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+    }
+
+    private static func main(_ options: SessionOptions) -> Int32 {
+        signal(SIGPIPE, SIG_IGN)
+        let interactive = options.commands.isEmpty && options.file == nil && isatty(0) != 0
+        let session = Session(interactive: interactive, mode: options.mode, bail: options.bail)
+
+        var demo: DemoSession?
+        if options.demo {
+            do {
+                demo = try DemoSession.create()
+            } catch {
+                session.reportError("cannot create the demo database: \(error)")
+                return 1
+            }
+        }
+        defer { demo?.tearDown() }
+
+        do {
+            try session.open(demo?.path ?? options.database, readonly: options.readonly)
+        } catch {
+            session.reportError("\(error)")
+            return 1
+        }
+        defer { session.closeDatabase() }
+
+        if let demo {
+            if interactive { session.write(demo.banner) }
+            do {
+                try session.watch(
+                    name: "leaderboard", definition: DemoDatabase.leaderboard, diff: false, replace: false)
+            } catch {
+                session.reportError("\(error)")
+            }
+            demo.writer.start()
+        }
+
+        if interactive {
+            if demo == nil, let database = session.database {
+                session.write(
+                    "sqlive \(SQLiveVersion.current) (SQLite \(database.info.sqliteVersion)) on \(database.info.path)\n"
+                        + "Enter \".help\" for usage hints.\n")
+            }
+            InteractiveLoop(session: session).run()
+            return session.exitCode ?? 0
+        }
+
+        if !options.commands.isEmpty {
+            var line = 1
+            for command in options.commands where !session.isFinished {
+                line = session.runScript(Session.lines(of: command), firstLine: line) + 1
+            }
+        } else if let file = options.file {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                session.reportError("cannot open \"\(file)\"")
+                return 1
+            }
+            session.runScript(Session.lines(of: text))
+        } else {
+            session.runScript(StandardInputLines())
+        }
+        if !session.isFinished { session.printEvents() }
+        return session.exitCode ?? (session.hasFailed ? 1 : 0)
+    }
+}
+
+/// Standard input's lines, read as they come.
+struct StandardInputLines: Sequence, IteratorProtocol {
+    mutating func next() -> String? {
+        guard let line = readLine(strippingNewline: true) else { return nil }
+        return line.hasSuffix("\r") ? String(line.dropLast()) : line
+    }
+}
+
+/// The temporary database and writer of `--demo`.
+struct DemoSession {
+    let directory: String
+    let path: String
+    let writer: DemoWriter
+
+    static func create() throws -> DemoSession {
+        let directory = NSTemporaryDirectory() + "sqlive-demo-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/demo.sqlite"
+        try DemoDatabase.create(atPath: path)
+        return DemoSession(directory: directory, path: path, writer: try DemoWriter(path: path))
+    }
+
+    var banner: String {
+        """
+        sqlive demo: games and players, in a temporary database (\(path)).
+        A second connection changes a score about once a second, and now and then adds or removes a player.
+        The live query "leaderboard" re-prints whenever its result changes. Try:
+          SELECT * FROM players ORDER BY score DESC;
+          .watch top SELECT name, score FROM players ORDER BY score DESC LIMIT 3
+          .unwatch leaderboard
+          .help
+
+        """
+    }
+
+    func tearDown() {
+        writer.stop()
+        do {
+            try FileManager.default.removeItem(atPath: directory)
+        } catch {
+            FileHandle.standardError.write(Data("sqlive: cannot remove the demo database \(directory): \(error)\n".utf8))
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// The interactive REPL: an event loop over standard input and the wake pipe.
+///
+/// `poll` waits for a key or a wake-up. A key goes to readline; a complete
+/// line goes to the input accumulator, and a complete command runs (the
+/// prompt is hidden meanwhile). A wake-up prints live-query updates above
+/// the prompt, clears the line after Ctrl-C, or follows a window resize.
+struct InteractiveLoop {
+    static let prompt = "sqlive> "
+    static let continuationPrompt = "   ...> "
+
+    let session: Session
+    private let editor = LineEditor()
+
+    init(session: Session) {
+        self.session = session
+    }
+
+    func run() {
+        var input = InputAccumulator()
+        var lineNumber = 0
+        var prompt: String { input.isEmpty ? Self.prompt : Self.continuationPrompt }
+
+        let signalSources = session.signals.install(resizes: true)
+        defer { for source in signalSources { source.cancel() } }
+        session.printEvents()
+        editor.setCompletion(session.completer(), pendingText: "", schemaSource: session.completionSchemaSource)
+        editor.install(prompt: prompt)
+        defer { editor.remove() }
+
+        while !session.isFinished {
+            var descriptors = [
+                pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: session.wake.readDescriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&descriptors, 2, -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            if descriptors[1].revents != 0 {
+                session.wake.drain()
+                if session.signals.takeResize() { editor.resize() }
+                if session.signals.takeInterrupt() {
+                    input.reset()
+                    editor.cancelLine(prompt: prompt)
+                }
+                if session.hasPendingEvents {
+                    editor.printAbove { session.printEvents() }
+                }
+            }
+            guard descriptors[0].revents != 0 else { continue }
+            editor.readCharacter()
+            for line in editor.takeLines() {
+                guard let line else {
+                    // Ctrl-D on an empty line.
+                    session.write("\n")
+                    return
+                }
+                lineNumber += 1
+                if let unit = input.add(line, lineNumber: lineNumber) {
+                    switch unit {
+                    case .dotCommand(let text, _), .sql(let text, _):
+                        editor.record(text)
+                    }
+                    session.run(unit)
+                    session.schemaMayHaveChanged()
+                }
+                if session.isFinished { return }
+            }
+            if !editor.isInstalled {
+                editor.setCompletion(
+                    session.completer(), pendingText: input.pending, schemaSource: session.completionSchemaSource)
+                editor.install(prompt: prompt)
+            }
+        }
+    }
+}

@@ -1,0 +1,228 @@
+import CReadline
+import Foundation
+import Synchronization
+
+/// GNU readline, in its callback interface: the only type that touches readline.
+///
+/// The interactive loop owns one editor and calls it from its thread only.
+/// Readline never blocks: the loop polls standard input and calls
+/// `readCharacter()` when a key arrives, so it can also print live-query
+/// updates above the prompt (`printAbove`) without losing the line being
+/// typed.
+///
+/// Readline's C callbacks cannot capture context: they reach the editor's
+/// state through `callbackState`, a mutex-guarded static.
+final class LineEditor {
+    /// What the C callbacks read and write.
+    private struct CallbackState {
+        /// Lines accepted (`nil` for end of input), not yet taken.
+        var lines: [String?] = []
+        var completer: Completer?
+        /// Reads a fresh schema when the completer's is more than a second old.
+        var schemaSource: (@Sendable () -> CompletionSchema?)?
+        var schemaDate = Date()
+        /// The earlier lines of the statement being typed.
+        var pendingText = ""
+    }
+    private static let callbackState = Mutex(CallbackState())
+
+    private(set) var isInstalled = false
+    private var history = History()
+    private let historyPath: String?
+
+    init() {
+        sqlive_rl_set_readline_name("sqlive")
+        sqlive_rl_set_catch_signals(0)
+        sqlive_rl_set_catch_sigwinch(0)
+        sqlive_rl_set_basic_word_break_characters(wordBreaks)
+        sqlive_rl_set_attempted_completion_function(lineEditorComplete)
+        using_history()
+        historyPath = History.path()
+        loadHistory()
+    }
+
+    /// Readline keeps the pointer, so it is never freed (there is one editor per process).
+    private let wordBreaks = strdup(Completer.wordBreakCharacters)
+
+    // MARK: - Reading lines
+
+    /// Shows the prompt and starts reading a line.
+    func install(prompt: String) {
+        if isInstalled { rl_callback_handler_remove() }
+        rl_callback_handler_install(prompt, lineEditorAcceptLine)
+        isInstalled = true
+    }
+
+    /// Stops reading (while a command runs, and at exit); the terminal returns to its normal mode.
+    func remove() {
+        guard isInstalled else { return }
+        rl_callback_handler_remove()
+        isInstalled = false
+    }
+
+    /// Reads the available character(s) from standard input.
+    func readCharacter() {
+        rl_callback_read_char()
+    }
+
+    /// The lines accepted since the last call (`nil` is end of input).
+    ///
+    /// Accepting a line removes the handler, so the prompt is not shown
+    /// again before the command ran: call `install` for the next line.
+    func takeLines() -> [String?] {
+        let lines = Self.callbackState.withLock { state in
+            defer { state.lines.removeAll() }
+            return state.lines
+        }
+        if !lines.isEmpty { isInstalled = false }
+        return lines
+    }
+
+    fileprivate static func accept(_ line: UnsafeMutablePointer<CChar>?) {
+        let text = line.map { String(cString: $0) }
+        free(line)
+        callbackState.withLock { $0.lines.append(text) }
+        rl_callback_handler_remove()
+    }
+
+    // MARK: - Printing while the user types
+
+    /// Prints above the prompt, then redraws the prompt and the partial line.
+    func printAbove(_ body: () -> Void) {
+        guard isInstalled else {
+            body()
+            return
+        }
+        rl_clear_visible_line()
+        sqlive_rl_flush_output()
+        body()
+        rl_on_new_line()
+        rl_redisplay()
+    }
+
+    /// Ctrl-C at the prompt: shows `^C`, drops the line, and shows a fresh prompt.
+    func cancelLine(prompt: String) {
+        guard isInstalled else { return }
+        rl_callback_sigcleanup()
+        sqlive_rl_set_point(sqlive_rl_end())
+        rl_redisplay()
+        sqlive_rl_output("^C\r\n")
+        rl_replace_line("", 1)
+        rl_callback_handler_remove()
+        isInstalled = false
+        install(prompt: prompt)
+    }
+
+    /// The terminal was resized.
+    func resize() {
+        rl_resize_terminal()
+    }
+
+    // MARK: - Completion
+
+    /// What Tab completes with, and the earlier lines of the statement.
+    func setCompletion(
+        _ completer: Completer, pendingText: String, schemaSource: (@Sendable () -> CompletionSchema?)?
+    ) {
+        Self.callbackState.withLock { state in
+            state.completer = completer
+            state.pendingText = pendingText
+            state.schemaSource = schemaSource
+            state.schemaDate = Date()
+        }
+    }
+
+    /// The completer, with its schema refreshed if it is more than a second old
+    /// (another process may have changed it).
+    private static func currentCompleter() -> Completer? {
+        let (completer, source, date) = callbackState.withLock { ($0.completer, $0.schemaSource, $0.schemaDate) }
+        guard var completer, let source, Date().timeIntervalSince(date) > 1 else { return completer }
+        if let schema = source() { completer.schema = schema }
+        callbackState.withLock { state in
+            state.completer = completer
+            state.schemaDate = Date()
+        }
+        return completer
+    }
+
+    fileprivate static func complete(
+        _ text: UnsafePointer<CChar>?, start: Int32, end: Int32
+    ) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+        sqlive_rl_set_attempted_completion_over(1)
+        let pending = callbackState.withLock { $0.pendingText }
+        guard let completer = currentCompleter(), let buffer = sqlive_rl_line_buffer() else { return nil }
+        let bytes = UnsafeBufferPointer(
+            start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: Int(end))
+        let line = String(decoding: bytes, as: UTF8.self)
+        let before = pending.isEmpty ? line : pending + "\n" + line
+        let word = String(Completer.word(before: before))
+        let completions = completer.complete(before: before)
+        let candidates = completions.candidates
+        guard !candidates.isEmpty else { return nil }
+        sqlive_rl_set_completion_append_character(completions.appendSpace ? 0x20 : 0)
+
+        var substitution = candidates.count == 1 ? candidates[0] : commonPrefix(candidates)
+        if substitution.count < word.count { substitution = word }
+        let entries = [substitution] + (candidates.count == 1 ? [] : candidates)
+        let matches = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: entries.count + 1)
+        for (index, entry) in entries.enumerated() { matches[index] = strdup(entry) }
+        matches[entries.count] = nil
+        return matches
+    }
+
+    private static func commonPrefix(_ strings: [String]) -> String {
+        guard var prefix = strings.first.map(Array.init) else { return "" }
+        for string in strings.dropFirst() {
+            let characters = Array(string)
+            var length = 0
+            while length < min(prefix.count, characters.count),
+                prefix[length].lowercased() == characters[length].lowercased()
+            {
+                length += 1
+            }
+            prefix = Array(prefix.prefix(length))
+        }
+        return String(prefix)
+    }
+
+    // MARK: - History
+
+    private func loadHistory() {
+        guard let historyPath else { return }
+        let directory = (historyPath as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            if !FileManager.default.fileExists(atPath: historyPath) {
+                _ = FileManager.default.createFile(atPath: historyPath, contents: nil)
+            }
+        } catch {
+            FileHandle.standardError.write(Data("sqlive: history disabled: \(error.localizedDescription)\n".utf8))
+            return
+        }
+        history_truncate_file(historyPath, 2000)
+        read_history(historyPath)
+        let text = (try? String(contentsOfFile: historyPath, encoding: .utf8)) ?? ""
+        history = History(lastEntry: text.split(separator: "\n").last.map(String.init))
+    }
+
+    /// Records a command in the history, at once in the file too.
+    func record(_ command: String) {
+        guard let entry = history.entry(for: command) else { return }
+        add_history(entry)
+        if let historyPath {
+            append_history(1, historyPath)
+        }
+    }
+}
+
+/// readline's line handler: a C function, so it cannot be a closure.
+private func lineEditorAcceptLine(_ line: UnsafeMutablePointer<CChar>?) {
+    LineEditor.accept(line)
+}
+
+/// readline's completion function.
+private func lineEditorComplete(
+    _ text: UnsafePointer<CChar>?, _ start: Int32, _ end: Int32
+) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+    LineEditor.complete(text, start: start, end: end)
+}

@@ -1,0 +1,17 @@
+import Foundation
+
+/// Facts about the terminal.
+enum Terminal {
+    /// The width grids fit in: the terminal's, or `$COLUMNS` when standard
+    /// output is not a terminal; `nil` (never cut) otherwise.
+    static func width() -> Int? {
+        var size = winsize()
+        if isatty(1) != 0, ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
+            return Int(size.ws_col)
+        }
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 {
+            return columns
+        }
+        return nil
+    }
+}

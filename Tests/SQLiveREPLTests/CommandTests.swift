@@ -1,0 +1,142 @@
+import SQLiveEngine
+import Testing
+
+@testable import SQLiveREPL
+
+@Suite("Dot-command parsing")
+struct CommandTests {
+    @Test func watchTakesTheRestOfTheLineAsSQL() throws {
+        #expect(
+            try DotCommand.parse(".watch --diff leaders SELECT name, 'a b' FROM players;")
+                == .watch(name: "leaders", sql: "SELECT name, 'a b' FROM players", diff: true, replace: false))
+        #expect(
+            try DotCommand.parse(".watch --replace x SELECT 1")
+                == .watch(name: "x", sql: "SELECT 1", diff: false, replace: true))
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".watch x") }
+    }
+
+    @Test func commands() throws {
+        #expect(try DotCommand.parse(".open 'my db.sqlite' --readonly") == .open(path: "my db.sqlite", readonly: true))
+        #expect(try DotCommand.parse(".unwatch --all") == .unwatch(nil))
+        #expect(try DotCommand.parse(".unwatch x") == .unwatch("x"))
+        #expect(try DotCommand.parse(".wait") == .wait(name: nil, timeout: .seconds(10)))
+        #expect(try DotCommand.parse(".wait x --timeout 0.5") == .wait(name: "x", timeout: .milliseconds(500)))
+        #expect(try DotCommand.parse(".explain --bytecode SELECT 1;") == .explain(sql: "SELECT 1", bytecode: true))
+        #expect(try DotCommand.parse(".explain SELECT 1") == .explain(sql: "SELECT 1", bytecode: false))
+        #expect(try DotCommand.parse(".trace profile") == .trace(.profile))
+        #expect(try DotCommand.parse(".timer on") == .timer(true))
+        #expect(try DotCommand.parse(".headers off") == .headers(false))
+        #expect(try DotCommand.parse(".mode csv") == .mode(.csv))
+        #expect(try DotCommand.parse(".mode") == .mode(nil))
+        #expect(try DotCommand.parse(".tables") == .tables(pattern: nil))
+        #expect(try DotCommand.parse(".schema pl%") == .schema(pattern: "pl%"))
+        #expect(try DotCommand.parse(".exit 3") == .exit(3))
+        #expect(try DotCommand.parse(".quit") == .quit)
+        #expect(try DotCommand.parse(".help .watch") == .help("watch"))
+        #expect(try DotCommand.parse("  .hel") == .help(nil))
+        #expect(try DotCommand.parse(".watches") == .watches)
+    }
+
+    @Test func errorsSayWhatToDo() {
+        #expect(throws: DotCommand.ParseError(description: "Usage: .timer on|off")) {
+            try DotCommand.parse(".timer maybe")
+        }
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".mode fancy") }
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".nosuchcommand") }
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".wait --timeout") }
+    }
+
+    @Test func helpListsEveryContractCommand() {
+        let help = DotCommandHelp.overview
+        for name in [
+            "open", "watch", "pause", "resume", "unwatch", "watches", "wait", "explain", "trace", "timer", "mode",
+            "headers", "tables", "schema", "read", "help", "quit", "exit",
+        ] {
+            #expect(help.contains("." + name), "missing .\(name)")
+        }
+        #expect(DotCommandHelp.help(for: "watch")?.contains("--diff") == true)
+    }
+}
+
+@Suite("Input accumulation")
+struct InputAccumulatorTests {
+    @Test func sqlGoesOnUntilComplete() {
+        var input = InputAccumulator()
+        #expect(input.add("SELECT 1,", lineNumber: 1) == nil)
+        #expect(!input.isEmpty)
+        #expect(input.add("  2;", lineNumber: 2) == .sql("SELECT 1,\n  2;", line: 1))
+        #expect(input.isEmpty)
+    }
+
+    @Test func dotCommandsAreOneLine() {
+        var input = InputAccumulator()
+        #expect(input.add(".mode csv", lineNumber: 4) == .dotCommand(".mode csv", line: 4))
+        // Inside a statement, a leading dot is SQL.
+        #expect(input.add("SELECT", lineNumber: 5) == nil)
+        #expect(input.add(".5;", lineNumber: 6) == .sql("SELECT\n.5;", line: 5))
+    }
+
+    @Test func triggersAndStringsNeedTheirEnd() {
+        var input = InputAccumulator()
+        #expect(input.add("CREATE TRIGGER t AFTER INSERT ON a BEGIN", lineNumber: 1) == nil)
+        #expect(input.add("  SELECT 1;", lineNumber: 2) == nil)
+        #expect(input.add("END;", lineNumber: 3) != nil)
+        #expect(input.add("SELECT 'a;", lineNumber: 4) == nil)
+        #expect(input.add("b';", lineNumber: 5) == .sql("SELECT 'a;\nb';", line: 4))
+    }
+
+    @Test func blankAndCommentLinesAreSkipped() {
+        var input = InputAccumulator()
+        #expect(input.add("   ", lineNumber: 1) == nil)
+        #expect(input.add("-- a comment", lineNumber: 2) == nil)
+        #expect(input.isEmpty)
+        #expect(input.add("SELECT 1", lineNumber: 3) == nil)
+        #expect(input.finish() == .sql("SELECT 1", line: 3))
+        #expect(input.finish() == nil)
+        #expect(InputAccumulator.isBlank("/* x */ -- y\n"))
+    }
+}
+
+@Suite("History")
+struct HistoryTests {
+    @Test func pathFollowsXDG() {
+        #expect(History.path(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/sqlive/history")
+        #expect(History.path(environment: ["HOME": "/h"]) == "/h/.local/state/sqlive/history")
+        #expect(
+            History.path(environment: ["XDG_STATE_HOME": "relative", "HOME": "/h"]) == "/h/.local/state/sqlive/history")
+    }
+
+    @Test func consecutiveDuplicatesAreNotRecorded() {
+        var history = History(lastEntry: "SELECT 1;")
+        #expect(history.entry(for: "SELECT 1;") == nil)
+        #expect(history.entry(for: "SELECT\n  2;") == "SELECT 2;")
+        #expect(history.entry(for: "SELECT 2;") == nil)
+        #expect(history.entry(for: "SELECT 1;") == "SELECT 1;")
+        #expect(history.entry(for: "  ") == nil)
+    }
+}
+
+@Suite("Session helpers")
+struct SessionHelperTests {
+    @Test func errorLineComesFromTheOffset() {
+        let sql = "SELECT 1;\nSELECT 2;\nSELEC 3;"
+        let failure = SQLiteFailure(code: 1, extendedCode: 1, message: "x", offset: 20, statementIndex: 2)
+        #expect(Session.line(of: failure, in: sql, statements: [:], startLine: 5) == 7)
+        let runtime = SQLiteFailure(code: 1, extendedCode: 1, message: "x", statementIndex: 1)
+        #expect(
+            Session.line(of: runtime, in: sql, statements: [0: "SELECT 1", 1: "SELECT 2"], startLine: 1) == 2)
+    }
+
+    @Test func pointerShowsWhereTheErrorIs() {
+        #expect(Session.pointer(at: 0, in: "SELEC 1;") == "  SELEC 1;\n  ^--- error here\n")
+        #expect(
+            Session.pointer(at: 17, in: "SELECT 1;\nSELECT nope(;") == "  SELECT nope(;\n         ^--- error here\n")
+        #expect(Session.pointer(at: 99, in: "x") == nil)
+    }
+
+    @Test func tablesAreColumnated() {
+        #expect(Session.columnated(["a", "bb", "ccc", "d"], width: 12) == "a    ccc\nbb   d\n")
+        #expect(Session.like("pl%", "players"))
+        #expect(!Session.like("pl_", "players"))
+    }
+}

@@ -1,0 +1,86 @@
+import Testing
+
+@testable import SQLiveREPL
+
+@Suite("Completion")
+struct CompleterTests {
+    let schema = CompletionSchema(relations: [
+        .init(name: "games", columns: ["id", "title"]),
+        .init(name: "players", columns: ["id", "gameID", "name", "score"]),
+        .init(name: "player stats", columns: ["n"]),
+    ])
+
+    var completer: Completer {
+        Completer(schema: schema, liveQueryNames: ["leaders", "lobby"]) { directory in
+            directory == "."
+                ? [("demo.sqlite", false), ("data", true), (".hidden", false)]
+                : directory == "data/" ? [("a.sql", false)] : []
+        }
+    }
+
+    func candidates(_ text: String) -> [String] {
+        completer.complete(before: text).candidates
+    }
+
+    @Test func dotCommands() {
+        #expect(candidates(".wa") == [".wait", ".watch", ".watches"])
+        #expect(candidates(".mode c") == ["csv"])
+        #expect(candidates(".trace p") == ["profile"])
+        #expect(candidates(".headers o") == ["off", "on"])
+        #expect(candidates(".help exp") == ["explain"])
+    }
+
+    @Test func liveQueryNames() {
+        #expect(candidates(".unwatch l") == ["leaders", "lobby"])
+        #expect(candidates(".unwatch --") == ["--all"])
+        #expect(candidates(".wait le") == ["leaders"])
+        #expect(candidates(".pause lo") == ["lobby"])
+        #expect(candidates(".resume ") == ["leaders", "lobby"])
+    }
+
+    @Test func filePaths() {
+        #expect(candidates(".open d") == ["data/", "demo.sqlite"])
+        #expect(candidates(".read data/") == ["data/a.sql"])
+        #expect(candidates(".open .h") == [".hidden"])
+        #expect(completer.complete(before: ".open da").appendSpace == false)
+        #expect(candidates(".open --r") == ["--readonly"])
+    }
+
+    @Test func tablesAfterFrom() {
+        #expect(candidates("SELECT * FROM pl") == ["\"player stats\"", "players"])
+        #expect(candidates("select * from g") == ["games"])
+        #expect(candidates("INSERT INTO ga") == ["games"])
+    }
+
+    @Test func keywordsKeepTheCaseTyped() {
+        #expect(candidates("sel").contains("select"))
+        #expect(candidates("SEL").contains("SELECT"))
+    }
+
+    @Test func columnsOfTheTablesNamed() {
+        let found = candidates("SELECT sc")
+        #expect(!found.contains("score"), "no table named yet")
+        #expect(candidates("SELECT * FROM players WHERE sc") == ["score"])
+        #expect(candidates("SELECT * FROM players p WHERE p.na") == ["p.name"])
+        #expect(candidates("SELECT * FROM games AS g JOIN players ON g.") == ["g.id", "g.title"])
+        #expect(candidates("SELECT games.ti") == ["games.title"])
+    }
+
+    @Test func multiLineStatements() {
+        #expect(candidates("SELECT *\nFROM players\nWHERE ga") == ["gameID", "games"])
+        // A leading dot on a later line is SQL, not a dot-command.
+        #expect(candidates("SELECT *\nFROM ga") == ["games"])
+    }
+
+    @Test func watchCompletesItsSQL() {
+        #expect(candidates(".watch x SELECT * FROM pla") == ["\"player stats\"", "players"])
+        #expect(candidates(".watch --") == ["--diff", "--replace"])
+        #expect(candidates(".explain --bytecode SELECT * FROM gam") == ["games"])
+    }
+
+    @Test func wordBoundaries() {
+        #expect(Completer.word(before: "SELECT a,b") == "b")
+        #expect(Completer.word(before: "x=(p.na") == "p.na")
+        #expect(Completer.word(before: ".open /tmp/x") == "/tmp/x")
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import Testing
+
+/// Drives `sqlive` in a real pseudo-terminal through tmux.
+struct TmuxSession {
+    let socket = "sqlive-test-" + UUID().uuidString.prefix(8)
+    let environment: [String: String]
+
+    /// Runs a tmux command and returns what it printed.
+    ///
+    /// This spawns tmux directly rather than through Foundation's
+    /// `Process`: on Linux, `Process` learns that a child ended from a
+    /// descriptor the child inherits, and the tmux server that
+    /// `new-session` leaves running would keep it open forever.
+    @discardableResult
+    func tmux(_ arguments: [String]) throws -> (output: String, status: Int32) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw POSIXError(.EIO) }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = (["/usr/bin/tmux", "-L", socket] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, "/usr/bin/tmux", &actions, nil, argv, envp)
+        close(fds[1])
+        guard result == 0 else {
+            close(fds[0])
+            throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO)
+        }
+        // Read until the client closes its end (the server, if any, has not inherited it).
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fds[0], &buffer, buffer.count)
+            if count > 0 {
+                data.append(contentsOf: buffer[0..<count])
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        close(fds[0])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (String(decoding: data, as: UTF8.self), (status >> 8) & 0xFF)
+    }
+
+    func start(_ command: [String]) throws {
+        let line = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        try tmux(["-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-s", "main", line])
+    }
+
+    /// Types text literally. A `;` is sent on its own: tmux reads a trailing `;` as a command separator.
+    func type(_ text: String) throws {
+        for (index, part) in text.split(separator: ";", omittingEmptySubsequences: false).enumerated() {
+            if index > 0 { try tmux(["send-keys", "-t", "main", "-H", "3b"]) }
+            if !part.isEmpty { try tmux(["send-keys", "-t", "main", "-l", String(part)]) }
+        }
+    }
+
+    /// Presses keys by name: `Enter`, `Tab`, `C-c`, `C-d`.
+    func press(_ key: String) throws {
+        try tmux(["send-keys", "-t", "main", key])
+    }
+
+    /// The visible screen, without trailing spaces and blank lines.
+    func screen() throws -> [String] {
+        var lines = try tmux(["capture-pane", "-p", "-J", "-t", "main"]).output.components(separatedBy: "\n").map {
+            String($0.reversed().drop { $0 == " " }.reversed())
+        }
+        while let last = lines.last, last.trimmingCharacters(in: .whitespaces).isEmpty { lines.removeLast() }
+        return lines
+    }
+
+    var isRunning: Bool {
+        (try? tmux(["has-session", "-t", "main"]).status == 0) ?? false
+    }
+
+    func waitForScreen(timeout: Duration = .seconds(20), _ condition: ([String]) -> Bool) async throws -> [String] {
+        var lines: [String] = []
+        _ = try await Processes.waitUntil(timeout: timeout) {
+            lines = try screen()
+            return condition(lines)
+        }
+        return lines
+    }
+
+    func kill() {
+        _ = try? tmux(["kill-server"])
+    }
+}
+
+@Suite("Interactive session in a terminal", .serialized, .timeLimit(.minutes(5)))
+struct InteractiveSessionTests {
+    @Test func liveUpdatesCompletionInterruptAndHistory() async throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.file("games.sqlite")
+        try Processes.sqlite3(database, ScriptedSessionTests.fixture)
+        let environment = Processes.environment(["TERM": "xterm-256color", "NO_COLOR": "1"], directory: directory)
+        let tmux = TmuxSession(environment: environment)
+        defer { tmux.kill() }
+        try tmux.start([Processes.sqlive, database])
+
+        var screen = try await tmux.waitForScreen { $0.last == "sqlive>" || $0.last == "sqlive> " }
+        #expect(screen.contains { $0.hasPrefix("sqlive ") && $0.contains("games.sqlite") })
+
+        // A live query prints its first result.
+        try tmux.type(".watch top SELECT name, score FROM players ORDER BY score DESC")
+        try tmux.press("Enter")
+        screen = try await tmux.waitForScreen {
+            $0.contains("-- top v1 (watching, reads players)") && $0.last == "sqlive>"
+        }
+        #expect(screen.contains("│ Blob Jr    │   100 │"))
+
+        // Tab completes a table name.
+        try tmux.type("SELECT name FROM pla")
+        try tmux.press("Tab")
+        screen = try await tmux.waitForScreen { $0.last == "sqlive> SELECT name FROM players" }
+        #expect(screen.last == "sqlive> SELECT name FROM players")
+
+        // Another process writes: the re-print appears above the prompt,
+        // and the partial line is redrawn intact.
+        try Processes.sqlite3(database, "INSERT INTO players VALUES (4, 2, 'Grandma Blob', 90);")
+        screen = try await tmux.waitForScreen { $0.contains { $0.hasPrefix("-- top v2 (external") } }
+        let header = try #require(screen.lastIndex { $0.hasPrefix("-- top v2 (external, coalesced ") })
+        #expect(screen[header...].contains("│ Grandma Blob │    90 │"))
+        #expect(screen.last == "sqlive> SELECT name FROM players")
+
+        // The line goes on where it was.
+        try tmux.type("WHERE score > 80;")
+        try tmux.press("Enter")
+        screen = try await tmux.waitForScreen { $0.last == "sqlive>" && $0.contains("│ Grandma Blob │") }
+        #expect(
+            screen.suffix(8) == [
+                "sqlive> SELECT name FROM players WHERE score > 80;", "┌──────────────┐", "│     name     │",
+                "├──────────────┤", "│ Blob Jr      │", "│ Grandma Blob │", "└──────────────┘", "sqlive>",
+            ])
+
+        // Ctrl-C interrupts a long statement without ending the session.
+        try tmux.type("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;")
+        try tmux.press("Enter")
+        screen = try await tmux.waitForScreen { $0.last?.hasPrefix("⏱") == true }
+        #expect(screen.last?.contains("Ctrl-C") == true, "the elapsed-time indicator shows after a second")
+        try tmux.press("C-c")
+        screen = try await tmux.waitForScreen { $0.suffix(2) == ["Error: interrupted", "sqlive>"] }
+        #expect(screen.suffix(2) == ["Error: interrupted", "sqlive>"])
+        #expect(tmux.isRunning)
+
+        // A table another process creates is completed too (the schema is refreshed when over a second old).
+        try Processes.sqlite3(database, "CREATE TABLE scoreboard(x);")
+        try await Task.sleep(for: .milliseconds(1500))
+        try tmux.type("SELECT * FROM scor")
+        try tmux.press("Tab")
+        screen = try await tmux.waitForScreen { $0.last == "sqlive> SELECT * FROM scoreboard" }
+        #expect(screen.last == "sqlive> SELECT * FROM scoreboard")
+        try tmux.press("C-c")
+
+        // Ctrl-C at the prompt clears the line.
+        try tmux.type("SELECT 'half typed")
+        try tmux.press("C-c")
+        screen = try await tmux.waitForScreen { $0.suffix(2) == ["sqlive> SELECT 'half typed^C", "sqlive>"] }
+        #expect(screen.suffix(2) == ["sqlive> SELECT 'half typed^C", "sqlive>"])
+
+        // A multi-line statement shows the continuation prompt.
+        try tmux.type("SELECT 40")
+        try tmux.press("Enter")
+        screen = try await tmux.waitForScreen { $0.last == "   ...>" }
+        try tmux.type("+ 2 AS answer;")
+        try tmux.press("Enter")
+        screen = try await tmux.waitForScreen { $0.contains("│     42 │") && $0.last == "sqlive>" }
+        #expect(
+            screen.suffix(8) == [
+                "sqlive> SELECT 40", "   ...> + 2 AS answer;", "┌────────┐", "│ answer │", "├────────┤", "│     42 │",
+                "└────────┘", "sqlive>",
+            ])
+
+        // The same entry twice is recorded once.
+        try tmux.type("SELECT 1;")
+        try tmux.press("Enter")
+        try tmux.type("SELECT 1;")
+        try tmux.press("Enter")
+        _ = try await tmux.waitForScreen { $0.last == "sqlive>" && $0.filter { $0 == "sqlive> SELECT 1;" }.count == 2 }
+
+        // Ctrl-D on an empty line exits.
+        try tmux.press("C-d")
+        #expect(await Processes.waitUntil { !tmux.isRunning })
+
+        let history = try String(contentsOfFile: directory.file("state/sqlive/history"), encoding: .utf8)
+        let entries = history.split(separator: "\n").map(String.init)
+        #expect(
+            entries == [
+                ".watch top SELECT name, score FROM players ORDER BY score DESC",
+                "SELECT name FROM players WHERE score > 80;",
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;",
+                "SELECT 40 + 2 AS answer;",
+                "SELECT 1;",
+            ])
+    }
+
+    @Test func demoStartsWithALiveLeaderboard() async throws {
+        let directory = try TemporaryDirectory()
+        let tmux = TmuxSession(environment: Processes.environment(["TERM": "xterm-256color"], directory: directory))
+        defer { tmux.kill() }
+        try tmux.start([Processes.sqlive, "--demo"])
+        let screen = try await tmux.waitForScreen { $0.contains { $0.hasPrefix("-- leaderboard v2 (external") } }
+        #expect(screen.contains { $0.hasPrefix("-- leaderboard v1 (watching, reads games, players)") })
+        #expect(screen.contains { $0.contains("Family gin rummy") })
+        try tmux.type(".quit")
+        try tmux.press("Enter")
+        #expect(await Processes.waitUntil { !tmux.isRunning })
+    }
+}

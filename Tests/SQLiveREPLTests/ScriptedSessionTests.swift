@@ -1,0 +1,539 @@
+import Foundation
+import Testing
+
+/// Golden-output tests of scripted sessions, through the real `sqlive` binary.
+@Suite("Scripted sessions", .serialized, .timeLimit(.minutes(5)))
+struct ScriptedSessionTests {
+    static let fixture = """
+        CREATE TABLE games(id INTEGER PRIMARY KEY, title TEXT NOT NULL);
+        CREATE TABLE players(id INTEGER PRIMARY KEY, gameID INTEGER NOT NULL REFERENCES games(id),
+          name TEXT NOT NULL, score INTEGER);
+        CREATE INDEX players_gameID ON players(gameID);
+        INSERT INTO games VALUES (1, 'Family gin rummy'), (2, 'Weekly poker night');
+        INSERT INTO players VALUES (1, 1, 'Blob', 20), (2, 1, 'Blob Jr', 100), (3, 2, 'Blob, "Sr"', NULL);
+        """
+    static let query = "SELECT id, name, score FROM players ORDER BY id;"
+
+    /// A directory with the fixture database, made by the sqlite3 CLI.
+    func fixture() throws -> (TemporaryDirectory, String) {
+        let directory = try TemporaryDirectory()
+        let database = directory.file("games.sqlite")
+        try Processes.sqlite3(database, Self.fixture)
+        return (directory, database)
+    }
+
+    func run(
+        _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+        in directory: TemporaryDirectory
+    ) async throws -> ProcessOutput {
+        try await Processes.sqlive(arguments, stdin: stdin, environment: environment, directory: directory)
+    }
+
+    // MARK: - Output modes
+
+    static let goldens: [(mode: String, output: String)] = [
+        (
+            "box",
+            """
+            ┌────┬────────────┬───────┐
+            │ id │    name    │ score │
+            ├────┼────────────┼───────┤
+            │  1 │ Blob       │    20 │
+            │  2 │ Blob Jr    │   100 │
+            │  3 │ Blob, "Sr" │ NULL  │
+            └────┴────────────┴───────┘
+
+            """
+        ),
+        (
+            "table",
+            """
+            +----+------------+-------+
+            | id | name       | score |
+            +----+------------+-------+
+            |  1 | Blob       |    20 |
+            |  2 | Blob Jr    |   100 |
+            |  3 | Blob, "Sr" | NULL  |
+            +----+------------+-------+
+
+            """
+        ),
+        (
+            "markdown",
+            """
+            | id | name       | score |
+            |----|------------|-------|
+            |  1 | Blob       |    20 |
+            |  2 | Blob Jr    |   100 |
+            |  3 | Blob, "Sr" | NULL  |
+
+            """
+        ),
+        ("csv", "1,Blob,20\r\n2,Blob Jr,100\r\n3,\"Blob, \"\"Sr\"\"\",\r\n"),
+        (
+            "json",
+            """
+            [{"id":1,"name":"Blob","score":20},
+            {"id":2,"name":"Blob Jr","score":100},
+            {"id":3,"name":"Blob, \\"Sr\\"","score":null}]
+
+            """
+        ),
+        (
+            "line",
+            """
+               id = 1
+             name = Blob
+            score = 20
+
+               id = 2
+             name = Blob Jr
+            score = 100
+
+               id = 3
+             name = Blob, "Sr"
+            score = NULL
+
+            """
+        ),
+        ("list", "1|Blob|20\n2|Blob Jr|100\n3|Blob, \"Sr\"|NULL\n"),
+    ]
+
+    @Test("every output mode, from --mode and from .mode", arguments: goldens.map(\.mode))
+    func mode(_ mode: String) async throws {
+        let (directory, database) = try fixture()
+        let golden = try #require(Self.goldens.first { $0.mode == mode }).output
+        let fromFlag = try await run([database, "--mode", mode, "-c", Self.query], in: directory)
+        #expect(fromFlag.stdout == golden)
+        #expect(fromFlag.stderr == "")
+        #expect(fromFlag.status == 0)
+        let fromCommand = try await run([database], stdin: ".mode \(mode)\n\(Self.query)\n", in: directory)
+        #expect(fromCommand.stdout == golden)
+    }
+
+    @Test func defaultModeOfScriptsIsList() async throws {
+        let (directory, database) = try fixture()
+        let output = try await run([database], stdin: Self.query + "\n.mode\n", in: directory)
+        #expect(output.stdout == "1|Blob|20\n2|Blob Jr|100\n3|Blob, \"Sr\"|NULL\ncurrent output mode: list\n")
+    }
+
+    @Test func headersNullValueAndBlobs() async throws {
+        let (directory, database) = try fixture()
+        let output = try await run(
+            [
+                database, "-c", ".headers on", "-c", ".nullvalue -", "-c",
+                "SELECT name, score FROM players WHERE id = 3;",
+                "-c", ".mode csv", "-c", "SELECT x'cafe' AS b, 1.5 AS r, NULL AS n;", "-c", ".mode json",
+                "-c", "SELECT x'cafe' AS b, 9223372036854775807 AS i;",
+            ],
+            in: directory)
+        #expect(
+            output.stdout == """
+                name|score
+                Blob, "Sr"|-
+                b,r,n\r
+                X'cafe',1.5,\r
+                [{"b":{"$blob":"yv4="},"i":9223372036854775807}]
+
+                """)
+    }
+
+    @Test func wideCellsAreCutInBoxButNotInCSV() async throws {
+        let directory = try TemporaryDirectory()
+        let long = String(repeating: "abcdefghij", count: 10)
+        let output = try await run(
+            [
+                "-c", ".mode box", "-c", "SELECT 1 AS id, '\(long)' AS text;", "-c", ".mode csv",
+                "-c", "SELECT '\(long)';",
+            ],
+            environment: ["COLUMNS": "40"], in: directory)
+        #expect(
+            output.stdout == """
+                ┌────┬─────────────────────────────────┐
+                │ id │              text               │
+                ├────┼─────────────────────────────────┤
+                │  1 │ abcdefghijabcdefghijabcdefghij… │
+                └────┴─────────────────────────────────┘
+                \(long)\r
+
+                """)
+    }
+
+    @Test func multiLineStatementsAndSeveralStatementsPerLine() async throws {
+        let directory = try TemporaryDirectory()
+        let output = try await run(
+            [], stdin: "SELECT 1,\n  2;  SELECT 'a;b'\n;\nSELECT 3 -- no semicolon at the end", in: directory)
+        #expect(output.stdout == "1|2\na;b\n3\n")
+        #expect(output.status == 0)
+    }
+
+    // MARK: - Errors and exit codes
+
+    @Test func errorsNameTheLineAndTheExitCodeIsOne() async throws {
+        let (directory, database) = try fixture()
+        let output = try await run(
+            [database], stdin: "SELECT 1;\n\nSELECT *\n  FROM nowhere;\nSELECT 2;\n.nosuch\n", in: directory)
+        #expect(output.stdout == "1\n2\n")
+        #expect(
+            output.stderr == """
+                Error: near line 3: no such table: nowhere
+                Error: near line 6: unknown command or invalid arguments: "nosuch". Enter ".help" for help
+
+                """)
+        #expect(output.status == 1)
+    }
+
+    @Test func successExitsZero() async throws {
+        let directory = try TemporaryDirectory()
+        let output = try await run(["-c", "SELECT 1;"], in: directory)
+        #expect(output.status == 0)
+        #expect(output.stderr.isEmpty)
+    }
+
+    @Test func bailStopsAtTheFirstError() async throws {
+        let directory = try TemporaryDirectory()
+        let script = "SELECT 1;\nSELECT nope;\nSELECT 2;\n"
+        let bail = try await run(["--bail"], stdin: script, in: directory)
+        #expect(bail.stdout == "1\n")
+        #expect(bail.stderr == "Error: near line 2: no such column: nope\n")
+        #expect(bail.status == 1)
+        let noBail = try await run([], stdin: script, in: directory)
+        #expect(noBail.stdout == "1\n2\n")
+        #expect(noBail.status == 1)
+        let commands = try await run(
+            ["--bail", "-c", "SELECT 1;", "-c", "SELECT nope;", "-c", "SELECT 2;"], in: directory)
+        #expect(commands.stdout == "1\n")
+        #expect(commands.stderr == "Error: near line 2: no such column: nope\n")
+        #expect(commands.status == 1)
+    }
+
+    @Test func exitAndQuit() async throws {
+        let directory = try TemporaryDirectory()
+        let exit = try await run([], stdin: "SELECT 1;\n.exit 3\nSELECT 2;\n", in: directory)
+        #expect(exit.stdout == "1\n")
+        #expect(exit.status == 3)
+        let quit = try await run([], stdin: ".quit\nSELECT 2;\n", in: directory)
+        #expect(quit.stdout == "")
+        #expect(quit.status == 0)
+    }
+
+    @Test func readonlyRefusesWrites() async throws {
+        let (directory, database) = try fixture()
+        let before = try Data(contentsOf: URL(fileURLWithPath: database))
+        let output = try await run(
+            [database, "--readonly", "-c", "DELETE FROM players;", "-c", "SELECT count(*) FROM players;"],
+            in: directory)
+        #expect(output.stdout == "3\n")
+        #expect(output.stderr.contains("Error: near line 1: attempt to write a readonly database"))
+        #expect(output.status == 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == before)
+    }
+
+    @Test func cannotOpenIsAnError() async throws {
+        let directory = try TemporaryDirectory()
+        let output = try await run([directory.path, "-c", "SELECT 1;"], in: directory)
+        #expect(output.status == 1)
+        #expect(output.stderr.hasPrefix("Error: cannot open"))
+    }
+
+    @Test func missingScriptFile() async throws {
+        let directory = try TemporaryDirectory()
+        let output = try await run(["-f", directory.file("nope.sql")], in: directory)
+        #expect(output.status == 1)
+        #expect(output.stderr.contains("cannot open"))
+    }
+
+    // MARK: - Dot-commands
+
+    @Test func fileAndRead() async throws {
+        let (directory, database) = try fixture()
+        try directory.write("inner.sql", "SELECT 'inner';\nSELECT broken(;\n")
+        let script = try directory.write(
+            "outer.sql", "SELECT 'outer';\n.read \(directory.file("inner.sql"))\nSELECT 'end';\n")
+        let output = try await run([database, "-f", script], in: directory)
+        #expect(output.stdout == "outer\ninner\nend\n")
+        #expect(output.stderr == "Error: \(directory.file("inner.sql")) near line 2: near \";\": syntax error\n")
+        #expect(output.status == 1)
+        let bail = try await run([database, "--bail", "-f", script], in: directory)
+        #expect(bail.stdout == "outer\ninner\n")
+        let missing = try await run([database, "-c", ".read \(directory.file("none.sql"))"], in: directory)
+        #expect(missing.stderr == "Error: near line 1: cannot open \"\(directory.file("none.sql"))\"\n")
+    }
+
+    @Test func tablesAndSchema() async throws {
+        let (directory, database) = try fixture()
+        let output = try await run(
+            [
+                database, "-c", "CREATE VIEW leaders AS SELECT name FROM players;", "-c", ".tables", "-c",
+                ".tables pl%",
+                "-c", ".schema players",
+            ],
+            in: directory)
+        #expect(
+            output.stdout == """
+                games    leaders  players
+                players
+                CREATE TABLE players(id INTEGER PRIMARY KEY, gameID INTEGER NOT NULL REFERENCES games(id),
+                  name TEXT NOT NULL, score INTEGER);
+                CREATE INDEX players_gameID ON players(gameID);
+
+                """)
+    }
+
+    @Test func explain() async throws {
+        let (directory, database) = try fixture()
+        let output = try await run(
+            [
+                database, "-c",
+                ".explain SELECT games.title, count(*) FROM games JOIN players ON players.gameID = games.id "
+                    + "GROUP BY games.id",
+            ],
+            in: directory)
+        #expect(output.stdout.hasPrefix("QUERY PLAN\n"))
+        #expect(output.stdout.contains("--SCAN games"))
+        #expect(output.stdout.contains("--SEARCH players USING COVERING INDEX players_gameID (gameID=?)"))
+        let typed = try await run(
+            [database, "-c", "EXPLAIN QUERY PLAN SELECT * FROM games WHERE id = 1;"], in: directory)
+        #expect(typed.stdout == "QUERY PLAN\n`--SEARCH games USING INTEGER PRIMARY KEY (rowid=?)\n")
+        let bytecode = try await run(
+            [database, "-c", ".mode csv", "-c", ".explain --bytecode SELECT 1"], in: directory)
+        let lines = bytecode.stdout.components(separatedBy: "\r\n")
+        #expect(lines.first == "addr,opcode,p1,p2,p3,p4,p5,comment")
+        #expect(lines.contains { $0.hasPrefix("0,Init,") })
+        #expect(lines.contains { $0.contains(",ResultRow,") })
+    }
+
+    @Test func traceAndProfile() async throws {
+        let directory = try TemporaryDirectory()
+        let output = try await run(
+            [
+                "-c", ".trace on", "-c", "SELECT 1; SELECT 2;", "-c", ".trace profile", "-c", "VALUES (1), (2);",
+                "-c", ".trace off", "-c", "SELECT 3;",
+            ],
+            in: directory)
+        let lines = output.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 8)
+        #expect(Array(lines.prefix(6)) == ["1", "-- trace: SELECT 1", "2", "-- trace: SELECT 2", "1", "2"])
+        #expect(lines[6].wholeMatch(of: /-- trace: VALUES \(1\), \(2\) \([0-9]+\.[0-9]{3} ms, 2 rows\)/) != nil)
+        #expect(lines.last == "3")
+    }
+
+    @Test func timer() async throws {
+        let directory = try TemporaryDirectory()
+        let output = try await run(
+            ["-c", ".timer on", "-c", "SELECT 1;", "-c", ".timer off", "-c", "SELECT 2;"], in: directory)
+        let lines = output.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0] == "1")
+        #expect(lines[1].wholeMatch(of: /Run Time: real [0-9]+\.[0-9]{3}/) != nil)
+        #expect(lines[2] == "2")
+    }
+
+    @Test func helpAndPrint() async throws {
+        let directory = try TemporaryDirectory()
+        let output = try await run(["-c", ".help", "-c", ".help watch", "-c", ".print hello world"], in: directory)
+        for command in [
+            ".open", ".watch", ".pause", ".resume", ".unwatch", ".watches", ".wait", ".explain", ".trace",
+            ".timer", ".mode", ".headers", ".tables", ".schema", ".read", ".help", ".quit", ".exit",
+        ] {
+            #expect(
+                output.stdout.contains("\n" + command + " ") || output.stdout.hasPrefix(command + " "), "\(command)")
+        }
+        #expect(output.stdout.contains(".watch [--diff] [--replace] NAME SQL\n  Register live query NAME"))
+        #expect(output.stdout.hasSuffix("hello world\n"))
+        #expect(output.status == 0)
+    }
+
+    @Test func openSwitchesDatabases() async throws {
+        let (directory, database) = try fixture()
+        let output = try await run(
+            [
+                "-c", "SELECT count(*) FROM sqlite_master;", "-c", ".open \(database) --readonly",
+                "-c", "SELECT count(*) FROM players;", "-c", "INSERT INTO games VALUES (9, 'x');", "-c",
+                ".open :memory:",
+                "-c", "SELECT count(*) FROM sqlite_master;",
+            ],
+            in: directory)
+        #expect(output.stdout == "0\n3\n0\n")
+        #expect(output.stderr == "Error: near line 4: attempt to write a readonly database\n")
+    }
+
+    // MARK: - Live queries
+
+    @Test func watchWaitAndLocalWrites() async throws {
+        let (directory, database) = try fixture()
+        let output = try await run(
+            [database],
+            stdin: """
+                .watch top SELECT name, score FROM players WHERE score IS NOT NULL ORDER BY score DESC
+                UPDATE players SET score = 150 WHERE name = 'Blob';
+                .wait top
+                .mode box
+                INSERT INTO players VALUES (4, 2, 'Blobby', 5);
+                .wait
+                .watches
+                .unwatch top
+                .wait top --timeout 0.1
+
+                """,
+            in: directory)
+        let watches = output.stdout.components(separatedBy: "name|tables").count
+        #expect(watches == 1, "watches is rendered in the box mode")
+        #expect(
+            output.stdout.hasPrefix(
+                """
+                -- top v1 (watching, reads players)
+                name|score
+                Blob Jr|100
+                Blob|20
+                -- top v2 (local, coalesced 1)
+                name|score
+                Blob|150
+                Blob Jr|100
+                -- top v3 (local, coalesced 1)
+                ┌─────────┬───────┐
+                │  name   │ score │
+                ├─────────┼───────┤
+                │ Blob    │   150 │
+                │ Blob Jr │   100 │
+                │ Blobby  │     5 │
+                └─────────┴───────┘
+
+                """))
+        #expect(output.stdout.contains("│ top  │ players │       3 │"))
+        #expect(output.stderr == "Error: near line 9: no live query named top\n")
+        #expect(output.status == 1)
+    }
+
+    @Test func waitSeesAnotherProcessWrite() async throws {
+        let (directory, database) = try fixture()
+        let script = try directory.write(
+            "watch.sql",
+            """
+            .watch --diff top SELECT name, score FROM players ORDER BY score DESC
+            .print ready
+            .wait top --timeout 30
+            .print done
+
+            """)
+        let (process, out, err) = try Processes.start(
+            Processes.sqlive, [database, "-f", script],
+            environment: Processes.environment(directory: directory), directory: directory, name: "sqlive")
+        let ready = try await Processes.waitUntil {
+            try String(contentsOfFile: out, encoding: .utf8).contains("ready\n")
+        }
+        #expect(ready)
+        try Processes.sqlite3(database, "INSERT INTO players VALUES (4, 2, 'Grandma Blob', 90);")
+        #expect(await Processes.wait(process))
+        let stdout = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(
+            stdout == """
+                -- top v1 (watching, reads players)
+                name|score
+                Blob Jr|100
+                Blob|20
+                Blob, "Sr"|NULL
+                ready
+                -- top v2 (external, coalesced 1)
+                change|name|score
+                +|Grandma Blob|90
+                done
+
+                """)
+        #expect(try String(contentsOfFile: err, encoding: .utf8) == "")
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func waitTimesOut() async throws {
+        let (directory, database) = try fixture()
+        let output = try await run(
+            [
+                database, "-c", ".watch g SELECT count(*) FROM games", "-c", ".wait g --timeout 0.2", "-c",
+                ".print after",
+            ],
+            in: directory)
+        #expect(output.stdout == "-- g v1 (watching, reads games)\ncount(*)\n2\nafter\n")
+        #expect(output.stderr == "Error: near line 2: timed out: no change of g within 0.2 s\n")
+        #expect(output.status == 1)
+    }
+
+    @Test func pauseAndResume() async throws {
+        let (directory, database) = try fixture()
+        let output = try await run(
+            [database],
+            stdin: """
+                .watch n SELECT count(*) AS n FROM players
+                .pause n
+                INSERT INTO players VALUES (4, 2, 'Blobby', 5);
+                .wait n --timeout 0.5
+                .watches
+                .resume n
+                .wait n
+
+                """,
+            in: directory)
+        #expect(output.stderr == "Error: near line 4: timed out: no change of n within 0.5 s\n")
+        #expect(
+            output.stdout.contains(/\nn\|players\|1\|[0-9]+\|[^|]*\|paused\|SELECT count\(\*\) AS n FROM players\n/))
+        #expect(output.stdout.hasSuffix("-- n v2 (local, coalesced 1)\nn\n4\n"))
+    }
+
+    @Test func watchReplaceAndErrors() async throws {
+        let (directory, database) = try fixture()
+        let output = try await run(
+            [database],
+            stdin: """
+                .watch g SELECT count(*) AS n FROM games
+                .watch g SELECT 1
+                .watch --replace g SELECT title FROM games ORDER BY id
+                .watch bad DELETE FROM games
+                .unwatch nope
+                .unwatch --all
+                .watches
+
+                """,
+            in: directory)
+        #expect(
+            output.stdout == """
+                -- g v1 (watching, reads games)
+                n
+                2
+                -- g v2 (redefined, reads games)
+                title
+                Family gin rummy
+                Weekly poker night
+                name|tables|version|refreshes|last_refresh|state|sql
+
+                """)
+        let errors = output.stderr.split(separator: "\n")
+        #expect(errors.count == 3)
+        #expect(
+            errors.first
+                == "Error: near line 2: a live query named g already exists (use .watch --replace to redefine it)")
+        #expect(errors.last == "Error: near line 5: no live query named nope")
+    }
+
+    @Test func demoIsScriptableWhenNotATerminal() async throws {
+        let directory = try TemporaryDirectory()
+        let output = try await run(
+            ["--demo"], stdin: ".wait leaderboard --timeout 30\nSELECT count(*) FROM games;\n", in: directory)
+        #expect(
+            output.stdout.hasPrefix("-- leaderboard v1 (watching, reads games, players)\ngame|players|points|best\n"))
+        #expect(output.stdout.contains("-- leaderboard v2 (external, coalesced"))
+        #expect(output.stdout.hasSuffix("\n3\n"))
+        #expect(output.status == 0)
+    }
+
+    @Test func aMillionRowsInCSVStream() async throws {
+        let directory = try TemporaryDirectory()
+        let output = try await run(
+            [
+                "--mode", "csv", "-c",
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1000000) SELECT x, 'row' FROM c;",
+            ],
+            in: directory)
+        #expect(output.status == 0)
+        #expect(output.stdout.utf8.count == 11_888_896)
+        #expect(output.stdout.hasSuffix("1000000,row\r\n"))
+    }
+}

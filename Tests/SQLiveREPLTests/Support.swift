@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+
+/// A temporary directory for one test, removed when the test ends.
+final class TemporaryDirectory {
+    let path: String
+
+    init() throws {
+        path = NSTemporaryDirectory() + "sqlive-repl-tests-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    /// Writes a file in the directory and returns its path.
+    @discardableResult
+    func write(_ name: String, _ text: String) throws -> String {
+        let file = file(name)
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// The outcome of a process.
+struct ProcessOutput {
+    var stdout: String
+    var stderr: String
+    var status: Int32
+}
+
+enum Processes {
+    /// The `sqlive` executable: `$SQLIVE_BIN`, or next to the test bundle.
+    static let sqlive: String = {
+        if let path = ProcessInfo.processInfo.environment["SQLIVE_BIN"] { return path }
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [directory, directory.deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("sqlive").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["swift", "build", "--show-bin-path"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try? process.run()
+        process.waitUntilExit()
+        let binPath = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        return binPath + "/sqlive"
+    }()
+
+    /// The environment of test processes: no colour, a private history.
+    static func environment(_ extra: [String: String] = [:], directory: TemporaryDirectory) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_STATE_HOME"] = directory.file("state")
+        environment["SQLIVE_QUIET"] = "1"
+        environment["COLUMNS"] = nil
+        for (key, value) in extra { environment[key] = value }
+        return environment
+    }
+
+    /// Starts a process whose output goes to files of the directory.
+    static func start(
+        _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String],
+        directory: TemporaryDirectory, name: String = UUID().uuidString
+    ) throws -> (Process, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        let out = directory.file(name + ".out")
+        let err = directory.file(name + ".err")
+        FileManager.default.createFile(atPath: out, contents: nil)
+        FileManager.default.createFile(atPath: err, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+        if let stdin {
+            let input = try directory.write(name + ".in", stdin)
+            process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: input))
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
+        try process.run()
+        return (process, out, err)
+    }
+
+    /// Waits for a process, killing it after the timeout (a hang, not a timing check).
+    static func wait(_ process: Process, timeout: Duration = .seconds(60)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                process.terminate()
+                return false
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return true
+    }
+
+    /// Runs `sqlive` to completion.
+    static func sqlive(
+        _ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:],
+        directory: TemporaryDirectory, timeout: Duration = .seconds(60)
+    ) async throws -> ProcessOutput {
+        let (process, out, err) = try start(
+            sqlive, arguments, stdin: stdin, environment: environment(extra, directory: directory),
+            directory: directory)
+        let finished = await wait(process, timeout: timeout)
+        #expect(finished, "sqlive \(arguments) did not finish in time")
+        return ProcessOutput(
+            stdout: try String(contentsOfFile: out, encoding: .utf8),
+            stderr: try String(contentsOfFile: err, encoding: .utf8),
+            status: process.terminationStatus)
+    }
+
+    /// Runs the sqlite3 CLI: a real second process writing the database.
+    static func sqlite3(_ database: String, _ sql: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [database, sql]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "sqlite3 failed: \(sql)")
+    }
+
+    /// Polls until the condition holds; false after the timeout (which only catches hangs).
+    static func waitUntil(timeout: Duration = .seconds(30), _ condition: () throws -> Bool) async rethrows -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try condition() { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return try condition()
+    }
+}

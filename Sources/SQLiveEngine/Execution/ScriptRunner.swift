@@ -52,12 +52,15 @@ struct ScriptRunner {
             var truncated = false
             do {
                 let rows = try Row.fetchCursor(statement)
-                while let row = try rows.next() {
+                let columnCount = columns.count
+                while try rows.next() != nil {
                     if let maxRows, rowCount >= maxRows {
                         truncated = true
                         break
                     }
-                    try consumer.consume(row: row.sqlValues)
+                    // The cursor's row is a view on the stepped statement:
+                    // read the columns straight from it.
+                    try consumer.consume(row: SQLValue.row(of: statement.sqliteStatement, columnCount: columnCount))
                     rowCount += 1
                 }
             } catch let error as DatabaseError {
@@ -93,17 +96,5 @@ extension ScriptRunner {
             let offset = Int(sqlite3_error_offset(db.sqliteConnection))
             return offset >= 0 ? offset : nil
         }
-    }
-}
-
-extension Row {
-    /// The row's values, in column order, with their storage classes.
-    var sqlValues: [SQLValue] {
-        var values: [SQLValue] = []
-        values.reserveCapacity(count)
-        for index in 0..<count {
-            values.append(SQLValue(self[index] as DatabaseValue))
-        }
-        return values
     }
 }

@@ -42,6 +42,13 @@ public struct LiveQuerySnapshot: Hashable, Sendable {
     public var result: LiveQueryResult
     /// The tables the query reads.
     public var tables: [String]
+
+    public init(name: String, version: Int, result: LiveQueryResult, tables: [String]) {
+        self.name = name
+        self.version = version
+        self.result = result
+        self.tables = tables
+    }
 }
 
 /// A live query's result changed.
@@ -58,6 +65,19 @@ public struct LiveQueryChange: Hashable, Sendable {
     public var coalesced: Int
     /// How long the refresh took.
     public var elapsed: Duration
+
+    public init(
+        name: String, version: Int, result: LiveQueryResult, previous: LiveQueryResult, cause: ChangeCause,
+        coalesced: Int, elapsed: Duration
+    ) {
+        self.name = name
+        self.version = version
+        self.result = result
+        self.previous = previous
+        self.cause = cause
+        self.coalesced = coalesced
+        self.elapsed = elapsed
+    }
 
     /// The rows added and removed since the previous result.
     public var diff: RowDiff { RowDiff(from: previous.rows, to: result.rows) }

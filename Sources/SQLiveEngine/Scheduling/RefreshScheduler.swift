@@ -470,12 +470,12 @@ actor RefreshScheduler {
         var rows: [[SQLValue]] = []
         var truncated = false
         let cursor = try Row.fetchCursor(statement)
-        while let row = try cursor.next() {
+        while try cursor.next() != nil {
             if rows.count >= rowCap {
                 truncated = true
                 break
             }
-            rows.append(row.sqlValues)
+            rows.append(SQLValue.row(of: statement.sqliteStatement, columnCount: columns.count))
         }
         let elapsed = clock.now - start
         tracer.record(sql: statement.sql, elapsed: elapsed, rows: rows.count, origin: .liveQuery)

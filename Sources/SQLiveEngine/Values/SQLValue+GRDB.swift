@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 extension SQLValue {
     /// Creates a value from GRDB's storage, keeping the storage class.
@@ -22,5 +23,36 @@ extension SQLValue {
         case .text(let value): value.databaseValue
         case .blob(let value): value.databaseValue
         }
+    }
+}
+
+extension SQLValue {
+    /// The current row of a stepped statement, read with `sqlite3_column_*`.
+    ///
+    /// This is the hot path of every result sqlive prints: it skips GRDB's
+    /// row and `DatabaseValue` layers, and keeps storage classes as SQLite
+    /// reports them.
+    static func row(of statement: SQLiteStatement, columnCount: Int) -> [SQLValue] {
+        var values: [SQLValue] = []
+        values.reserveCapacity(columnCount)
+        for index in 0..<Int32(columnCount) {
+            switch sqlite3_column_type(statement, index) {
+            case SQLITE_INTEGER:
+                values.append(.integer(sqlite3_column_int64(statement, index)))
+            case SQLITE_FLOAT:
+                values.append(.real(sqlite3_column_double(statement, index)))
+            case SQLITE_TEXT:
+                let bytes = sqlite3_column_text(statement, index)
+                let count = Int(sqlite3_column_bytes(statement, index))
+                values.append(.text(bytes.map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) } ?? ""))
+            case SQLITE_BLOB:
+                let bytes = sqlite3_column_blob(statement, index)
+                let count = Int(sqlite3_column_bytes(statement, index))
+                values.append(.blob(bytes.map { Data(bytes: $0, count: count) } ?? Data()))
+            default:
+                values.append(.null)
+            }
+        }
+        return values
     }
 }

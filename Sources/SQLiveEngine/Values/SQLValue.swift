@@ -49,13 +49,20 @@ extension SQLValue: CustomStringConvertible {
 
     /// Formats a REAL the way sqlite3 does (`%!.15g`): integral values keep
     /// a trailing `.0`, others use up to 15 significant digits.
+    ///
+    /// This runs once per REAL cell of every printed result, so it formats
+    /// with C's `snprintf` into a stack buffer rather than `String(format:)`.
     public static func format(real value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value < 0 ? "-Inf" : "Inf" }
-        var text = String(format: "%.15g", value)
-        if !text.contains(".") && !text.contains("e") && !text.contains("n") && !text.contains("I") {
-            text += ".0"
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 32) { buffer in
+            let count = withVaList([value]) { vsnprintf(buffer.baseAddress!, 32, "%.15g", $0) }
+            let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: Int(max(0, min(count, 31))))
+            var text = String(decoding: bytes, as: UTF8.self)
+            if !bytes.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") }) {
+                text += ".0"
+            }
+            return text
         }
-        return text
     }
 }

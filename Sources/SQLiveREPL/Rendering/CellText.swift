@@ -15,21 +15,9 @@ enum CellText {
         }
     }
 
-    /// A REAL as sqlite3 prints it (`%!.15g`), like `SQLValue.format(real:)`
-    /// but through C's `vsnprintf`, which is much faster than
-    /// `String(format:)` for a million values.
+    /// A REAL as sqlite3 prints it (`%!.15g`).
     static func real(_ value: Double) -> String {
-        guard value.isFinite else { return SQLValue.format(real: value) }
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 32) { buffer in
-            let count = withVaList([value]) { vsnprintf(buffer.baseAddress!, 32, "%.15g", $0) }
-            guard count > 0, count < 32 else { return SQLValue.format(real: value) }
-            let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: Int(count))
-            var text = String(decoding: bytes, as: UTF8.self)
-            if !bytes.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") }) {
-                text += ".0"
-            }
-            return text
-        }
+        SQLValue.format(real: value)
     }
 
     static func blobLiteral(_ data: Data) -> String {

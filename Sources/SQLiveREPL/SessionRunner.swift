@@ -126,7 +126,8 @@ struct DemoSession {
         do {
             try FileManager.default.removeItem(atPath: directory)
         } catch {
-            FileHandle.standardError.write(Data("sqlive: cannot remove the demo database \(directory): \(error)\n".utf8))
+            FileHandle.standardError.write(
+                Data("sqlive: cannot remove the demo database \(directory): \(error)\n".utf8))
         }
     }
 }

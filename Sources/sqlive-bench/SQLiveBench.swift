@@ -35,13 +35,17 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         setenv("SQLIVE_QUIET", "1", 1)
         let selected = names.isEmpty ? Self.scenarios : Self.scenarios.filter { names.contains($0.name) }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sqlive-bench-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sqlive-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let sqliteVersion = try await DatabaseQueue().read { db in try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? "?" }
-        print("sqlive-bench\(quick ? " --quick" : ""): \(ProcessInfo.processInfo.activeProcessorCount) cores, "
-              + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB, SQLite \(sqliteVersion), "
-              + "\(ISO8601DateFormatter().string(from: Date()))\n")
+        let sqliteVersion = try await DatabaseQueue().read { db in
+            try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? "?"
+        }
+        print(
+            "sqlive-bench\(quick ? " --quick" : ""): \(ProcessInfo.processInfo.activeProcessorCount) cores, "
+                + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB, SQLite \(sqliteVersion), "
+                + "\(ISO8601DateFormatter().string(from: Date()))\n")
         for scenario in selected {
             let table = try await scenario.run(quick: quick, directory: directory)
             print(table.markdown)

@@ -42,7 +42,8 @@ struct SQLive: AsyncParsableCommand {
 
     func validate() throws {
         if let mode, OutputMode(rawValue: mode) == nil {
-            throw ValidationError("unknown mode '\(mode)'; use one of: \(OutputMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw ValidationError(
+                "unknown mode '\(mode)'; use one of: \(OutputMode.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         if rpc && (!commands.isEmpty || file != nil) {
             throw ValidationError("--rpc cannot be combined with -c or -f")

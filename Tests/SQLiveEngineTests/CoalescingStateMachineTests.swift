@@ -20,7 +20,8 @@ struct CoalescingStateMachineTests {
     @Test("The first change after a quiet spell refreshes at once")
     func leadingEdge() {
         var machine = Machine(window: .milliseconds(15))
-        #expect(machine.keysDidChange(["a"], cause: .local, at: .ms(0)) == .refresh(["a": .init(events: 1, cause: .local)]))
+        #expect(
+            machine.keysDidChange(["a"], cause: .local, at: .ms(0)) == .refresh(["a": .init(events: 1, cause: .local)]))
         #expect(machine.phase == .refreshing)
     }
 
@@ -53,7 +54,9 @@ struct CoalescingStateMachineTests {
         var machine = Machine(window: .milliseconds(15))
         _ = machine.keysDidChange(["a"], cause: .local, at: .ms(0))
         _ = machine.refreshDidFinish(at: .ms(1))
-        #expect(machine.keysDidChange(["a"], cause: .local, at: .ms(30)) == .refresh(["a": .init(events: 1, cause: .local)]))
+        #expect(
+            machine.keysDidChange(["a"], cause: .local, at: .ms(30)) == .refresh(["a": .init(events: 1, cause: .local)])
+        )
     }
 
     @Test("A steady stream of changes cannot postpone refreshes forever")

@@ -26,7 +26,8 @@ struct ExecutionTests {
         #expect(results[0].columns.isEmpty && results[0].changes == 0)
         #expect(results[1].changes == 2)
         #expect(results[2].columns == ["id", "title"])
-        #expect(results[2].rows == [[.integer(1), .text("Family gin rummy")], [.integer(2), .text("Weekly poker night")]])
+        #expect(
+            results[2].rows == [[.integer(1), .text("Family gin rummy")], [.integer(2), .text("Weekly poker night")]])
         #expect(results[2].changes == 0)
         #expect(results[3].changes == 1)
         #expect(results[3].sql == "UPDATE games SET title = upper(title) WHERE id = 2")

@@ -17,8 +17,9 @@ struct SeededGenerator: RandomNumberGenerator {
 
 @Suite("Live queries under mixed writers")
 struct LiveQueryStressTests {
-    @Test("Random local and external writes: final results right, versions strictly increasing",
-          arguments: (1...12).map { (($0 % 2 == 0 ? JournalMode.wal : .delete), UInt64($0)) })
+    @Test(
+        "Random local and external writes: final results right, versions strictly increasing",
+        arguments: (1...12).map { (($0 % 2 == 0 ? JournalMode.wal : .delete), UInt64($0)) })
     func randomized(mode: JournalMode, seed: UInt64) async throws {
         var random = SeededGenerator(state: seed)
         let directory = try TemporaryDirectory()

@@ -8,11 +8,13 @@ struct LiveQueryTests {
     @Test("Registering answers with the first result at version 1", arguments: JournalMode.allCases)
     func register(mode: JournalMode) async throws {
         let directory = try TemporaryDirectory()
-        let database = try await LiveDatabase.open(.file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)))
+        let database = try await LiveDatabase.open(
+            .file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)))
         let snapshot = try await database.registerLiveQuery(
             name: "leaders",
-            LiveQueryDefinition(sql: "SELECT name, score FROM players WHERE gameID = ? ORDER BY score DESC",
-                                parameters: .positional([.integer(1)])))
+            LiveQueryDefinition(
+                sql: "SELECT name, score FROM players WHERE gameID = ? ORDER BY score DESC",
+                parameters: .positional([.integer(1)])))
         #expect(snapshot.version == 1)
         #expect(snapshot.result.columns == ["name", "score"])
         #expect(snapshot.result.rows.map { $0[0] } == [.text("Blob Jr"), .text("Blob Sr"), .text("Blob")])
@@ -27,8 +29,10 @@ struct LiveQueryTests {
     func refusals() async throws {
         let database = try await LiveDatabase.open(.memory)
         _ = try await database.execute(playersSchema)
-        await #expect(throws: SQLiveError.invalidLiveQuery(
-            "a live query must be a read-only statement (SELECT, WITH, VALUES or a read-only PRAGMA)")) {
+        await #expect(
+            throws: SQLiveError.invalidLiveQuery(
+                "a live query must be a read-only statement (SELECT, WITH, VALUES or a read-only PRAGMA)")
+        ) {
             try await database.registerLiveQuery(name: "w", LiveQueryDefinition(sql: "DELETE FROM players"))
         }
         await #expect(throws: SQLiveError.invalidLiveQuery("a live query must be a single statement")) {
@@ -49,11 +53,13 @@ struct LiveQueryTests {
         await database.close()
     }
 
-    @Test("A local write refreshes the query with cause local; a rollback refreshes nothing",
-          arguments: JournalMode.allCases)
+    @Test(
+        "A local write refreshes the query with cause local; a rollback refreshes nothing",
+        arguments: JournalMode.allCases)
     func localWrite(mode: JournalMode) async throws {
         let directory = try TemporaryDirectory()
-        let database = try await LiveDatabase.open(.file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)))
+        let database = try await LiveDatabase.open(
+            .file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)))
         let recorder = EventRecorder(database)
         _ = try await database.registerLiveQuery(
             name: "total", LiveQueryDefinition(sql: "SELECT sum(score) FROM players"))
@@ -68,8 +74,9 @@ struct LiveQueryTests {
         await database.close()
     }
 
-    @Test("The sqlite3 CLI inserts a row: the update arrives with cause external",
-          arguments: JournalMode.allCases)
+    @Test(
+        "The sqlite3 CLI inserts a row: the update arrives with cause external",
+        arguments: JournalMode.allCases)
     func externalWrite(mode: JournalMode) async throws {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(in: directory, mode: mode, playersSchema)
@@ -102,11 +109,13 @@ struct LiveQueryTests {
         await database.close()
     }
 
-    @Test("A burst of 2,000 commits by another process: final result right, far fewer refreshes",
-          arguments: JournalMode.allCases)
+    @Test(
+        "A burst of 2,000 commits by another process: final result right, far fewer refreshes",
+        arguments: JournalMode.allCases)
     func burst(mode: JournalMode) async throws {
         let directory = try TemporaryDirectory()
-        let path = try await makeDatabaseFile(in: directory, mode: mode, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
+        let path = try await makeDatabaseFile(
+            in: directory, mode: mode, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
         let database = try await LiveDatabase.open(.file(path))
         let recorder = EventRecorder(database)
         _ = try await database.registerLiveQuery(
@@ -155,7 +164,8 @@ struct LiveQueryTests {
         _ = try await database.execute(playersSchema)
         let recorder = EventRecorder(database)
         _ = try await database.registerLiveQuery(name: "names", LiveQueryDefinition(sql: "SELECT name FROM players"))
-        _ = try await database.registerLiveQuery(name: "scores", LiveQueryDefinition(sql: "SELECT sum(score) FROM players"))
+        _ = try await database.registerLiveQuery(
+            name: "scores", LiveQueryDefinition(sql: "SELECT sum(score) FROM players"))
         _ = try await database.execute("UPDATE players SET score = score * 2")
         try await recorder.waitForRows("scores") { $0 == [[.integer(370)]] }
         try await Task.sleep(for: .milliseconds(100))
@@ -218,8 +228,10 @@ struct LiveQueryTests {
         _ = try await database.execute(playersSchema)
         let recorder = EventRecorder(database)
         _ = try await database.registerLiveQuery(
-            name: "p", LiveQueryDefinition(sql: "SELECT name FROM players WHERE gameID = ? ORDER BY name",
-                                           parameters: .positional([.integer(1)])))
+            name: "p",
+            LiveQueryDefinition(
+                sql: "SELECT name FROM players WHERE gameID = ? ORDER BY name",
+                parameters: .positional([.integer(1)])))
         let updated = try await database.updateLiveQuery(name: "p", parameters: .positional([.integer(2)]))
         #expect(updated.version == 2)
         #expect(updated.result.rows == [[.text("Ann")]])
@@ -234,8 +246,9 @@ struct LiveQueryTests {
         await database.close()
     }
 
-    @Test("A dropped table yields an error; the query recovers when it returns",
-          arguments: JournalMode.allCases)
+    @Test(
+        "A dropped table yields an error; the query recovers when it returns",
+        arguments: JournalMode.allCases)
     func droppedTable(mode: JournalMode) async throws {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(in: directory, mode: mode, playersSchema)
@@ -247,15 +260,19 @@ struct LiveQueryTests {
         #expect(recorder.failures("n").first?.description == "no such table: players")
         #expect(await database.liveQueries()[0].error != nil)
         // Re-created by another process.
-        try await SQLite3CLI.run(path, "CREATE TABLE players(id INTEGER PRIMARY KEY, gameID, name, score); INSERT INTO players(name) VALUES ('Back');")
+        try await SQLite3CLI.run(
+            path,
+            "CREATE TABLE players(id INTEGER PRIMARY KEY, gameID, name, score); INSERT INTO players(name) VALUES ('Back');"
+        )
         try await recorder.waitForRows("n") { $0 == [[.integer(1)]] }
         #expect(recorder.failures("n").count == 1)
         #expect(await database.liveQueries()[0].error == nil)
         await database.close()
     }
 
-    @Test("A writer holding the lock for seconds: no error, the update follows its commit",
-          arguments: JournalMode.allCases)
+    @Test(
+        "A writer holding the lock for seconds: no error, the update follows its commit",
+        arguments: JournalMode.allCases)
     func longHeldLock(mode: JournalMode) async throws {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(in: directory, mode: mode, playersSchema)
@@ -315,7 +332,8 @@ struct LiveQueryTests {
         let database = try await LiveDatabase.open(.memory, options: options)
         let snapshot = try await database.registerLiveQuery(
             name: "many",
-            LiveQueryDefinition(sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 1000000) SELECT i FROM n"))
+            LiveQueryDefinition(
+                sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 1000000) SELECT i FROM n"))
         #expect(snapshot.result.rows.count == 10)
         #expect(snapshot.result.truncated)
         await database.close()

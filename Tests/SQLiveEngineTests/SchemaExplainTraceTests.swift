@@ -90,16 +90,18 @@ struct SchemaExplainTraceTests {
         database.traceSettings = TraceSettings(enabled: true, profile: true)
         let events = database.traceEvents()
         _ = try await database.execute("SELECT name FROM players ORDER BY name; UPDATE players SET score = score + 1")
-        _ = try await database.registerLiveQuery(name: "top", LiveQueryDefinition(sql: "SELECT max(score) FROM players"))
+        _ = try await database.registerLiveQuery(
+            name: "top", LiveQueryDefinition(sql: "SELECT max(score) FROM players"))
         var received: [TraceEvent] = []
         for await event in events {
             received.append(event)
             if received.count == 3 { break }
         }
-        #expect(received.map(\.sql) == [
-            "SELECT name FROM players ORDER BY name", "UPDATE players SET score = score + 1",
-            "SELECT max(score) FROM players",
-        ])
+        #expect(
+            received.map(\.sql) == [
+                "SELECT name FROM players ORDER BY name", "UPDATE players SET score = score + 1",
+                "SELECT max(score) FROM players",
+            ])
         #expect(received.map(\.origin) == [.user, .user, .liveQuery])
         #expect(received.map(\.rows) == [2, 0, 1])
         #expect(received.allSatisfy { $0.elapsed != nil })

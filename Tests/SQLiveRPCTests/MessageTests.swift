@@ -158,7 +158,8 @@ struct ValueEncodingTests {
 
     @Test func parameters() throws {
         let positional = try JSONCoding.decode(RPCParameters.self, from: [1, "a", nil, 2.5, .integer(Int64.min)])
-        #expect(positional.parameters == .positional([.integer(1), .text("a"), .null, .real(2.5), .integer(Int64.min)]))
+        #expect(
+            positional.parameters == .positional([.integer(1), .text("a"), .null, .real(2.5), .integer(Int64.min)]))
         let named = try JSONCoding.decode(RPCParameters.self, from: [":a": 1, "@b": 2, "$c": 3, "d": 4])
         #expect(named.parameters == .named(["a": .integer(1), "b": .integer(2), "c": .integer(3), "d": .integer(4)]))
         let error = #expect(throws: DecodingError.self) {

@@ -113,7 +113,8 @@ struct ServerMethodTests {
             positional["results"]?[0]?["rows"] == [[.integer(Int64.max), "real", "x", nil, ["$blob": "AP8="]]])
         // The known loss (docs/protocol.md): an integral number binds as an
         // INTEGER, even written `2.0`.
-        let request = #"{"jsonrpc":"2.0","id":"raw","method":"query/execute","#
+        let request =
+            #"{"jsonrpc":"2.0","id":"raw","method":"query/execute","#
             + #""params":{"sql":"SELECT typeof(?)","params":[2.0]}}"#
         server.sendRaw(MessageFraming.frame(Array(request.utf8)))
         let integral = try await server.response(to: .string("raw"))

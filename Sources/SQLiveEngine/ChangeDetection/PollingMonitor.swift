@@ -25,10 +25,14 @@ final class PollingMonitor: ExternalChangeMonitor {
                 signal()
             }
         }
-        task.withLock { $0?.cancel(); $0 = newTask }
+        task.withLock {
+            $0?.cancel(); $0 = newTask
+        }
     }
 
     func stop() {
-        task.withLock { $0?.cancel(); $0 = nil }
+        task.withLock {
+            $0?.cancel(); $0 = nil
+        }
     }
 }

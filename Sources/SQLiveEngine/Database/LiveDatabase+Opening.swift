@@ -37,7 +37,8 @@ extension LiveDatabase {
 
         do {
             let queue: DatabaseQueue =
-                location == .memory ? try DatabaseQueue(configuration: configuration)
+                location == .memory
+                ? try DatabaseQueue(configuration: configuration)
                 : try DatabaseQueue(path: location.sqlitePath, configuration: configuration)
             // Reading the schema makes SQLite read the file header: a file
             // that is not a database, or a locked one, fails now.

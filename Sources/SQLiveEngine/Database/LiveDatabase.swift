@@ -47,7 +47,10 @@ public final class LiveDatabase: Sendable {
     /// The live-query machinery: registry, change monitors, scheduler.
     let live: LiveQueryCenter
 
-    init(location: DatabaseLocation, info: DatabaseInfo, writer: any DatabaseWriter, tracer: StatementTracer, options: Options) {
+    init(
+        location: DatabaseLocation, info: DatabaseInfo, writer: any DatabaseWriter, tracer: StatementTracer,
+        options: Options
+    ) {
         self.location = location
         self.info = info
         self.writer = writer

@@ -1,5 +1,5 @@
-import GRDB
 import Foundation
+import GRDB
 import GRDBSQLite
 
 /// Runs a script of SQL statements on one connection, in order.

@@ -93,16 +93,16 @@ final class LiveQueryCenter: Sendable {
         switch options.externalDetection {
         case .automatic:
             #if canImport(Glibc)
-            let inotify = InotifyMonitor(databasePath: path)
-            do {
-                try inotify.start(signal: signal)
-                monitors.append(inotify)
-            } catch {
-                Log.monitor.warning("\(error); polling every \(options.pollingInterval) instead")
-                pollingInterval = options.pollingInterval
-            }
+                let inotify = InotifyMonitor(databasePath: path)
+                do {
+                    try inotify.start(signal: signal)
+                    monitors.append(inotify)
+                } catch {
+                    Log.monitor.warning("\(error); polling every \(options.pollingInterval) instead")
+                    pollingInterval = options.pollingInterval
+                }
             #else
-            pollingInterval = options.pollingInterval
+                pollingInterval = options.pollingInterval
             #endif
         case .polling(let interval):
             pollingInterval = interval

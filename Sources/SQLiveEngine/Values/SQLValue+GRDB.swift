@@ -44,7 +44,10 @@ extension SQLValue {
             case SQLITE_TEXT:
                 let bytes = sqlite3_column_text(statement, index)
                 let count = Int(sqlite3_column_bytes(statement, index))
-                values.append(.text(bytes.map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) } ?? ""))
+                values.append(
+                    .text(
+                        bytes.map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) }
+                            ?? ""))
             case SQLITE_BLOB:
                 let bytes = sqlite3_column_blob(statement, index)
                 let count = Int(sqlite3_column_bytes(statement, index))

@@ -12,7 +12,8 @@ enum Burst: Scenario {
     static func run(quick: Bool, directory: URL) async throws -> ResultTable {
         let commits = quick ? 1_000 : 10_000
         let queries = 100
-        let path = try makeDatabase(directory, "burst.sqlite", "CREATE TABLE events(id INTEGER PRIMARY KEY, committedAt INTEGER)")
+        let path = try makeDatabase(
+            directory, "burst.sqlite", "CREATE TABLE events(id INTEGER PRIMARY KEY, committedAt INTEGER)")
         let database = try await LiveDatabase.open(.file(path))
         let definitions = (0..<queries).map { LiveQueryDefinition(sql: "SELECT count(*) + \($0) FROM events") }
         let state = Locked((notifications: 0, lastArrival: Int64(0), finals: Set<String>()))
@@ -54,8 +55,11 @@ enum Burst: Scenario {
         let (writer, output) = try ChildProcess.startWriter(path: path, count: commits, intervalMicroseconds: 0)
         let data = output.fileHandleForReading.readDataToEndOfFile()
         writer.waitUntilExit()
-        let lastCommit = Int64(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-        try await waitUntil("every live query reached the final count") { state.withLock { $0.finals.count } == queries }
+        let lastCommit =
+            Int64(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        try await waitUntil("every live query reached the final count") {
+            state.withLock { $0.finals.count } == queries
+        }
         try await waitUntil("the poller saw the final count") { pollState.withLock { $0.doneAt } != 0 }
         try await Task.sleep(for: .milliseconds(200))
         let cpu = cpuSeconds() - cpuBefore
@@ -75,12 +79,17 @@ enum Burst: Scenario {
         let refreshesPerQuery = Double(info.map(\.refreshes).reduce(0, +)) / Double(queries)
         var table = ResultTable(
             scenario: name,
-            note: "\(commits) single-row commits by another process as fast as it can, \(queries) live queries registered.")
+            note:
+                "\(commits) single-row commits by another process as fast as it can, \(queries) live queries registered."
+        )
         table.add("refreshes per query", refreshesPerQuery, anchor: Double(pollRefreshes), "poll 100 ms")
         table.add("refreshes per query", refreshesPerQuery, anchor: Double(commits), "refresh per commit")
-        table.add("notifications sent", Double(notifications), anchor: Double(pollRefreshes * queries), "poll 100 ms (re-prints)")
-        table.add("last commit → last update (ms)", Double(lastArrival - lastCommit) / 1e6,
-                  anchor: Double(pollDone - lastCommit) / 1e6, "poll 100 ms")
+        table.add(
+            "notifications sent", Double(notifications), anchor: Double(pollRefreshes * queries),
+            "poll 100 ms (re-prints)")
+        table.add(
+            "last commit → last update (ms)", Double(lastArrival - lastCommit) / 1e6,
+            anchor: Double(pollDone - lastCommit) / 1e6, "poll 100 ms")
         table.add("CPU seconds (sqlive and poller in one process)", cpu)
         table.checks.append("all \(queries) final results equal the final table")
         return table

@@ -13,7 +13,8 @@ enum ExternalLatency: Scenario {
 
     static func run(quick: Bool, directory: URL) async throws -> ResultTable {
         let count = quick ? 40 : 600
-        let path = try makeDatabase(directory, "external.sqlite", "CREATE TABLE events(id INTEGER PRIMARY KEY, committedAt INTEGER)")
+        let path = try makeDatabase(
+            directory, "external.sqlite", "CREATE TABLE events(id INTEGER PRIMARY KEY, committedAt INTEGER)")
         let database = try await LiveDatabase.open(.file(path))
         let sqlive = Locked((samples: Samples(), seen: Int64(0)))
         let events = database.liveQueryEvents()
@@ -24,10 +25,14 @@ enum ExternalLatency: Scenario {
                 let now = Monotonic.now()
                 sqlive.withLock { state in
                     for row in change.result.rows {
-                        guard case .integer(let id) = row[0], case .integer(let at) = row[1], id > state.seen else { continue }
+                        guard case .integer(let id) = row[0], case .integer(let at) = row[1], id > state.seen else {
+                            continue
+                        }
                         state.samples.append(now - at)
                     }
-                    if case .integer(let top)? = change.result.rows.first?[0] { state.seen = Swift.max(state.seen, top) }
+                    if case .integer(let top)? = change.result.rows.first?[0] {
+                        state.seen = Swift.max(state.seen, top)
+                    }
                 }
             }
         }
@@ -49,9 +54,12 @@ enum ExternalLatency: Scenario {
         }
         var table = ResultTable(
             scenario: name,
-            note: "\(count) single-row commits by another process, one every 20 ms; latency in ms from commit to delivery.")
+            note:
+                "\(count) single-row commits by another process, one every 20 ms; latency in ms from commit to delivery."
+        )
         for (label, p) in [("p50", 50.0), ("p95", 95.0), ("p99", 99.0)] {
-            table.add("\(label) latency (ms)", ours.percentile(p), anchor: pollers[0].samples.percentile(p), "poll 100 ms")
+            table.add(
+                "\(label) latency (ms)", ours.percentile(p), anchor: pollers[0].samples.percentile(p), "poll 100 ms")
         }
         table.add("max latency (ms)", ours.max, anchor: pollers[0].samples.max, "poll 100 ms")
         for (label, p) in [("p50", 50.0), ("p95", 95.0), ("p99", 99.0)] {
@@ -63,7 +71,7 @@ enum ExternalLatency: Scenario {
     }
 
     /// Re-runs the query at a fixed interval on its own connection, as `\watch` does.
-    final class Poller: @unchecked Sendable {
+    final class Poller: Sendable {
         let path: String
         let interval: Duration
         private let state = Locked((samples: Samples(), seen: Int64(0)))

@@ -24,10 +24,14 @@ enum FanOut: Scenario {
         }
         let listener = Task {
             for await event in events {
-                guard case .changed(let change) = event, case .integer(let value) = change.result.rows[0][1] else { continue }
+                guard case .changed(let change) = event, case .integer(let value) = change.result.rows[0][1] else {
+                    continue
+                }
                 let now = Monotonic.now()
                 let k = Int64(change.name.split(separator: "_")[1])!
-                arrivals.withLock { $0[value - k, default: (0, 0)].count += 1; $0[value - k]!.last = now }
+                arrivals.withLock {
+                    $0[value - k, default: (0, 0)].count += 1; $0[value - k]!.last = now
+                }
             }
         }
         let before = await database.liveQueries().map(\.refreshes).reduce(0, +)
@@ -47,7 +51,9 @@ enum FanOut: Scenario {
         let perWrite = Double(after - before) / Double(writes)
         var table = ResultTable(
             scenario: name,
-            note: "\(tables * perTable) live queries over \(tables) tables; \(writes) local single-row writes to one table.")
+            note:
+                "\(tables * perTable) live queries over \(tables) tables; \(writes) local single-row writes to one table."
+        )
         table.add("refreshes per write", perWrite, anchor: Double(perTable), "ideal (queries reading the table)")
         table.add("refreshes per write", perWrite, anchor: Double(tables * perTable), "refresh everything")
         table.add("p50 latency, write → last of 10 updates (ms)", latency.percentile(50))

@@ -8,7 +8,9 @@ enum Footprint: Scenario {
     static let name = "footprint"
 
     static func run(quick: Bool, directory: URL) async throws -> ResultTable {
-        let path = try makeDatabase(directory, "footprint.sqlite", """
+        let path = try makeDatabase(
+            directory, "footprint.sqlite",
+            """
             CREATE TABLE t(id INTEGER PRIMARY KEY, v);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) INSERT INTO t(v) SELECT i FROM n;
             """)
@@ -23,7 +25,9 @@ enum Footprint: Scenario {
         for target in [100, 1000] {
             while registered < target {
                 _ = try await database.registerLiveQuery(
-                    name: "q\(registered)", LiveQueryDefinition(sql: "SELECT id, v FROM t WHERE id % 1000 = \(registered) OR id <= 10 LIMIT 10"))
+                    name: "q\(registered)",
+                    LiveQueryDefinition(sql: "SELECT id, v FROM t WHERE id % 1000 = \(registered) OR id <= 10 LIMIT 10")
+                )
                 registered += 1
             }
             ours[target] = residentMiB() - base
@@ -40,7 +44,9 @@ enum Footprint: Scenario {
                 let observation = ValueObservation.tracking { db in
                     try Row.fetchAll(db, sql: sql).map { $0[1] as Int64 }
                 }
-                cancellables.append(observation.start(in: pool, scheduling: .async(onQueue: .global()), onError: { _ in }, onChange: { _ in }))
+                cancellables.append(
+                    observation.start(
+                        in: pool, scheduling: .async(onQueue: .global()), onError: { _ in }, onChange: { _ in }))
             }
             // Let the observations' first fetches land.
             try await Task.sleep(for: .milliseconds(500))
@@ -48,7 +54,9 @@ enum Footprint: Scenario {
         }
         cancellables.removeAll()
         for count in [100, 1000] {
-            table.add("growth with \(count) live queries (MiB)", ours[count]!, anchor: theirs[count]!, "GRDB ValueObservation")
+            table.add(
+                "growth with \(count) live queries (MiB)", ours[count]!, anchor: theirs[count]!, "GRDB ValueObservation"
+            )
         }
         table.add("baseline resident memory (MiB)", base)
         return table

@@ -20,7 +20,9 @@ enum LocalLatency: Scenario {
         _ = try await database.registerLiveQuery(name: "q", LiveQueryDefinition(sql: query))
         let listener = Task {
             for await event in events {
-                guard case .changed(let change) = event, case .integer(let v) = change.result.rows[0][1] else { continue }
+                guard case .changed(let change) = event, case .integer(let v) = change.result.rows[0][1] else {
+                    continue
+                }
                 let now = Monotonic.now()
                 arrivals.withLock { $0.sqlive[v] = now }
             }
@@ -57,9 +59,12 @@ enum LocalLatency: Scenario {
         await database.close()
         var table = ResultTable(
             scenario: name,
-            note: "\(count) single-row commits through sqlive; latency in ms from the start of the write to the delivered update.")
+            note:
+                "\(count) single-row commits through sqlive; latency in ms from the start of the write to the delivered update."
+        )
         for (label, p) in [("p50", 50.0), ("p95", 95.0), ("p99", 99.0)] {
-            table.add("\(label) latency (ms)", ours.percentile(p), anchor: theirs.percentile(p), "GRDB ValueObservation")
+            table.add(
+                "\(label) latency (ms)", ours.percentile(p), anchor: theirs.percentile(p), "GRDB ValueObservation")
         }
         table.add("max latency (ms)", ours.max, anchor: theirs.max, "GRDB ValueObservation")
         table.checks.append("both saw all \(count) values")

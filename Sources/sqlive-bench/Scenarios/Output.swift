@@ -14,7 +14,9 @@ enum Output: Scenario {
             table.checks.append("skipped: no sqlive binary next to sqlive-bench")
             return table
         }
-        let path = try makeDatabase(directory, "output.sqlite", """
+        let path = try makeDatabase(
+            directory, "output.sqlite",
+            """
             CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score INTEGER, ratio REAL);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
             INSERT INTO t SELECT i, 'player ' || i, i * 7 % 1000, i / 3.0 FROM n;

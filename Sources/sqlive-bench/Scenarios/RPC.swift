@@ -14,7 +14,9 @@ enum RPC: Scenario {
             table.checks.append("skipped: no sqlive binary next to sqlive-bench")
             return table
         }
-        let path = try makeDatabase(directory, "rpc.sqlite", """
+        let path = try makeDatabase(
+            directory, "rpc.sqlite",
+            """
             CREATE TABLE players(id INTEGER PRIMARY KEY, name TEXT, score INTEGER);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
             INSERT INTO players SELECT i, 'player ' || i, i % 100 FROM n;
@@ -46,7 +48,8 @@ enum RPC: Scenario {
         var batch = frame(#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#)
         for index in 1...requests {
             batch += frame(
-                #"{"jsonrpc":"2.0","id":\#(index),"method":"query/execute","params":{"sql":"\#(sql)","params":[\#(index % 1000 + 1)]}}"#)
+                #"{"jsonrpc":"2.0","id":\#(index),"method":"query/execute","params":{"sql":"\#(sql)","params":[\#(index % 1000 + 1)]}}"#
+            )
         }
         let start = Monotonic.now()
         let payload = batch
@@ -65,7 +68,10 @@ enum RPC: Scenario {
             buffer += chunk
             while let headerEnd = buffer.range(of: Data("\r\n\r\n".utf8)) {
                 let header = String(decoding: buffer[buffer.startIndex..<headerEnd.lowerBound], as: UTF8.self)
-                guard let lengthLine = header.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") }),
+                guard
+                    let lengthLine = header.split(separator: "\r\n").first(where: {
+                        $0.lowercased().hasPrefix("content-length:")
+                    }),
                     let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces))
                 else { throw BenchmarkCheckFailed(description: "bad frame header: \(header)") }
                 guard buffer.count - (headerEnd.upperBound - buffer.startIndex) >= length else { break }
@@ -80,11 +86,16 @@ enum RPC: Scenario {
         process.terminate()
         process.waitUntilExit()
         guard received == requests + 1, errors == 0 else {
-            table.checks.append("skipped: the server answered \(received) of \(requests + 1) requests, \(errors) errors")
+            table.checks.append(
+                "skipped: the server answered \(received) of \(requests + 1) requests, \(errors) errors")
             return table
         }
-        table.add("requests per second", Double(requests) / wall, anchor: Double(requests) / direct, "direct GRDB reads", lowerIsBetter: false)
-        table.add("time per request (µs)", wall / Double(requests) * 1e6, anchor: direct / Double(requests) * 1e6, "direct GRDB reads")
+        table.add(
+            "requests per second", Double(requests) / wall, anchor: Double(requests) / direct, "direct GRDB reads",
+            lowerIsBetter: false)
+        table.add(
+            "time per request (µs)", wall / Double(requests) * 1e6, anchor: direct / Double(requests) * 1e6,
+            "direct GRDB reads")
         table.add("overhead per request (µs)", (wall - direct) / Double(requests) * 1e6)
         table.checks.append("all \(requests) requests answered without error")
         return table

@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// Nanoseconds on `CLOCK_MONOTONIC`: one clock for every process on the machine.
 ///
@@ -27,8 +28,6 @@ func residentMiB() -> Double {
     guard fields.count > 1, let pages = Double(fields[1]) else { return 0 }
     return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
 }
-
-import Synchronization
 
 /// A value behind a mutex, shareable between tasks.
 final class Locked<Value: Sendable>: Sendable {

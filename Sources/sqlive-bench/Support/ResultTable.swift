@@ -19,12 +19,16 @@ struct ResultTable {
     mutating func add(
         _ metric: String, _ sqlive: Double, anchor: Double? = nil, _ anchorName: String = "", lowerIsBetter: Bool = true
     ) {
-        rows.append(Row(metric: metric, sqlive: sqlive, anchor: anchor, anchorName: anchorName, lowerIsBetter: lowerIsBetter))
+        rows.append(
+            Row(metric: metric, sqlive: sqlive, anchor: anchor, anchorName: anchorName, lowerIsBetter: lowerIsBetter))
     }
 
     /// The table in Markdown, as docs/benchmarks.md shows it.
     var markdown: String {
-        var lines = ["### \(scenario)", "", note, "", "| metric | sqlive | anchor | anchor value | ratio (sqlive / anchor) |", "|---|---:|---|---:|---:|"]
+        var lines = [
+            "### \(scenario)", "", note, "", "| metric | sqlive | anchor | anchor value | ratio (sqlive / anchor) |",
+            "|---|---:|---|---:|---:|",
+        ]
         for row in rows {
             let anchor = row.anchor.map(Self.format) ?? "–"
             let ratio = row.anchor.flatMap { $0 == 0 ? nil : row.sqlive / $0 }.map { String(format: "%.3f", $0) } ?? "–"

@@ -1,5 +1,6 @@
 import Foundation
 import SQLiveEngine
+import Testing
 
 /// The journal modes every live-query behaviour is checked against.
 enum JournalMode: String, CaseIterable, Sendable, CustomTestStringConvertible {
@@ -8,8 +9,6 @@ enum JournalMode: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 }
-
-import Testing
 
 /// Creates a database file in the journal mode, with the SQL run by the sqlite3 CLI.
 func makeDatabaseFile(in directory: TemporaryDirectory, mode: JournalMode, _ sql: String) async throws -> String {

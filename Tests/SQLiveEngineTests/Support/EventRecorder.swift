@@ -2,25 +2,54 @@ import Foundation
 import SQLiveEngine
 import Synchronization
 
-/// Collects a database's live-query events as they arrive.
-final class EventRecorder: Sendable {
+/// Collects the elements of an `AsyncStream` as they arrive, for assertions.
+final class StreamRecorder<Element: Sendable>: Sendable {
     private final class Storage: Sendable {
-        let events = Mutex<[LiveQueryEvent]>([])
+        let elements = Mutex<[Element]>([])
     }
     private let storage = Storage()
     private let task: Task<Void, Never>
 
-    init(_ database: LiveDatabase) {
-        let stream = database.liveQueryEvents()
+    init(_ stream: AsyncStream<Element>) {
         let storage = storage
         task = Task {
-            for await event in stream {
-                storage.events.withLock { $0.append(event) }
+            for await element in stream {
+                storage.elements.withLock { $0.append(element) }
             }
         }
     }
 
-    var all: [LiveQueryEvent] { storage.events.withLock { $0 } }
+    var all: [Element] { storage.elements.withLock { $0 } }
+
+    /// Waits until the condition holds on the elements, or fails after the
+    /// time-out (which only catches hangs).
+    func wait(
+        timeout: Duration = .seconds(20), _ description: String = "condition", until condition: ([Element]) -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition(all) {
+            guard ContinuousClock.now < deadline else {
+                throw TimedOut(description: "timed out waiting for \(description); elements: \(all.count)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    deinit {
+        task.cancel()
+    }
+}
+
+/// A database's live-query events.
+typealias EventRecorder = StreamRecorder<LiveQueryEvent>
+
+/// A database's traced statements.
+typealias TraceRecorder = StreamRecorder<TraceEvent>
+
+extension StreamRecorder where Element == LiveQueryEvent {
+    convenience init(_ database: LiveDatabase) {
+        self.init(database.liveQueryEvents())
+    }
 
     func changes(_ name: String) -> [LiveQueryChange] {
         all.compactMap {
@@ -33,21 +62,6 @@ final class EventRecorder: Sendable {
         all.compactMap {
             if case .failed(let failed, let error) = $0, failed == name { return error }
             return nil
-        }
-    }
-
-    /// Waits until the condition holds on the events, or fails after the
-    /// time-out (which only catches hangs).
-    func wait(
-        timeout: Duration = .seconds(20), _ description: String = "condition",
-        until condition: ([LiveQueryEvent]) -> Bool
-    ) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !condition(all) {
-            guard ContinuousClock.now < deadline else {
-                throw TimedOut(description: "timed out waiting for \(description); events: \(all.count)")
-            }
-            try await Task.sleep(for: .milliseconds(10))
         }
     }
 
@@ -64,45 +78,14 @@ final class EventRecorder: Sendable {
             return false
         }
     }
+}
 
-    deinit {
-        task.cancel()
+extension StreamRecorder where Element == TraceEvent {
+    convenience init(_ database: LiveDatabase) {
+        self.init(database.traceEvents())
     }
 }
 
 struct TimedOut: Error, CustomStringConvertible {
     var description: String
-}
-
-/// Collects a database's traced statements as they arrive.
-final class TraceRecorder: Sendable {
-    private final class Storage: Sendable {
-        let events = Mutex<[TraceEvent]>([])
-    }
-    private let storage = Storage()
-    private let task: Task<Void, Never>
-
-    init(_ database: LiveDatabase) {
-        let stream = database.traceEvents()
-        let storage = storage
-        task = Task {
-            for await event in stream {
-                storage.events.withLock { $0.append(event) }
-            }
-        }
-    }
-
-    var all: [TraceEvent] { storage.events.withLock { $0 } }
-
-    func wait(timeout: Duration = .seconds(20), until condition: ([TraceEvent]) -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !condition(all) {
-            guard ContinuousClock.now < deadline else { throw TimedOut(description: "timed out waiting for trace") }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-    }
-
-    deinit {
-        task.cancel()
-    }
 }

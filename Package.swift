@@ -19,12 +19,16 @@ let package = Package(
             name: "CReadline",
             providers: [.apt(["libreadline-dev"])]),
 
+        // A few lines of C the engine cannot write in Swift without cost.
+        .target(name: "CSQLiveSupport"),
+
         // The engine: databases, SQL, schema, EXPLAIN, tracing, live queries.
         // It knows nothing of its front ends.
         .target(
             name: "SQLiveEngine",
             dependencies: [
-                .product(name: "GRDB", package: "GRDB.swift")
+                "CSQLiveSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
 
         // JSON-RPC 2.0 over stdio, in Language Server style.

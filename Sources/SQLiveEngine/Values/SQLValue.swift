@@ -1,3 +1,4 @@
+import CSQLiveSupport
 import Foundation
 
 /// A value read from or bound into SQLite, with its storage class kept.
@@ -51,12 +52,13 @@ extension SQLValue: CustomStringConvertible {
     /// a trailing `.0`, others use up to 15 significant digits.
     ///
     /// This runs once per REAL cell of every printed result, so it formats
-    /// with C's `snprintf` into a stack buffer rather than `String(format:)`.
+    /// with C's `snprintf` (through a small C function, not `withVaList`)
+    /// into a stack buffer.
     public static func format(real value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value < 0 ? "-Inf" : "Inf" }
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 32) { buffer in
-            let count = withVaList([value]) { vsnprintf(buffer.baseAddress!, 32, "%.15g", $0) }
+            let count = sqlive_format_real(value, buffer.baseAddress!, 32)
             let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: Int(max(0, min(count, 31))))
             var text = String(decoding: bytes, as: UTF8.self)
             if !bytes.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") }) {

@@ -20,7 +20,9 @@ let package = Package(
             providers: [.apt(["libreadline-dev"])]),
 
         // A few lines of C the engine cannot write in Swift without cost.
-        .target(name: "CSQLiveSupport"),
+        .target(
+            name: "CSQLiveSupport",
+            linkerSettings: [.linkedLibrary("sqlite3")]),
 
         // The engine: databases, SQL, schema, EXPLAIN, tracing, live queries.
         // It knows nothing of its front ends.

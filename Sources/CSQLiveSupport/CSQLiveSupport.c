@@ -1,6 +1,8 @@
-#include <stdio.h>
+#include <sqlite3.h>
+#include <string.h>
 #include "CSQLiveSupport.h"
 
 int sqlive_format_real(double value, char *buffer, int size) {
-    return snprintf(buffer, (size_t)size, "%.15g", value);
+    sqlite3_snprintf(size, buffer, "%!.15g", value);
+    return (int)strlen(buffer);
 }

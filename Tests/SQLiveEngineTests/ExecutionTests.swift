@@ -183,6 +183,14 @@ struct ExecutionTests {
         #expect(try await database.execute("SELECT 2")[0].rows == [[.integer(2)]])
     }
 
+    @Test("REALs print exactly as the sqlite3 shell prints them")
+    func realFormatting() async throws {
+        let sql = "SELECT 1.0, 0.5, 1e20, 1e300, 1.0/3, -0.0, 123456789012345.0, 1e15, 1e-5, 0.0001, 2.5e-7"
+        let values = try await database.execute(sql)[0].rows[0]
+        let shell = try await SQLite3CLI.run(":memory:", ".mode list\n" + sql + ";")
+        #expect(values.map(\.description).joined(separator: "|") + "\n" == shell)
+    }
+
     @Test("sqlite3_complete tells complete statements")
     func completeness() {
         #expect(SQLStatementCompleteness.isComplete("SELECT 1;"))

@@ -1,12 +1,14 @@
 #ifndef SQLIVE_CSQLIVESUPPORT_H
 #define SQLIVE_CSQLIVESUPPORT_H
 
-/// Formats a REAL the way SQLite's own printf does for `%.15g`, into
-/// `buffer` (at least 32 bytes). Returns the number of bytes written.
+/// Formats a REAL exactly as the sqlite3 shell prints it (SQLite's own
+/// `%!.15g`: up to 15 significant digits, and always a decimal point, as in
+/// `1.0` or `1.0e+20`), into `buffer`. Returns the number of bytes written.
 ///
-/// A C function because Swift can only reach `snprintf` through
-/// `withVaList`, which allocates and boxes its arguments for every call:
-/// this runs once per REAL cell of every printed result.
+/// A C function for two reasons: Swift can only reach variadic C functions
+/// through `withVaList`, which allocates and boxes its arguments on every
+/// call, and SQLite's float formatting is both the reference and much
+/// faster than glibc's `%g`. It runs once per REAL cell of every result.
 int sqlive_format_real(double value, char *buffer, int size);
 
 #endif

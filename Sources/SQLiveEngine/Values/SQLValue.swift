@@ -48,23 +48,20 @@ extension SQLValue: CustomStringConvertible {
         }
     }
 
-    /// Formats a REAL the way sqlite3 does (`%!.15g`): integral values keep
-    /// a trailing `.0`, others use up to 15 significant digits.
+    /// Formats a REAL exactly as the sqlite3 shell does (SQLite's `%!.15g`):
+    /// up to 15 significant digits, and always a decimal point, as in `1.0`,
+    /// `0.333333333333333` or `1.0e+20`.
     ///
-    /// This runs once per REAL cell of every printed result, so it formats
-    /// with C's `snprintf` (through a small C function, not `withVaList`)
-    /// into a stack buffer.
+    /// This runs once per REAL cell of every printed result, so it calls
+    /// SQLite's own formatter through a small C function, into a stack buffer.
     public static func format(real value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value < 0 ? "-Inf" : "Inf" }
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 32) { buffer in
-            let count = sqlive_format_real(value, buffer.baseAddress!, 32)
-            let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: Int(max(0, min(count, 31))))
-            var text = String(decoding: bytes, as: UTF8.self)
-            if !bytes.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") }) {
-                text += ".0"
-            }
-            return text
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { buffer in
+            let count = Int(sqlive_format_real(value, buffer.baseAddress!, 48))
+            return String(
+                decoding: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: max(0, min(count, 47))),
+                as: UTF8.self)
         }
     }
 }

@@ -57,7 +57,7 @@ struct RenderingConsumer: ResultConsumer {
 
     /// Writes what is buffered.
     mutating func flush() throws(OutputSink.Closed) {
-        defer { buffer = "" }
+        defer { buffer.removeAll(keepingCapacity: true) }
         try sink.write(buffer)
     }
 }

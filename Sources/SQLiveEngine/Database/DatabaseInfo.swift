@@ -8,7 +8,4 @@ public struct DatabaseInfo: Hashable, Sendable {
     public var sqliteVersion: String
     /// The journal mode: `wal`, `delete`, `truncate`, `persist`, `memory` or `off`.
     public var journalMode: String
-
-    /// Whether the database is in WAL mode, and thus read through a pool.
-    public var isWAL: Bool { journalMode == "wal" }
 }

@@ -53,8 +53,6 @@ public enum SQLiveError: Error, Hashable, Sendable {
     case liveQueryNameTaken(String)
     /// The SQL cannot be a live query (not a single read-only statement).
     case invalidLiveQuery(String)
-    /// Waiting for a live query's next change timed out.
-    case timedOut(String)
     /// The database is closed.
     case closed
 
@@ -73,7 +71,6 @@ extension SQLiveError: CustomStringConvertible, LocalizedError {
         case .unknownLiveQuery(let name): "no live query named \(name)"
         case .liveQueryNameTaken(let name): "a live query named \(name) already exists"
         case .invalidLiveQuery(let reason): reason
-        case .timedOut(let what): what
         case .closed: "the database is closed"
         }
     }

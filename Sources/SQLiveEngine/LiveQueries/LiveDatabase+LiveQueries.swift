@@ -58,32 +58,4 @@ extension LiveDatabase {
     public func liveQueryEvents() -> AsyncStream<LiveQueryEvent> {
         live.events.subscribe()
     }
-
-    /// Waits until the next event about a live query (or any, without a
-    /// name), for at most `timeout`.
-    ///
-    /// - throws: `SQLiveError.timedOut` when nothing came in time.
-    public func waitForLiveQueryEvent(
-        name: String? = nil, after events: AsyncStream<LiveQueryEvent>, timeout: Duration
-    ) async throws(SQLiveError) -> LiveQueryEvent {
-        let result = await withTaskGroup(of: LiveQueryEvent?.self) { group in
-            group.addTask {
-                for await event in events where name == nil || event.name == name || event.name == nil {
-                    return event
-                }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-        guard let result else {
-            throw .timedOut("no change of \(name ?? "any live query") within \(timeout.timeInterval) s")
-        }
-        return result
-    }
 }

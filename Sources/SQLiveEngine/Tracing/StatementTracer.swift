@@ -70,10 +70,11 @@ final class StatementTracer: Sendable {
 
     /// Whether a statement is bookkeeping rather than a user's query.
     ///
-    /// sqlive marks the statements it runs on behalf of users, so any other
-    /// statement seen by GRDB's trace is housekeeping; this check keeps a
-    /// user's statements out even if a connection runs them outside sqlive's
-    /// execution path.
+    /// GRDB's trace sees every statement of a connection; the ones sqlive
+    /// runs for users and live queries are already reported by `record`,
+    /// so only transaction control and pragmas pass here. (A `BEGIN` or
+    /// `PRAGMA` the user types is thus reported twice when housekeeping is
+    /// on: once as theirs, once as housekeeping.)
     static func isHousekeeping(_ sql: String) -> Bool {
         let head = sql.prefix(32).uppercased()
         return ["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE", "PRAGMA"].contains {

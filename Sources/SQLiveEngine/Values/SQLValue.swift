@@ -17,17 +17,6 @@ public enum SQLValue: Hashable, Sendable {
     case text(String)
     case blob(Data)
 
-    /// The SQLite name of the storage class: `null`, `integer`, `real`, `text` or `blob`.
-    public var storageClass: String {
-        switch self {
-        case .null: "null"
-        case .integer: "integer"
-        case .real: "real"
-        case .text: "text"
-        case .blob: "blob"
-        }
-    }
-
     /// Whether the value is SQL `NULL`.
     public var isNull: Bool {
         if case .null = self { return true }

@@ -11,7 +11,6 @@ extension ResponseError {
     /// | `.liveQueryNameTaken` | -32012 |
     /// | `.invalidLiveQuery` | -32602, naming `sql` |
     /// | `.closed` | -32010 |
-    /// | `.timedOut` | -32603 |
     init(_ error: SQLiveError) {
         switch error {
         case .sqlite(let failure):
@@ -22,7 +21,7 @@ extension ResponseError {
         case .unknownLiveQuery:
             self = ResponseError(.unknownLiveQuery, error.description)
         case .liveQueryNameTaken(let name):
-            // The engine's message speaks of the REPL's --replace.
+            // Point editors at the method that redefines a live query.
             self = ResponseError(
                 .liveQueryNameTaken,
                 "a live query named \(name) already exists (use liveQuery/update to redefine it)")
@@ -30,8 +29,6 @@ extension ResponseError {
             self = .invalidParams(reason, field: "sql")
         case .closed:
             self = ResponseError(.noDatabase, "No database open: \(error.description)")
-        case .timedOut:
-            self = .internalError(error.description)
         }
     }
 

@@ -4,43 +4,57 @@ import Synchronization
 
 /// Records what sqlive's own transactions modify, and reports it at commit.
 ///
-/// Installed on the writer connection as a GRDB `TransactionObserver`. For
-/// each statement, GRDB asks which kinds of events the observer wants; the
-/// recorder wants those that can modify a live query's region, so bulk
-/// writes to tables nobody watches cost nothing. At commit it sends the
-/// kinds that really changed rows (column sets included, for `UPDATE`); a
-/// rollback sends nothing.
+/// Installed on the session's connection as a GRDB `TransactionObserver`.
+/// For each statement, GRDB asks which kinds of events the observer wants;
+/// the recorder wants those that can modify a live query's region (the
+/// `Interest`), so bulk writes to tables nobody watches cost nothing. At
+/// commit it sends the kinds that really changed rows (column sets
+/// included, for `UPDATE`), and a schema change of the main or the temp
+/// schema; a rollback sends `.rolledBack`. It also keeps the
+/// `LocalCommitLedger`, so the probe can tell the session's commits from
+/// other writers'.
 final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
     // Mutable State
     //
-    // `candidates`, `touched` and `schemaVersion` are only accessed from
+    // `candidates`, `touched` and `schemaVersions` are only accessed from
     // the writer's dispatch queue, where GRDB calls transaction observers:
-    // hence `@unchecked Sendable`. `interest` is written by the scheduler
-    // and read on the writer queue, so it is guarded by a mutex.
+    // hence `@unchecked Sendable`. `interest` and `ledger` are Sendable
+    // objects with their own locks.
 
     /// Event kinds announced by statements of the current transaction that
     /// have not changed rows yet.
     private var candidates: [DatabaseEventKind] = []
     /// Event kinds that changed rows in the current transaction.
     private var touched: [DatabaseEventKind] = []
-    private var schemaVersion: Int?
+    private var schemaVersions: [Int?] = []
+    /// Whether `databaseWillCommit` ran for the current transaction.
+    private var commitStarted = false
 
-    /// The union of the regions of every live query.
-    let interest = Mutex(DatabaseRegion())
-
+    let interest: Interest
+    let ledger: LocalCommitLedger
     private let emit: @Sendable (ChangeSignal) -> Void
 
-    init(emit: @escaping @Sendable (ChangeSignal) -> Void) {
+    init(interest: Interest, ledger: LocalCommitLedger, emit: @escaping @Sendable (ChangeSignal) -> Void) {
+        self.interest = interest
+        self.ledger = ledger
         self.emit = emit
     }
 
-    /// Reads the schema version the recorder compares commits against.
+    /// Reads the schema versions the recorder compares commits against.
     func prime(_ db: Database) throws {
-        schemaVersion = try Int.fetchOne(db, sql: "PRAGMA schema_version")
+        schemaVersions = try Self.schemaVersions(db)
+    }
+
+    /// The versions of the main and the temp schema.
+    private static func schemaVersions(_ db: Database) throws -> [Int?] {
+        [
+            try Int.fetchOne(db, sql: "PRAGMA main.schema_version"),
+            try Int.fetchOne(db, sql: "PRAGMA temp.schema_version"),
+        ]
     }
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
-        guard interest.withLock({ $0.isModified(byEventsOfKind: eventKind) }) else { return false }
+        guard interest.isModified(byEventsOfKind: eventKind) else { return false }
         if !candidates.contains(where: { $0.isSame(as: eventKind) }) {
             candidates.append(eventKind)
         }
@@ -59,6 +73,11 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
         }
     }
 
+    func databaseWillCommit() throws {
+        commitStarted = true
+        ledger.commitWillStart()
+    }
+
     func databaseDidCommit(_ db: Database) {
         let touched = self.touched
         reset()
@@ -66,9 +85,9 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
             emit(.local(touched))
         }
         do {
-            let version = try Int.fetchOne(db, sql: "PRAGMA schema_version")
-            if version != schemaVersion {
-                schemaVersion = version
+            let versions = try Self.schemaVersions(db)
+            if versions != schemaVersions {
+                schemaVersions = versions
                 emit(.schemaChanged(.local))
             }
         } catch {
@@ -78,9 +97,14 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
 
     func databaseDidRollback(_ db: Database) {
         reset()
+        emit(.rolledBack)
     }
 
     private func reset() {
+        if commitStarted {
+            commitStarted = false
+            ledger.commitDidSettle()
+        }
         candidates.removeAll(keepingCapacity: true)
         touched.removeAll(keepingCapacity: true)
     }

@@ -4,9 +4,13 @@ import GRDB
 enum ChangeSignal: Sendable {
     /// sqlive committed a transaction that modified these kinds of rows.
     case local([DatabaseEventKind])
+    /// The session rolled a transaction back: what live queries read on
+    /// the session's own connection may have shown is gone.
+    case rolledBack
     /// Another connection or process committed: which tables it touched is unknown.
     case external
-    /// The schema changed (tables created, dropped, altered).
+    /// The schema changed (tables created, dropped, altered), in the main
+    /// or the temp schema.
     case schemaChanged(ChangeCause)
     /// The database file was deleted or replaced.
     case fileChanged(String)

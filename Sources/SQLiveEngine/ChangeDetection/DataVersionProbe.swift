@@ -1,41 +1,84 @@
 import Foundation
-import GRDB
+import GRDBSQLite
 
-/// Confirms that another connection committed, and that the file is still there.
+/// Reads `PRAGMA data_version` on a connection of its own.
 ///
-/// `PRAGMA data_version`, read on sqlive's writer connection, changes only
-/// when *another* connection commits — so sqlive's own commits are never
-/// taken for external ones, and a monitor's false alarms (a checkpoint, a
-/// rollback, sqlive's own write to `-wal`) cost one pragma, microseconds.
+/// `data_version` changes when a connection *other than the one reading it*
+/// commits. The probe's connection is sqlive's alone and never writes, so
+/// it sees every commit to the file — other processes', other connections',
+/// and sqlive's own session's. Telling sqlive's commits apart is the job of
+/// the `LocalCommitLedger`.
 ///
-/// The probe also compares the file's device and inode with those seen at
-/// start, to report a database deleted or replaced under sqlive.
-struct DataVersionProbe: Sendable {
+/// Because the connection is the probe's alone, a probe never waits for a
+/// statement or a transaction of the session: it reads the committed state
+/// of the file at once (a read lock for microseconds).
+///
+/// The probe also compares the file's device and inode with those it saw
+/// last, to report a database deleted or replaced under sqlive.
+///
+/// Not thread-safe: it is confined to the `ExternalChangeWatcher`'s thread.
+final class DataVersionProbe {
     struct FileIdentity: Equatable, Sendable {
         var device: UInt64
         var inode: UInt64
     }
 
-    /// What a probe found.
-    enum Finding: Equatable, Sendable {
-        case unchanged
-        case externalCommit
-        case fileChanged(String)
+    /// What one reading found.
+    enum Reading: Equatable {
+        case version(Int64)
+        /// Another connection holds a lock that keeps readers out (a
+        /// rollback-journal commit in progress): look again soon.
+        case busy
+        case failed(String)
     }
 
-    let writer: any DatabaseWriter
-    let path: String?
+    let path: String
+    private var connection: OpaquePointer?
+    private var statement: OpaquePointer?
 
-    /// Reads the current data version.
-    func dataVersion() async throws -> Int {
-        try await writer.writeWithoutTransaction { db in
-            try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0
+    /// Opens the probe's read-only connection.
+    init(path: String) throws(SQLiveError) {
+        self.path = path
+        let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+        var connection: OpaquePointer?
+        let code = sqlite3_open_v2(path, &connection, flags, nil)
+        guard code == SQLITE_OK, let connection else {
+            let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(connection)
+            throw .cannotOpen(path: path, reason: "probe connection: \(message)")
+        }
+        self.connection = connection
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(connection, "PRAGMA data_version", -1, &statement, nil) == SQLITE_OK else {
+            let message = String(cString: sqlite3_errmsg(connection))
+            sqlite3_close_v2(connection)
+            self.connection = nil
+            throw .cannotOpen(path: path, reason: "probe connection: \(message)")
+        }
+        self.statement = statement
+    }
+
+    deinit {
+        sqlite3_finalize(statement)
+        sqlite3_close_v2(connection)
+    }
+
+    /// Reads the data version now. Costs a few microseconds.
+    func read() -> Reading {
+        guard let statement else { return .failed("closed") }
+        defer { sqlite3_reset(statement) }
+        switch sqlite3_step(statement) {
+        case SQLITE_ROW:
+            return .version(sqlite3_column_int64(statement, 0))
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            return .busy
+        case let code:
+            return .failed(String(cString: sqlite3_errstr(code)))
         }
     }
 
     /// The identity of the database file, or `nil` when it does not exist.
     func fileIdentity() -> FileIdentity? {
-        guard let path else { return nil }
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))

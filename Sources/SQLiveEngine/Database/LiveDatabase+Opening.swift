@@ -59,9 +59,16 @@ extension LiveDatabase {
             }
             let info = DatabaseInfo(
                 path: location.sqlitePath, readonly: readonly, sqliteVersion: version, journalMode: journalMode)
-            let database = LiveDatabase(
-                location: location, info: info, writer: writer, tracer: tracer, options: options)
-            try await database.live.start()
+            let database = try LiveDatabase(
+                location: location, info: info, writer: writer, configuration: configuration, tracer: tracer,
+                options: options)
+            do {
+                try await database.live.start()
+            } catch {
+                // Leak nothing: stop what started, close the connections.
+                await database.close()
+                throw error
+            }
             return database
         } catch let error as DatabaseError {
             throw SQLiveError.describeOpening(error, location: location)

@@ -41,28 +41,31 @@ public final class LiveDatabase: Sendable {
     public let location: DatabaseLocation
     /// The facts reported when the database was opened.
     public let info: DatabaseInfo
-    /// GRDB's writer: a `DatabasePool` for WAL databases, a `DatabaseQueue` otherwise.
+    /// The session's connection, where user statements run: GRDB's writer,
+    /// a `DatabasePool` for WAL databases, a `DatabaseQueue` otherwise.
     package let writer: any DatabaseWriter
     let tracer: StatementTracer
     /// The live-query machinery: registry, change monitors, scheduler.
     let live: LiveQueryCenter
 
     init(
-        location: DatabaseLocation, info: DatabaseInfo, writer: any DatabaseWriter, tracer: StatementTracer,
-        options: Options
-    ) {
+        location: DatabaseLocation, info: DatabaseInfo, writer: any DatabaseWriter, configuration: Configuration,
+        tracer: StatementTracer, options: Options
+    ) throws {
         self.location = location
         self.info = info
         self.writer = writer
         self.tracer = tracer
-        self.live = LiveQueryCenter(writer: writer, location: location, tracer: tracer, options: options.liveQueries)
+        self.live = try LiveQueryCenter(
+            session: writer, location: location, configuration: configuration, tracer: tracer,
+            options: options.liveQueries)
     }
 
-    /// Interrupts every statement running on this database.
+    /// Interrupts every statement the session is running.
     ///
     /// A statement interrupted this way fails with "interrupted"; the
-    /// database stays usable. Live-query refreshes that were interrupted are
-    /// run again.
+    /// database stays usable. Live queries are read on a connection of
+    /// their own and go on.
     public func interrupt() {
         writer.interrupt()
     }

@@ -23,8 +23,10 @@ extension LiveDatabase {
     ) async throws(ScriptFailure) -> [StatementResult] {
         let runner = ScriptRunner(script: script, parameters: parameters, maxRows: maxRows, tracer: tracer)
         let outcome: (results: [StatementResult], failure: SQLiteFailure?)
+        let live = live
         do {
             outcome = try await writer.writeWithoutTransaction { db in
+                defer { live.scriptDidRun(script, db) }
                 var collector = ResultCollector()
                 do {
                     try runner.run(in: db, consumer: &collector)
@@ -64,6 +66,7 @@ extension LiveDatabase {
         let runner = ScriptRunner(script: script, parameters: parameters, maxRows: maxRows, tracer: tracer)
         do {
             try writer.writeWithoutTransaction { db in
+                defer { live.scriptDidRun(script, db) }
                 try runner.run(in: db, consumer: &consumer)
             }
         } catch let failure as SQLiteFailure {

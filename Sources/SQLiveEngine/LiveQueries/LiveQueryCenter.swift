@@ -2,173 +2,177 @@ import Foundation
 import GRDB
 import Synchronization
 
-/// Wires change detection to the scheduler for one database.
+/// Wires change detection to the scheduler for one database, and owns
+/// every task and thread of the live path.
 ///
 /// ```text
-///  sqlive's commits ──► ChangeRecorder (TransactionObserver) ───────────┐
-///  other writers ──► InotifyMonitor / PollingMonitor ──► DataVersionProbe ┤
-///                                                                        ▼
-///                                            AsyncStream<ChangeSignal> ──► RefreshScheduler (actor)
-///                                                                        │  Mark → Refresh → Cool down
-///                                                                        ▼
-///                                            Broadcaster<LiveQueryEvent> ──► front ends
+///  session's commits, rollbacks ─► ChangeRecorder (TransactionObserver) ─────────────┐
+///  other writers ─► ExternalChangeWatcher (thread: inotify, polling, DataVersionProbe) │
+///                        │ commit / maybe the session's (LocalCommitLedger)         │
+///                        ▼                                                          ▼
+///                   run loop: resolve ─────────────► AsyncStream<ChangeSignal> ─► RefreshScheduler (actor)
+///                                                     Mark → Fetch → Reduce → Notify │
+///                                                                                    ▼
+///                                                   Broadcaster<LiveQueryEvent> ─► front ends
 /// ```
+///
+/// Ownership: `start` starts the watcher's thread and one run task, a task
+/// group whose children serve the signals, the scheduler's timer and its
+/// refreshes. `shutdown` (or `deinit`) stops the watcher and finishes the
+/// streams; every child then ends, and `shutdown` waits for the run task.
 final class LiveQueryCenter: Sendable {
-    let scheduler: RefreshScheduler
+    let scheduler: RefreshScheduler<ContinuousClock>
     let events = Broadcaster<LiveQueryEvent>()
+    let reader: LiveQueryReader
+    let interest = Interest()
     private let recorder: ChangeRecorder
-    private let writer: any DatabaseWriter
+    private let ledger = LocalCommitLedger()
+    private let session: any DatabaseWriter
     private let location: DatabaseLocation
     private let options: LiveQueryOptions
     private let signals: AsyncStream<ChangeSignal>
     private let signalContinuation: AsyncStream<ChangeSignal>.Continuation
-    private let probeRequests: AsyncStream<Void>
-    private let probeContinuation: AsyncStream<Void>.Continuation
+    private let findings: AsyncStream<ExternalChangeWatcher.Finding>
+    private let findingContinuation: AsyncStream<ExternalChangeWatcher.Finding>.Continuation
 
     // Mutable State: guarded by the mutex; set by start() and shutdown().
     private struct State {
-        var monitors: [any ExternalChangeMonitor] = []
-        var tasks: [Task<Void, Never>] = []
+        var watcher: ExternalChangeWatcher?
+        var run: Task<Void, Never>?
     }
     private let state = Mutex(State())
 
-    init(writer: any DatabaseWriter, location: DatabaseLocation, tracer: StatementTracer, options: LiveQueryOptions) {
-        self.writer = writer
+    init(
+        session: any DatabaseWriter, location: DatabaseLocation, configuration: Configuration, tracer: StatementTracer,
+        options: LiveQueryOptions
+    ) throws {
+        self.session = session
         self.location = location
         self.options = options
         (signals, signalContinuation) = AsyncStream<ChangeSignal>.makeStream()
-        // Probe requests are idempotent ("look now"): one waiting request
-        // covers any number of signals that arrive during a probe.
-        (probeRequests, probeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (findings, findingContinuation) = AsyncStream<ExternalChangeWatcher.Finding>.makeStream()
         let continuation = signalContinuation
-        let recorder = ChangeRecorder { signal in continuation.yield(signal) }
-        self.recorder = recorder
-        self.scheduler = RefreshScheduler(
-            reader: writer, tracer: tracer, events: events, options: options,
-            interestDidChange: { region in recorder.interest.withLock { $0 = region } })
+        recorder = ChangeRecorder(interest: interest, ledger: ledger) { signal in continuation.yield(signal) }
+        reader = try LiveQueryReader(session: session, location: location, configuration: configuration)
+        scheduler = RefreshScheduler(
+            reader: reader, tracer: tracer, events: events, interest: interest, options: options,
+            clock: ContinuousClock())
     }
 
-    /// Starts observing: the recorder on the writer, the external monitors,
-    /// the probe, and the scheduler's loop.
+    /// Starts observing: the recorder on the session's connection, the
+    /// watcher, and the run loop. Whatever it started is stopped if a later
+    /// step fails.
     func start() async throws {
         let recorder = recorder
-        try await writer.writeWithoutTransaction { db in
+        let writerVersion = try await session.writeWithoutTransaction { db in
             try recorder.prime(db)
             db.add(transactionObserver: recorder, extent: .observerLifetime)
+            return try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0
         }
+        if let path = location.filePath, reader.committed != nil, options.externalDetection != .disabled {
+            let mode: ExternalChangeWatcher.Mode =
+                switch options.externalDetection {
+                case .polling(let interval): .polling(interval)
+                default: .inotify(safetyPoll: options.safetyPollInterval)
+                }
+            let findings = findingContinuation
+            let watcher = try ExternalChangeWatcher(
+                path: path, mode: mode, fallbackPolling: options.pollingInterval, ledger: ledger,
+                emit: { findings.yield($0) })
+            state.withLock { $0.watcher = watcher }
+        }
+        let run = Task { [scheduler, signals, findings, signalContinuation, session] in
+            await Self.run(
+                scheduler: scheduler, signals: signals, findings: findings, emit: { signalContinuation.yield($0) },
+                resolver: ExternalCommitResolver(session: session, writerVersion: writerVersion))
+        }
+        state.withLock { $0.run = run }
+    }
 
-        let scheduler = scheduler
-        let signals = signals
-        var tasks = [
-            Task {
+    /// The run loop: one task group, one child per stream, and a short
+    /// child per ambiguous commit. It ends when the findings end (the
+    /// watcher stopped), after shutting the scheduler down.
+    private static func run(
+        scheduler: RefreshScheduler<ContinuousClock>, signals: AsyncStream<ChangeSignal>,
+        findings: AsyncStream<ExternalChangeWatcher.Finding>, emit: @escaping @Sendable (ChangeSignal) -> Void,
+        resolver: ExternalCommitResolver
+    ) async {
+        await withDiscardingTaskGroup { group in
+            group.addTask {
                 for await signal in signals {
                     await scheduler.handle(signal)
                 }
             }
-        ]
-
-        if let path = location.filePath, options.externalDetection != .disabled {
-            let probe = DataVersionProbe(writer: writer, path: path)
-            // The baseline is read before `open` returns: any commit by
-            // another process after that is seen, even one made before the
-            // probe's task first runs.
-            let baseline = (version: try await probe.dataVersion(), identity: probe.fileIdentity())
-            let monitors = startMonitors(path: path)
-            let requests = probeRequests
-            let continuation = signalContinuation
-            tasks.append(
-                Task {
-                    await Self.runProbe(probe, baseline: baseline, requests: requests, emit: { continuation.yield($0) })
-                })
-            state.withLock { $0.monitors = monitors }
-        }
-        state.withLock { $0.tasks = tasks }
-    }
-
-    private func startMonitors(path: String) -> [any ExternalChangeMonitor] {
-        let requests = probeContinuation
-        let signal: @Sendable () -> Void = { requests.yield() }
-        var monitors: [any ExternalChangeMonitor] = []
-        var pollingInterval: Duration? = nil
-        switch options.externalDetection {
-        case .automatic:
-            #if canImport(Glibc)
-                let inotify = InotifyMonitor(databasePath: path)
-                do {
-                    try inotify.start(signal: signal)
-                    monitors.append(inotify)
-                } catch {
-                    Log.monitor.warning("\(error); polling every \(options.pollingInterval) instead")
-                    pollingInterval = options.pollingInterval
+            group.addTask {
+                for await deadline in scheduler.wakes {
+                    do {
+                        try await scheduler.clock.sleep(until: deadline, tolerance: nil)
+                    } catch {
+                        return
+                    }
+                    await scheduler.timerDidFire()
                 }
-            #else
-                pollingInterval = options.pollingInterval
-            #endif
-        case .polling(let interval):
-            pollingInterval = interval
-        case .disabled:
-            return []
-        }
-        if let pollingInterval {
-            let polling = PollingMonitor(interval: pollingInterval)
-            polling.start(signal: signal)
-            monitors.append(polling)
-        }
-        let safety = PollingMonitor(interval: options.safetyPollInterval)
-        safety.start(signal: signal)
-        monitors.append(safety)
-        return monitors
-    }
-
-    /// Answers probe requests one at a time, until the requests end.
-    private static func runProbe(
-        _ probe: DataVersionProbe, baseline: (version: Int, identity: DataVersionProbe.FileIdentity?),
-        requests: AsyncStream<Void>, emit: @Sendable (ChangeSignal) -> Void
-    ) async {
-        var lastVersion = baseline.version
-        var lastIdentity = baseline.identity
-        for await _ in requests {
-            let identity = probe.fileIdentity()
-            if identity != lastIdentity {
-                let path = probe.path ?? ""
-                emit(.fileChanged(identity == nil ? "\(path) was deleted" : "\(path) was replaced by another file"))
-                lastIdentity = identity
             }
-            do {
-                let version = try await probe.dataVersion()
-                if version != lastVersion {
-                    lastVersion = version
+            group.addTask {
+                for await batch in scheduler.refreshes {
+                    await scheduler.refresh(batch)
+                }
+            }
+            for await finding in findings {
+                switch finding {
+                case .commit(mayBeLocal: false):
                     emit(.external)
+                case .commit(mayBeLocal: true):
+                    resolver.resolve(in: &group, emit: emit)
+                case .fileChanged(let message):
+                    emit(.fileChanged(message))
                 }
-            } catch {
-                // A writer holding the lock beyond the busy timeout, or a
-                // closed database: the next signal (or the safety poll)
-                // probes again, so nothing is lost.
-                Log.monitor.debug("probing data_version: \(error)")
             }
+            await scheduler.shutdown()
         }
     }
 
-    /// Stops every monitor and task, and drops every live query.
-    func shutdown() async {
-        let (monitors, tasks) = state.withLock { state in
-            defer {
-                state.monitors = []
-                state.tasks = []
-            }
-            return (state.monitors, state.tasks)
+    /// Called on the session's connection after each script: follows the
+    /// databases it attached or detached on the committed connection.
+    func scriptDidRun(_ script: String, _ db: Database) {
+        guard script.mayAttachOrDetach else { return }
+        do {
+            try reader.mirrorAttachments(from: db)
+        } catch {
+            Log.engine.warning("attaching to the live-query connection: \(error)")
         }
-        for monitor in monitors { monitor.stop() }
-        probeContinuation.finish()
+    }
+
+    /// Stops every thread and task, drops every live query, and waits
+    /// until all of it has ended.
+    func shutdown() async {
+        let (watcher, run) = state.withLock { state in
+            defer {
+                state.watcher = nil
+                state.run = nil
+            }
+            return (state.watcher, state.run)
+        }
+        watcher?.stop()
+        findingContinuation.finish()
         signalContinuation.finish()
-        for task in tasks { task.cancel() }
         await scheduler.shutdown()
+        await run?.value
         events.finish()
         let recorder = recorder
         do {
-            try await writer.writeWithoutTransaction { db in db.remove(transactionObserver: recorder) }
+            try await session.writeWithoutTransaction { db in db.remove(transactionObserver: recorder) }
         } catch {
             Log.monitor.debug("removing the change recorder: \(error)")
         }
+        reader.close()
+    }
+
+    deinit {
+        // Dropped without `shutdown`: stop the thread and end the run loop,
+        // which shuts the scheduler down as it ends.
+        state.withLock { $0.watcher }?.stop()
+        findingContinuation.finish()
+        signalContinuation.finish()
     }
 }

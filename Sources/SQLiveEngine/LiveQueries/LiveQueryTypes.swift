@@ -119,4 +119,27 @@ public struct LiveQueryInfo: Hashable, Sendable {
     public var paused: Bool
     /// The error of the last refresh, if it failed.
     public var error: SQLiveError?
+    /// Whether the query is read on the session's own connection (it reads
+    /// temp tables or a database attached in memory), and so shows the
+    /// session's uncommitted rows until `COMMIT` or `ROLLBACK`. Other live
+    /// queries show committed data only.
+    public var readsSession: Bool
+
+    public init(
+        name: String, definition: LiveQueryDefinition, tables: [String], region: String, version: Int,
+        refreshes: Int, lastRefresh: Date?, lastRefreshDuration: Duration?, paused: Bool, error: SQLiveError?,
+        readsSession: Bool = false
+    ) {
+        self.name = name
+        self.definition = definition
+        self.tables = tables
+        self.region = region
+        self.version = version
+        self.refreshes = refreshes
+        self.lastRefresh = lastRefresh
+        self.lastRefreshDuration = lastRefreshDuration
+        self.paused = paused
+        self.error = error
+        self.readsSession = readsSession
+    }
 }

@@ -1,3 +1,11 @@
+/// What is known of a pending key's changes.
+struct PendingChange: Equatable, Sendable {
+    /// How many change notifications the key received.
+    var events: Int
+    /// The cause of the latest one.
+    var cause: ChangeCause
+}
+
 /// The decisions of the refresh scheduler, as a pure value.
 ///
 /// It receives three inputs — changes, the end of a refresh, a timer — and
@@ -18,13 +26,7 @@
 ///   that starts after it: a change that arrives during a refresh stays
 ///   pending for the next one.
 struct CoalescingStateMachine<Key: Hashable & Sendable, Instant: InstantProtocol>: Sendable {
-    /// What is known of a pending key's changes.
-    struct Pending: Equatable, Sendable {
-        /// How many change notifications the key received.
-        var events: Int
-        /// The cause of the latest one.
-        var cause: ChangeCause
-    }
+    typealias Pending = PendingChange
 
     enum Phase: Equatable, Sendable {
         /// No refresh runs and none is due.

@@ -3,507 +3,306 @@ import GRDB
 
 /// The one actor that decides what to refresh, and delivers the results.
 ///
-/// Every change signal — sqlive's own commits, other writers' commits,
-/// schema changes — comes here. The scheduler keeps the live-query
-/// registry, asks its `CoalescingStateMachine` what to do, refreshes the
-/// pending evaluations from one snapshot, and delivers each live query's
-/// new result when, and only when, it changed.
+/// Every change signal — sqlive's own commits and rollbacks, other
+/// writers' commits, schema changes — comes here. The scheduler asks its
+/// `CoalescingStateMachine` what to do, and runs the cycle
+/// **Mark → Fetch → Reduce → Notify**: it marks the evaluations a signal
+/// concerns (`LiveQueryRegistry`), fetches the pending ones
+/// (`LiveQueryFetcher`, through the `LiveQueryReader`), reduces each
+/// outcome to the events that changed, and yields them to subscribers.
 ///
-/// Live queries with equal SQL and parameters share one `Evaluation`: one
-/// region, one fetch per refresh.
-actor RefreshScheduler {
-    /// One distinct SQL statement and its parameters, shared by the live
-    /// queries that ask it.
-    struct Evaluation {
-        var definition: LiveQueryDefinition
-        var members: Set<String> = []
-        /// What the statement reads; the full database until known (a
-        /// failing query is refreshed by any change, so that it recovers).
-        var region = DatabaseRegion.fullDatabase
-        var tables: [String] = []
-        var result: LiveQueryResult?
-        var error: SQLiveError?
-        /// How long the last fetch took; refreshes run the fastest first.
-        var lastElapsed: Duration = .zero
-    }
+/// The scheduler starts no task. Its decisions go out as requests on two
+/// streams, served by the `LiveQueryCenter`'s run loop: `wakes` (sleep on
+/// the injected clock until an instant, then call `timerDidFire`) and
+/// `refreshes` (call `refresh` with a batch). `shutdown` finishes both.
+actor RefreshScheduler<C: Clock> where C.Duration == Duration {
+    typealias Batch = [LiveQueryDefinition: PendingChange]
 
-    /// One named live query.
-    struct Query {
-        var definition: LiveQueryDefinition
-        var version: Int
-        var refreshes = 0
-        var lastRefresh: Date?
-        var lastRefreshDuration: Duration?
-        var paused = false
-        /// Changes that arrived while paused.
-        var missed: CoalescingStateMachine<LiveQueryDefinition, ContinuousClock.Instant>.Pending?
-        /// The last result delivered to subscribers.
-        var delivered: LiveQueryResult
-        /// The last error delivered, until a result replaces it.
-        var deliveredError: SQLiveError?
-    }
-
-    /// A fetch's outcome, from the database thread.
-    struct Fetched: Sendable {
-        var result: LiveQueryResult
-        var region: DatabaseRegion
-        var elapsed: Duration
-    }
-
-    private let reader: any DatabaseReader
+    private let reader: LiveQueryReader
     private let tracer: StatementTracer
     private let events: Broadcaster<LiveQueryEvent>
+    private let interest: Interest
     private let rowCap: Int
-    private let interestDidChange: @Sendable (DatabaseRegion) -> Void
-    private let clock = ContinuousClock()
+    let clock: C
+    /// Requests to wake at an instant (the newest one counts).
+    nonisolated let wakes: AsyncStream<C.Instant>
+    private let wakeRequests: AsyncStream<C.Instant>.Continuation
+    /// Requests to refresh a batch.
+    nonisolated let refreshes: AsyncStream<Batch>
+    private let refreshRequests: AsyncStream<Batch>.Continuation
 
     // Mutable State (actor-isolated)
     //
-    // - `queries[name].definition` is always a key of `evaluations`, and
-    //   that evaluation's `members` contains `name`.
-    // - `machine.pending` only holds keys of `evaluations` with at least
-    //   one member that is not paused.
-    // - Versions only grow: a query's version increases by one with each
-    //   delivered result.
-    private var machine: CoalescingStateMachine<LiveQueryDefinition, ContinuousClock.Instant>
-    private var evaluations: [LiveQueryDefinition: Evaluation] = [:]
-    private var queries: [String: Query] = [:]
-    private var wakeTask: Task<Void, Never>?
+    // - `machine.pending` only holds definitions that have an evaluation
+    //   with at least one member that is not paused.
+    // - At most one refresh runs at a time: the machine asks for the next
+    //   one only after `refreshDidFinish`.
+    private var machine: CoalescingStateMachine<LiveQueryDefinition, C.Instant>
+    private var registry = LiveQueryRegistry()
     private var isShutDown = false
-    /// The union of the regions of evaluations with members, as last told
-    /// to the change recorder. It may be larger than needed (after a query
-    /// left, or a region shrank) but never smaller: growing is published at
-    /// once, shrinking after the next refresh (`interestIsStale`).
-    private var interest = DatabaseRegion()
-    private var interestIsStale = false
 
     init(
-        reader: any DatabaseReader, tracer: StatementTracer, events: Broadcaster<LiveQueryEvent>,
-        options: LiveQueryOptions, interestDidChange: @escaping @Sendable (DatabaseRegion) -> Void
+        reader: LiveQueryReader, tracer: StatementTracer, events: Broadcaster<LiveQueryEvent>, interest: Interest,
+        options: LiveQueryOptions, clock: C
     ) {
         self.reader = reader
         self.tracer = tracer
         self.events = events
+        self.interest = interest
         self.rowCap = options.rowCap
-        self.interestDidChange = interestDidChange
+        self.clock = clock
         self.machine = CoalescingStateMachine(window: options.coalescingWindow)
+        (wakes, wakeRequests) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (refreshes, refreshRequests) = AsyncStream.makeStream()
     }
 
     // MARK: - Registry
 
     func register(name: String, definition: LiveQueryDefinition) async throws(SQLiveError) -> LiveQuerySnapshot {
         guard !isShutDown else { throw .closed }
-        guard queries[name] == nil else { throw .liveQueryNameTaken(name) }
+        guard registry.queries[name] == nil else { throw .liveQueryNameTaken(name) }
         let (result, tables) = try await firstResult(for: definition)
         // Another registration of the same name may have won the race while
         // this one was fetching.
-        guard queries[name] == nil else { throw .liveQueryNameTaken(name) }
-        queries[name] = Query(definition: definition, version: 1, delivered: result)
-        join(name, definition)
+        guard registry.queries[name] == nil, !isShutDown else {
+            registry.dropIfUnused(definition)
+            throw isShutDown ? .closed : .liveQueryNameTaken(name)
+        }
+        registry.add(name, definition, delivered: result)
+        interest.widen(with: registry.evaluations[definition]!.region)
         return LiveQuerySnapshot(name: name, version: 1, result: result, tables: tables)
     }
 
     func update(name: String, sql: String?, parameters: QueryParameters?) async throws(SQLiveError)
         -> LiveQuerySnapshot
     {
-        guard let query = queries[name] else { throw .unknownLiveQuery(name) }
+        guard let query = registry.queries[name] else { throw .unknownLiveQuery(name) }
         let definition = LiveQueryDefinition(
             sql: sql ?? query.definition.sql, parameters: parameters ?? query.definition.parameters)
         let (result, tables) = try await firstResult(for: definition)
-        guard var query = queries[name] else { throw .unknownLiveQuery(name) }
-        leave(name, query.definition)
-        query.definition = definition
-        query.version += 1
-        query.delivered = result
-        query.deliveredError = nil
-        query.missed = nil
-        queries[name] = query
-        join(name, definition)
-        return LiveQuerySnapshot(name: name, version: query.version, result: result, tables: tables)
+        let old = registry.queries[name]?.definition
+        guard let version = registry.redefine(name, as: definition, delivered: result) else {
+            registry.dropIfUnused(definition)
+            throw .unknownLiveQuery(name)
+        }
+        if let old { forgetIfInactive(old) }
+        interest.markStale()
+        interest.widen(with: registry.evaluations[definition]!.region)
+        return LiveQuerySnapshot(name: name, version: version, result: result, tables: tables)
     }
 
     func unregister(name: String) throws(SQLiveError) {
-        guard let query = queries.removeValue(forKey: name) else { throw .unknownLiveQuery(name) }
-        leave(name, query.definition)
+        guard let definition = registry.remove(name) else { throw .unknownLiveQuery(name) }
+        forgetIfInactive(definition)
+        interest.markStale()
     }
 
     func unregisterAll() {
-        for (name, query) in queries {
-            leave(name, query.definition)
-        }
-        queries.removeAll()
+        for definition in registry.evaluations.keys { machine.forget(definition) }
+        registry.removeAll()
+        interest.markStale()
+        interest.narrowIfStale { DatabaseRegion() }
     }
 
     func pause(name: String) throws(SQLiveError) {
-        guard queries[name] != nil else { throw .unknownLiveQuery(name) }
-        queries[name]!.paused = true
-        let definition = queries[name]!.definition
-        if activeMembers(of: definition).isEmpty {
+        guard let inactive = registry.pause(name) else { throw .unknownLiveQuery(name) }
+        if inactive, let definition = registry.queries[name]?.definition {
             machine.forget(definition)
         }
     }
 
     func resume(name: String) throws(SQLiveError) {
-        guard var query = queries[name] else { throw .unknownLiveQuery(name) }
-        guard query.paused else { return }
-        query.paused = false
-        let missed = query.missed
-        query.missed = nil
-        queries[name] = query
-        if let missed {
-            let action = machine.keysDidChange(
-                [query.definition], cause: missed.cause, events: missed.events, at: clock.now)
-            perform(action)
+        guard let resumed = registry.resume(name) else { throw .unknownLiveQuery(name) }
+        if let missed = resumed.missed, let definition = registry.queries[name]?.definition {
+            perform(machine.keysDidChange([definition], cause: missed.cause, events: missed.events, at: clock.now))
         }
     }
 
     func list() -> [LiveQueryInfo] {
-        queries.keys.sorted().map { name in
-            let query = queries[name]!
-            let evaluation = evaluations[query.definition]
-            return LiveQueryInfo(
-                name: name, definition: query.definition, tables: evaluation?.tables ?? [],
-                region: evaluation.map { $0.error == nil ? $0.region.description : "unknown" } ?? "",
-                version: query.version, refreshes: query.refreshes, lastRefresh: query.lastRefresh,
-                lastRefreshDuration: query.lastRefreshDuration, paused: query.paused,
-                error: evaluation?.error)
+        registry.list()
+    }
+
+    /// Drops every live query and ends the request streams: the run loop's
+    /// timer and refresh loops end with them.
+    func shutdown() {
+        isShutDown = true
+        unregisterAll()
+        wakeRequests.finish()
+        refreshRequests.finish()
+    }
+
+    private func forgetIfInactive(_ definition: LiveQueryDefinition) {
+        if registry.activeMembers(of: definition).isEmpty {
+            machine.forget(definition)
         }
     }
 
-    func shutdown() {
-        isShutDown = true
-        wakeTask?.cancel()
-        wakeTask = nil
-        unregisterAll()
-    }
-
-    /// Fetches a definition's first result, and checks it can be a live query.
+    /// A definition's first result: the shared evaluation's when it is
+    /// current, or a fetch on the connection the query needs.
     private func firstResult(for definition: LiveQueryDefinition) async throws(SQLiveError)
         -> (LiveQueryResult, [String])
     {
-        if let evaluation = evaluations[definition], let result = evaluation.result, evaluation.error == nil,
-            machine.pending[definition] == nil
-        {
+        if machine.pending[definition] == nil, let current = registry.currentResult(of: definition) {
             // Shared: the evaluation's result is current, since any change
             // after it would have marked it pending.
-            return (result, evaluation.tables)
+            return current
         }
         let rowCap = rowCap
         let tracer = tracer
+        let hasCommitted = reader.committed != nil
         do {
-            let fetched = try await reader.read { db in
-                try Self.validate(definition, db)
-                return try Self.fetch(definition, db, rowCap: rowCap, tracer: tracer)
+            let home = try await reader.session.writeWithoutTransaction { db in
+                try LiveQueryReader.home(of: definition.sql, db, hasCommitted: hasCommitted)
             }
-            let tables = Self.tables(in: fetched.region)
-            var evaluation = evaluations[definition] ?? Evaluation(definition: definition, result: fetched.result)
-            evaluation.region = fetched.region
-            evaluation.tables = tables
-            evaluation.lastElapsed = fetched.elapsed
-            evaluations[definition] = evaluation
-            return (fetched.result, tables)
+            let fetched = try await reader.read(home) { db in
+                try LiveQueryFetcher.validate(definition, db)
+                return try LiveQueryFetcher.fetch(definition, db, rowCap: rowCap, tracer: tracer, knownRegion: nil)
+            }
+            registry.record(fetched, home: home, for: definition)
+            return (fetched.result, fetched.tables ?? [])
         } catch {
             throw SQLiveError.wrap(error)
         }
     }
 
-    private func join(_ name: String, _ definition: LiveQueryDefinition) {
-        evaluations[definition, default: Evaluation(definition: definition)].members.insert(name)
-        widenInterest(with: evaluations[definition]!.region)
-    }
-
-    private func leave(_ name: String, _ definition: LiveQueryDefinition) {
-        evaluations[definition]?.members.remove(name)
-        if evaluations[definition]?.members.isEmpty ?? false {
-            evaluations[definition] = nil
-            machine.forget(definition)
-        } else if activeMembers(of: definition).isEmpty {
-            machine.forget(definition)
-        }
-        interestIsStale = true
-    }
-
-    private func activeMembers(of definition: LiveQueryDefinition) -> [String] {
-        (evaluations[definition]?.members ?? []).filter { queries[$0].map { !$0.paused } ?? false }
-    }
-
-    /// Adds a region to the change recorder's interest, at once.
-    private func widenInterest(with region: DatabaseRegion) {
-        let widened = interest.union(region)
-        guard widened != interest else { return }
-        interest = widened
-        interestDidChange(interest)
-    }
-
-    /// Recomputes the change recorder's interest from every evaluation, if
-    /// it may be larger than needed. This costs one union per evaluation,
-    /// so it only runs after a refresh, and only when something shrank.
-    private func narrowInterestIfStale() {
-        guard interestIsStale else { return }
-        interestIsStale = false
-        var union = DatabaseRegion()
-        for evaluation in evaluations.values where !evaluation.members.isEmpty {
-            union.formUnion(evaluation.region)
-        }
-        if union != interest {
-            interest = union
-            interestDidChange(interest)
-        }
-    }
-
-    // MARK: - Changes
+    // MARK: - Mark
 
     func handle(_ signal: ChangeSignal) {
         guard !isShutDown else { return }
+        let cause: ChangeCause
         switch signal {
-        case .local(let kinds):
-            let keys = evaluations.values.filter { evaluation in
-                kinds.contains { evaluation.region.isModified(byEventsOfKind: $0) }
-            }.map(\.definition)
-            mark(keys, cause: .local)
-        case .external:
-            mark(Array(evaluations.keys), cause: .external)
-        case .schemaChanged(let cause):
-            mark(Array(evaluations.keys), cause: cause)
         case .fileChanged(let message):
             events.yield(.databaseFileChanged(message))
+            return
+        case .local, .rolledBack: cause = .local
+        case .external: cause = .external
+        case .schemaChanged(let schemaCause): cause = schemaCause
         }
-    }
-
-    private func mark(_ keys: [LiveQueryDefinition], cause: ChangeCause) {
-        var active: [LiveQueryDefinition] = []
-        for key in keys {
-            guard let evaluation = evaluations[key] else { continue }
-            var hasActive = false
-            for name in evaluation.members {
-                guard var query = queries[name] else { continue }
-                if query.paused {
-                    query.missed = .init(events: (query.missed?.events ?? 0) + 1, cause: cause)
-                    queries[name] = query
-                } else {
-                    hasActive = true
-                }
-            }
-            if hasActive { active.append(key) }
-        }
+        let active = registry.markPaused(registry.definitions(affectedBy: signal), cause: cause)
         perform(machine.keysDidChange(active, cause: cause, at: clock.now))
     }
 
-    private func perform(_ action: CoalescingStateMachine<LiveQueryDefinition, ContinuousClock.Instant>.Action) {
-        switch action {
-        case .none:
-            break
-        case .wake(let deadline):
-            wakeTask?.cancel()
-            wakeTask = Task { [clock] in
-                do {
-                    try await Task.sleep(until: deadline, clock: clock)
-                } catch {
-                    return
-                }
-                self.timerDidFire()
-            }
-        case .refresh(let batch):
-            Task { await self.refresh(batch) }
-        }
-    }
-
-    private func timerDidFire() {
+    func timerDidFire() {
+        guard !isShutDown else { return }
         perform(machine.timerDidFire(at: clock.now))
     }
 
-    // MARK: - Refresh
-
-    /// Fetches every pending evaluation from one snapshot, delivering each
-    /// result as soon as it is read.
-    ///
-    /// The batch runs fastest first (by each evaluation's last fetch time),
-    /// and each result is delivered while the next ones are fetched, so a
-    /// slow query delays only itself: changes that arrive meanwhile wait
-    /// for the next refresh, one refresh at most.
-    private func refresh(
-        _ batch: [LiveQueryDefinition: CoalescingStateMachine<LiveQueryDefinition, ContinuousClock.Instant>.Pending]
-    ) async {
-        let definitions = batch.keys
-            .filter { evaluations[$0] != nil }
-            .sorted { (evaluations[$0]?.lastElapsed ?? .zero) < (evaluations[$1]?.lastElapsed ?? .zero) }
-        var retry: [LiveQueryDefinition] = []
-        if !definitions.isEmpty {
-            let (outcomes, continuation) = AsyncStream<(LiveQueryDefinition, Result<Fetched, SQLiveError>)>
-                .makeStream()
-            let reader = reader
-            let rowCap = rowCap
-            let tracer = tracer
-            // One read: one snapshot for all queries of the batch.
-            async let snapshot: Void = reader.read { db in
-                defer { continuation.finish() }
-                for definition in definitions {
-                    do {
-                        continuation.yield(
-                            (definition, .success(try Self.fetch(definition, db, rowCap: rowCap, tracer: tracer))))
-                    } catch {
-                        continuation.yield((definition, .failure(SQLiveError.wrap(error))))
-                    }
-                }
-            }
-            var delivered = Set<LiveQueryDefinition>()
-            for await (definition, outcome) in outcomes {
-                delivered.insert(definition)
-                if !deliver(outcome, for: definition, pending: batch[definition]!) {
-                    retry.append(definition)
-                }
-            }
-            do {
-                try await snapshot
-            } catch {
-                // The snapshot could not be read (a writer holding a lock
-                // beyond the busy timeout, an interrupt): try again after
-                // the window rather than report a transient error.
-                Log.scheduler.debug("refresh failed, will retry: \(error)")
-                continuation.finish()
-                retry += definitions.filter { !delivered.contains($0) }
-            }
+    private func perform(_ action: CoalescingStateMachine<LiveQueryDefinition, C.Instant>.Action) {
+        switch action {
+        case .none: break
+        case .wake(let deadline): wakeRequests.yield(deadline)
+        case .refresh(let batch): refreshRequests.yield(batch)
         }
-        narrowInterestIfStale()
+    }
+
+    // MARK: - Fetch, Reduce, Notify
+
+    /// Fetches every pending evaluation, delivering each result as soon as it is read.
+    ///
+    /// Evaluations read on the committed connection are fetched from one
+    /// snapshot; those read on the session's connection, after them. Each
+    /// group runs fastest first (by each evaluation's last fetch time), and
+    /// each result is delivered while the next ones are fetched, so a slow
+    /// query delays only itself: changes that arrive meanwhile wait for the
+    /// next refresh, one refresh at most.
+    ///
+    /// It always ends, whatever the reads throw — before running their
+    /// closure or inside it: an interrupted or locked read is retried after
+    /// the window; any other failure is delivered as the queries' error,
+    /// and the next change tries again.
+    func refresh(_ batch: Batch) async {
+        var retry: [LiveQueryDefinition] = []
+        for home in [LiveQueryReader.Home.committed, .session] {
+            let definitions = batch.keys
+                .filter { registry.evaluations[$0]?.home == home }
+                .sorted {
+                    (registry.evaluations[$0]?.lastElapsed ?? .zero) < (registry.evaluations[$1]?.lastElapsed ?? .zero)
+                }
+            guard !definitions.isEmpty else { continue }
+            retry += await fetch(definitions, on: home, batch: batch)
+        }
+        interest.narrowIfStale { registry.unionOfRegions() }
         guard !isShutDown else { return }
         perform(machine.refreshDidFinish(at: clock.now))
         if !retry.isEmpty {
             let cause = retry.compactMap { batch[$0]?.cause }.last ?? .local
-            perform(machine.keysDidChange(retry, cause: cause, at: clock.now))
+            perform(machine.keysDidChange(retry.filter { !registry.activeMembers(of: $0).isEmpty }, cause: cause, at: clock.now))
         }
     }
 
-    /// Delivers one evaluation's new result to its members.
-    ///
-    /// - returns: false when the fetch must be retried (it was interrupted).
+    /// Fetches definitions on one connection; returns those to retry.
+    private func fetch(
+        _ definitions: [LiveQueryDefinition], on home: LiveQueryReader.Home, batch: Batch
+    ) async -> [LiveQueryDefinition] {
+        let work = definitions.map { ($0, registry.evaluations[$0]?.region) }
+        let (outcomes, continuation) = AsyncStream<(LiveQueryDefinition, Result<LiveQueryFetcher.Fetched, SQLiveError>)>
+            .makeStream()
+        let reader = reader
+        let rowCap = rowCap
+        let tracer = tracer
+        // The stream ends however the read ends: the loop below cannot hang.
+        async let readFailure: SQLiveError? = {
+            defer { continuation.finish() }
+            do {
+                try await reader.read(home) { db in
+                    for (definition, knownRegion) in work {
+                        do {
+                            let fetched = try LiveQueryFetcher.fetch(
+                                definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion)
+                            continuation.yield((definition, .success(fetched)))
+                        } catch {
+                            continuation.yield((definition, .failure(SQLiveError.wrap(error))))
+                        }
+                    }
+                }
+                return nil
+            } catch {
+                return SQLiveError.wrap(error)
+            }
+        }()
+        var retry: [LiveQueryDefinition] = []
+        var read = Set<LiveQueryDefinition>()
+        for await (definition, outcome) in outcomes {
+            read.insert(definition)
+            if case .failure(let error) = outcome, error.isTransient {
+                retry.append(definition)
+            } else {
+                deliver(outcome, for: definition, pending: batch[definition]!)
+            }
+        }
+        guard let failure = await readFailure else { return retry }
+        let unread = definitions.filter { !read.contains($0) }
+        if failure.isTransient || isShutDown {
+            // A writer holding a lock beyond the busy timeout, an
+            // interrupt: try again after the window.
+            Log.scheduler.debug("refresh failed, will retry: \(failure)")
+            return retry + unread
+        }
+        Log.scheduler.warning("refresh failed: \(failure)")
+        for definition in unread {
+            deliver(.failure(failure), for: definition, pending: batch[definition]!)
+        }
+        return retry
+    }
+
+    /// Reduces one outcome and notifies its members of what changed.
     private func deliver(
-        _ outcome: Result<Fetched, SQLiveError>, for definition: LiveQueryDefinition,
-        pending: CoalescingStateMachine<LiveQueryDefinition, ContinuousClock.Instant>.Pending
-    ) -> Bool {
-        guard var evaluation = evaluations[definition] else { return true }
-        let now = Date()
-        switch outcome {
-        case .success(let fetched):
-            if evaluation.region != fetched.region {
-                interestIsStale = true
-                widenInterest(with: fetched.region)
-            }
-            evaluation.region = fetched.region
-            evaluation.tables = Self.tables(in: fetched.region)
-            evaluation.result = fetched.result
-            evaluation.lastElapsed = fetched.elapsed
-            evaluation.error = nil
-            evaluations[definition] = evaluation
-            for name in evaluation.members.sorted() {
-                guard var query = queries[name], !query.paused else { continue }
-                query.refreshes += 1
-                query.lastRefresh = now
-                query.lastRefreshDuration = fetched.elapsed
-                if query.delivered != fetched.result || query.deliveredError != nil {
-                    query.version += 1
-                    let change = LiveQueryChange(
-                        name: name, version: query.version, result: fetched.result, previous: query.delivered,
-                        cause: pending.cause, coalesced: pending.events, elapsed: fetched.elapsed)
-                    query.delivered = fetched.result
-                    query.deliveredError = nil
-                    events.yield(.changed(change))
-                }
-                queries[name] = query
-            }
-            return true
-        case .failure(let error):
-            if error.sqliteFailure?.isInterrupted ?? false {
-                return false
-            }
-            evaluation.error = error
-            if !evaluation.region.isFullDatabase {
-                interestIsStale = true
-                widenInterest(with: .fullDatabase)
-            }
-            evaluation.region = .fullDatabase
-            evaluations[definition] = evaluation
-            for name in evaluation.members.sorted() {
-                guard var query = queries[name], !query.paused else { continue }
-                query.refreshes += 1
-                query.lastRefresh = now
-                if query.deliveredError != error {
-                    query.deliveredError = error
-                    events.yield(.failed(name: name, error: error))
-                }
-                queries[name] = query
-            }
-            return true
+        _ outcome: Result<LiveQueryFetcher.Fetched, SQLiveError>, for definition: LiveQueryDefinition,
+        pending: PendingChange
+    ) {
+        let reduced = registry.reduce(outcome, for: definition, pending: pending, now: Date())
+        if reduced.regionChanged {
+            interest.markStale()
+            interest.widen(with: reduced.newRegion)
         }
+        for event in reduced.events { events.yield(event) }
     }
+}
 
-    // MARK: - Database work (runs on GRDB's reader threads)
-
-    /// Checks that a definition can be a live query: one read-only statement.
-    private static func validate(_ definition: LiveQueryDefinition, _ db: Database) throws {
-        let statement: Statement
-        do {
-            statement = try db.makeStatement(sql: definition.sql)
-        } catch let error as DatabaseError where error.message?.contains("Multiple statements") ?? false {
-            throw SQLiveError.invalidLiveQuery("a live query must be a single statement")
-        }
-        guard statement.isReadonly else {
-            throw SQLiveError.invalidLiveQuery(
-                "a live query must be a read-only statement (SELECT, WITH, VALUES or a read-only PRAGMA)")
-        }
-        guard !statement.columnNames.isEmpty else {
-            throw SQLiveError.invalidLiveQuery("a live query must return rows")
-        }
-    }
-
-    /// Runs a live query's statement, reading at most `rowCap` rows.
-    static func fetch(_ definition: LiveQueryDefinition, _ db: Database, rowCap: Int, tracer: StatementTracer)
-        throws -> Fetched
-    {
-        let clock = ContinuousClock()
-        let start = clock.now
-        let statement = try db.makeStatement(sql: definition.sql)
-        if !definition.parameters.isEmpty {
-            try statement.setArguments(definition.parameters.statementArguments)
-        }
-        let region = statement.databaseRegion
-        let columns = statement.columnNames
-        var rows: [[SQLValue]] = []
-        var truncated = false
-        let cursor = try Row.fetchCursor(statement)
-        while try cursor.next() != nil {
-            if rows.count >= rowCap {
-                truncated = true
-                break
-            }
-            rows.append(SQLValue.row(of: statement.sqliteStatement, columnCount: columns.count))
-        }
-        let elapsed = clock.now - start
-        tracer.record(sql: statement.sql, elapsed: elapsed, rows: rows.count, origin: .liveQuery)
-        return Fetched(
-            result: LiveQueryResult(columns: columns, rows: rows, truncated: truncated), region: region,
-            elapsed: elapsed)
-    }
-
-    /// The table names of a region, from its description
-    /// (`games(id,title),players(*)`); `*` for the full database.
-    static func tables(in region: DatabaseRegion) -> [String] {
-        if region.isFullDatabase { return ["*"] }
-        var tables: [String] = []
-        var depth = 0
-        var current = ""
-        for character in region.description {
-            switch character {
-            case "(", "[":
-                if depth == 0 { tables.append(current) }
-                depth += 1
-            case ")", "]":
-                depth -= 1
-            case "," where depth == 0:
-                current = ""
-            default:
-                if depth == 0 { current.append(character) }
-            }
-        }
-        return tables.filter { !$0.isEmpty && !$0.hasPrefix("sqlite_") }
+extension SQLiveError {
+    /// Whether trying again later may succeed: an interrupt, a lock, a cancellation.
+    var isTransient: Bool {
+        guard let failure = sqliteFailure else { return false }
+        return failure.isInterrupted || failure.code == 5 || failure.code == 6
     }
 }

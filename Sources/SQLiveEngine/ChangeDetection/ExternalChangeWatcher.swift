@@ -1,0 +1,266 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import Foundation
+import Synchronization
+
+/// Notices commits by other connections and processes, on a thread of its own.
+///
+/// One thread does it all, so that nothing on it waits for the session:
+/// it blocks in `poll(2)` on inotify (the database's directory) and on a
+/// stop descriptor, and reads `PRAGMA data_version` through its own
+/// `DataVersionProbe` when the `ProbeSchedule` says so — at once on each
+/// file event, then in a short follow-up, and at the polling interval.
+///
+/// inotify is a hint and `data_version` the truth: the directory is
+/// watched, not the file, because SQLite deletes and re-creates `-wal` and
+/// `-journal`, and another process may rename a new file over the
+/// database. Writes to `-shm` are invisible (it is memory-mapped), but
+/// every WAL commit also writes `-wal`.
+///
+/// Ownership: `start` creates the thread; `stop` (or `deinit`) wakes it
+/// and waits until it has exited and closed its descriptors and its
+/// connection.
+final class ExternalChangeWatcher: Sendable {
+    /// What the watcher reports.
+    enum Finding: Equatable, Sendable {
+        /// The data version changed. `mayBeLocal`: a commit of the session
+        /// may explain it (see `LocalCommitLedger`).
+        case commit(mayBeLocal: Bool)
+        /// The database file was deleted or replaced.
+        case fileChanged(String)
+    }
+
+    /// How the watcher learns that a writer is at work.
+    enum Mode: Equatable, Sendable {
+        /// inotify, with a slow safety poll beside it.
+        case inotify(safetyPoll: Duration)
+        /// Polling only.
+        case polling(Duration)
+    }
+
+    /// The mode in force (inotify may have been refused, and polling used).
+    let mode: Mode
+    /// The write end of the pipe that wakes the thread to stop.
+    private let stopDescriptor: Int32
+    private let exited = DispatchSemaphore(value: 0)
+    // Mutable State: guarded by the mutex; `stop` and `deinit` race to join.
+    private let joined = Mutex(false)
+
+    /// Starts watching. The probe's baseline is read before this returns,
+    /// so a commit made right after it is reported.
+    ///
+    /// - parameter fallbackPolling: the polling interval when inotify is
+    ///   unavailable.
+    init(
+        path: String, mode requested: Mode, fallbackPolling: Duration, ledger: LocalCommitLedger,
+        emit: @escaping @Sendable (Finding) -> Void
+    ) throws(SQLiveError) {
+        let probe = try DataVersionProbe(path: path)
+        // Read before the baseline: see `LocalCommitLedger`.
+        let settled = ledger.settled
+        guard case .version(let baseline) = Self.readWaitingOutLocks(probe) else {
+            throw .cannotOpen(path: path, reason: "cannot read the data version")
+        }
+        let identity = probe.fileIdentity()
+
+        var pipeDescriptors: [Int32] = [-1, -1]
+        guard pipe(&pipeDescriptors) == 0 else {
+            throw .cannotOpen(path: path, reason: "pipe: \(String(cString: strerror(errno)))")
+        }
+        for descriptor in pipeDescriptors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        let stopDescriptor = pipeDescriptors[0]
+        self.stopDescriptor = pipeDescriptors[1]
+
+        var mode = requested
+        var inotify: Int32 = -1
+        if case .inotify = requested {
+            do {
+                inotify = try Self.watchDirectory(of: path)
+            } catch {
+                Log.monitor.warning("\(error); polling every \(fallbackPolling) instead")
+                mode = .polling(fallbackPolling)
+            }
+        }
+        self.mode = mode
+        let names = Self.watchedNames(of: path)
+        let watch = inotify
+        let loop = Loop(
+            probe: probe, ledger: ledger, emit: emit, lastVersion: baseline, lastIdentity: identity,
+            lastSettled: settled, inotify: watch, names: names, stop: stopDescriptor, mode: mode)
+        let exited = exited
+        let thread = Thread {
+            loop.run()
+            if watch >= 0 { close(watch) }
+            close(stopDescriptor)
+            exited.signal()
+        }
+        thread.name = "sqlive.watcher"
+        thread.start()
+    }
+
+    /// Stops the thread and waits until it has exited. Idempotent.
+    func stop() {
+        let first = joined.withLock { joined in
+            defer { joined = true }
+            return !joined
+        }
+        guard first else { return }
+        var byte: UInt8 = 1
+        _ = write(stopDescriptor, &byte, 1)
+        exited.wait()
+        close(stopDescriptor)
+    }
+
+    deinit {
+        stop()
+    }
+
+    private static func readWaitingOutLocks(_ probe: DataVersionProbe) -> DataVersionProbe.Reading {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            let reading = probe.read()
+            guard reading == .busy, ContinuousClock.now < deadline else { return reading }
+            usleep(1000)
+        }
+    }
+
+    /// The names in the directory that matter: the database, its `-wal` and its `-journal`.
+    static func watchedNames(of path: String) -> Set<String> {
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        return [name, name + "-wal", name + "-journal"]
+    }
+
+    private struct Unavailable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private static func watchDirectory(of path: String) throws -> Int32 {
+        let directory = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
+        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0 else {
+            throw Unavailable(description: "inotify_init1: \(String(cString: strerror(errno)))")
+        }
+        let mask =
+            UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_CREATE) | UInt32(IN_DELETE)
+            | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_ATTRIB)
+        guard inotify_add_watch(fd, directory, mask) >= 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw Unavailable(description: "inotify_add_watch \(directory): \(reason)")
+        }
+        return fd
+    }
+}
+
+extension ExternalChangeWatcher {
+    /// The watcher thread's state and loop. Everything here is confined to
+    /// that thread (hence `@unchecked Sendable`: it is handed over once).
+    private final class Loop: @unchecked Sendable {
+        let probe: DataVersionProbe
+        let ledger: LocalCommitLedger
+        let emit: @Sendable (Finding) -> Void
+        var lastVersion: Int64
+        var lastIdentity: DataVersionProbe.FileIdentity?
+        /// `ledger.settled` as read before the last successful reading.
+        var lastSettled: Int
+        let inotify: Int32
+        let names: Set<String>
+        let stop: Int32
+        var schedule: ProbeSchedule<ContinuousClock.Instant>
+        let clock = ContinuousClock()
+
+        init(
+            probe: DataVersionProbe, ledger: LocalCommitLedger, emit: @escaping @Sendable (Finding) -> Void,
+            lastVersion: Int64, lastIdentity: DataVersionProbe.FileIdentity?, lastSettled: Int, inotify: Int32,
+            names: Set<String>, stop: Int32, mode: Mode
+        ) {
+            self.probe = probe
+            self.ledger = ledger
+            self.emit = emit
+            self.lastVersion = lastVersion
+            self.lastIdentity = lastIdentity
+            self.lastSettled = lastSettled
+            self.inotify = inotify
+            self.names = names
+            self.stop = stop
+            let interval: Duration
+            switch mode {
+            case .inotify(let safetyPoll): interval = safetyPoll
+            case .polling(let polling): interval = polling
+            }
+            schedule = ProbeSchedule(pollInterval: interval, now: clock.now)
+        }
+
+        func run() {
+            let bufferSize = 16 * 1024
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 8)
+            defer { buffer.deallocate() }
+            var descriptors = [
+                pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
+            ]
+            let count = nfds_t(inotify >= 0 ? 2 : 1)
+            while true {
+                let wait = schedule.nextReading() - clock.now
+                let milliseconds = wait <= .zero ? 0 : Int32(min(wait.milliseconds.rounded(.up), 60_000))
+                let ready = poll(&descriptors, count, milliseconds)
+                if ready < 0 && errno != EINTR { return }
+                if descriptors[0].revents != 0 { return }
+                if count > 1 && descriptors[1].revents != 0 && drainEvents(buffer, bufferSize) {
+                    schedule.eventDidArrive(at: clock.now)
+                }
+                if clock.now >= schedule.nextReading() {
+                    read()
+                }
+            }
+        }
+
+        /// Reads every pending inotify event; whether one concerned the database.
+        private func drainEvents(_ buffer: UnsafeMutableRawPointer, _ size: Int) -> Bool {
+            var relevant = false
+            while true {
+                let count = Glibc.read(inotify, buffer, size)
+                if count <= 0 { break }
+                var offset = 0
+                while offset < count {
+                    let event = (buffer + offset).assumingMemoryBound(to: inotify_event.self)
+                    let nameLength = Int(event.pointee.len)
+                    if nameLength > 0 {
+                        let name = (buffer + offset + MemoryLayout<inotify_event>.size)
+                            .assumingMemoryBound(to: CChar.self)
+                        if names.contains(String(cString: name)) { relevant = true }
+                    }
+                    if event.pointee.mask & UInt32(IN_Q_OVERFLOW) != 0 { relevant = true }
+                    offset += MemoryLayout<inotify_event>.size + nameLength
+                }
+            }
+            return relevant
+        }
+
+        private func read() {
+            let identity = probe.fileIdentity()
+            if identity != lastIdentity {
+                emit(.fileChanged(identity == nil ? "\(probe.path) was deleted" : "\(probe.path) was replaced by another file"))
+                lastIdentity = identity
+            }
+            let settledBefore = ledger.settled
+            let reading = probe.read()
+            let startedAfter = ledger.started
+            switch reading {
+            case .version(let version):
+                if version != lastVersion {
+                    lastVersion = version
+                    emit(.commit(mayBeLocal: startedAfter != lastSettled))
+                }
+                lastSettled = settledBefore
+                schedule.didRead(at: clock.now, busy: false)
+            case .busy:
+                schedule.didRead(at: clock.now, busy: true)
+            case .failed(let message):
+                Log.monitor.debug("reading data_version: \(message)")
+                schedule.didRead(at: clock.now, busy: false)
+            }
+        }
+    }
+}

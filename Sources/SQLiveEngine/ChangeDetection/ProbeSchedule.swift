@@ -1,0 +1,86 @@
+/// When the `ExternalChangeWatcher` reads `data_version`: the decisions, as
+/// a pure value.
+///
+/// A file event on the database's directory says "a writer is at work",
+/// not "a commit is visible". SQLite writes a WAL commit's frames (the
+/// event), syncs them, and only then publishes the commit in the
+/// wal-index; a rollback-journal writer holds its lock until the journal
+/// is gone. With `synchronous=FULL` — the default of the sqlite3 CLI, of
+/// Python's module and of GRDB — the sync alone can take milliseconds, and
+/// nothing signals its end. So one reading per event is not enough.
+///
+/// The rules:
+/// - **Follow-up.** After each event, read at once, then again at growing
+///   offsets from that event: every millisecond for the first 8 ms, then
+///   every 2, 4, 8… ms, up to about a second. A commit that becomes
+///   visible during the follow-up is seen within one step: 1 ms while a
+///   sync is typical, a few ms for slow disks.
+/// - **A new event restarts the follow-up**, so a writer that keeps
+///   committing is followed as long as it writes.
+/// - **Busy.** When a reading finds the file locked (a rollback-journal
+///   commit in progress), read again after `busyRetry`, whatever the
+///   follow-up says: the commit becomes visible when the lock goes.
+/// - **Polling.** Without events (polling mode, or the slow safety poll
+///   beside inotify), read every `pollInterval`.
+struct ProbeSchedule<Instant: InstantProtocol> where Instant.Duration == Duration {
+    /// Offsets from the latest event at which to read.
+    static var followUpOffsets: [Duration] {
+        var offsets: [Duration] = []
+        var offset = Duration.zero
+        var step = Duration.milliseconds(1)
+        while offset <= .milliseconds(1024) {
+            offsets.append(offset)
+            offset += step
+            // Double the step each time the offset doubles past 8 ms.
+            if offset >= .milliseconds(8) && offset >= step * 8 { step *= 2 }
+        }
+        return offsets
+    }
+
+    let pollInterval: Duration
+    let busyRetry: Duration
+    private let offsets = Self.followUpOffsets
+
+    // Mutable State
+    private var lastEvent: Instant?
+    /// The index in `offsets` of the next follow-up reading.
+    private var nextFollowUp = 0
+    private var lastReading: Instant
+    private var busySince: Instant?
+
+    init(pollInterval: Duration, busyRetry: Duration = .milliseconds(2), now: Instant) {
+        self.pollInterval = pollInterval
+        self.busyRetry = busyRetry
+        self.lastReading = now
+    }
+
+    /// A file event arrived.
+    mutating func eventDidArrive(at now: Instant) {
+        lastEvent = now
+        nextFollowUp = 0
+    }
+
+    /// A reading was taken; `busy` when it found the file locked.
+    mutating func didRead(at now: Instant, busy: Bool) {
+        lastReading = now
+        busySince = busy ? (busySince ?? now) : nil
+        if let lastEvent {
+            while nextFollowUp < offsets.count && lastEvent.advanced(by: offsets[nextFollowUp]) <= now {
+                nextFollowUp += 1
+            }
+            if nextFollowUp >= offsets.count { self.lastEvent = nil }
+        }
+    }
+
+    /// When the next reading is due.
+    func nextReading() -> Instant {
+        var next = lastReading.advanced(by: pollInterval)
+        if let lastEvent, nextFollowUp < offsets.count {
+            next = min(next, lastEvent.advanced(by: offsets[nextFollowUp]))
+        }
+        if busySince != nil {
+            next = min(next, lastReading.advanced(by: busyRetry))
+        }
+        return next
+    }
+}

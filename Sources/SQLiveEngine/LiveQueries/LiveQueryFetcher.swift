@@ -1,0 +1,78 @@
+import Foundation
+import GRDB
+
+/// The Fetch step of the cycle: runs a live query's statement on a
+/// connection, with the region it reads. Runs on GRDB's database threads.
+enum LiveQueryFetcher {
+    /// A fetch's outcome.
+    struct Fetched: Sendable {
+        var result: LiveQueryResult
+        var region: DatabaseRegion
+        /// The tables of `region`, when it differs from the one the caller
+        /// knew (`nil`: unchanged).
+        var tables: [String]?
+        var elapsed: Duration
+    }
+
+    /// Checks that a definition can be a live query: one read-only statement that returns rows.
+    static func validate(_ definition: LiveQueryDefinition, _ db: Database) throws {
+        let statement: Statement
+        do {
+            statement = try db.makeStatement(sql: definition.sql)
+        } catch let error as DatabaseError where error.message?.contains("Multiple statements") ?? false {
+            throw SQLiveError.invalidLiveQuery("a live query must be a single statement")
+        }
+        guard statement.isReadonly else {
+            throw SQLiveError.invalidLiveQuery(
+                "a live query must be a read-only statement (SELECT, WITH, VALUES or a read-only PRAGMA)")
+        }
+        guard !statement.columnNames.isEmpty else {
+            throw SQLiveError.invalidLiveQuery("a live query must return rows")
+        }
+    }
+
+    /// Runs a live query's statement, reading at most `rowCap` rows.
+    ///
+    /// - parameter knownRegion: the region the caller knows; the tables are
+    ///   looked up only when the statement's region differs from it.
+    static func fetch(
+        _ definition: LiveQueryDefinition, _ db: Database, rowCap: Int, tracer: StatementTracer,
+        knownRegion: DatabaseRegion?
+    ) throws -> Fetched {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let statement = try db.makeStatement(sql: definition.sql)
+        if !definition.parameters.isEmpty {
+            try statement.setArguments(definition.parameters.statementArguments)
+        }
+        let region = statement.databaseRegion
+        let columns = statement.columnNames
+        var rows: [[SQLValue]] = []
+        var truncated = false
+        let cursor = try Row.fetchCursor(statement)
+        while try cursor.next() != nil {
+            if rows.count >= rowCap {
+                truncated = true
+                break
+            }
+            rows.append(SQLValue.row(of: statement.sqliteStatement, columnCount: columns.count))
+        }
+        let elapsed = clock.now - start
+        tracer.record(sql: statement.sql, elapsed: elapsed, rows: rows.count, origin: .liveQuery)
+        let tables = region == knownRegion ? nil : try self.tables(in: region, db)
+        return Fetched(
+            result: LiveQueryResult(columns: columns, rows: rows, truncated: truncated), region: region,
+            tables: tables, elapsed: elapsed)
+    }
+
+    /// The tables a region reads, sorted; `*` for the full database.
+    ///
+    /// Asked of the region itself (`isModified(byEventsOfKind:)`) for each
+    /// table of every schema the connection sees — main, temp, attached.
+    static func tables(in region: DatabaseRegion, _ db: Database) throws -> [String] {
+        if region.isFullDatabase { return ["*"] }
+        let names = try String.fetchAll(
+            db, sql: "SELECT DISTINCT name FROM pragma_table_list WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+        return names.filter { region.isModified(byEventsOfKind: .insert(tableName: $0)) }.sorted()
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// The connections live queries are read on, and which one each query needs.
+///
+/// Live queries show **committed data**: they are read on a read-only
+/// connection of their own (`committed`), never on the session's. So a
+/// refresh never waits for a statement or a transaction of the session,
+/// rows the session has not committed never appear, and nothing needs
+/// correcting at `ROLLBACK` — in every journal mode.
+///
+/// A query that reads what only the session's connection has — its temp
+/// tables and views, `sqlite_temp_schema`, a database attached in memory —
+/// is read on the session's connection instead (`Home.session`): it shows
+/// what the session sees, uncommitted rows included, and is refreshed at
+/// `ROLLBACK`. Databases the session attached from files are attached to
+/// the committed connection too, under the same names.
+///
+/// An in-memory main database has no file another connection could open:
+/// every query is then read on the session's connection.
+final class LiveQueryReader: Sendable {
+    /// Where a live query is read.
+    enum Home: Hashable, Sendable {
+        case committed
+        case session
+    }
+
+    let session: any DatabaseWriter
+    /// The read-only connection of committed reads; `nil` for an in-memory database.
+    let committed: DatabaseQueue?
+
+    // Mutable State: guarded by the mutex; set by tests, read before each read.
+    private let fault = Mutex<(@Sendable () throws -> Void)?>(nil)
+
+    init(session: any DatabaseWriter, location: DatabaseLocation, configuration: Configuration) throws {
+        self.session = session
+        if let path = Self.committedPath(of: location) {
+            var configuration = configuration
+            configuration.readonly = true
+            configuration.label = "sqlive.live"
+            committed = try DatabaseQueue(path: path, configuration: configuration)
+        } else {
+            committed = nil
+        }
+    }
+
+    /// What the committed connection opens: the path, or the URI without
+    /// its `mode` (the connection is read-only whatever the URI says).
+    static func committedPath(of location: DatabaseLocation) -> String? {
+        guard location.filePath != nil else { return nil }
+        guard case .uri(let uri) = location, let query = uri.firstIndex(of: "?") else { return location.sqlitePath }
+        let parameters = uri[uri.index(after: query)...].split(separator: "&").filter { !$0.hasPrefix("mode=") }
+        return String(uri[..<query]) + (parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&"))
+    }
+
+    /// Makes the next reads fail before they start, as GRDB's `read` does
+    /// when it cannot begin (tests only).
+    func injectFault(_ fault: (@Sendable () throws -> Void)?) {
+        self.fault.withLock { $0 = fault }
+    }
+
+    /// Reads on a home's connection; on the committed one, in one snapshot.
+    func read<T: Sendable>(_ home: Home, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        if let fault = fault.withLock({ $0 }) { try fault() }
+        switch (home, committed) {
+        case (.committed, let committed?):
+            return try await committed.read(body)
+        default:
+            return try await session.writeWithoutTransaction(body)
+        }
+    }
+
+    /// Where a live query must be read: on the session's connection when it
+    /// reads its temp schema or a database attached without a file.
+    ///
+    /// The session's connection answers, with `EXPLAIN`: each database a
+    /// statement reads has a `Transaction` instruction whose `p1` is the
+    /// database's index in `PRAGMA database_list` (1 is temp).
+    static func home(of sql: String, _ db: Database, hasCommitted: Bool) throws -> Home {
+        guard hasCommitted else { return .session }
+        let databases = try Row.fetchAll(db, sql: "PRAGMA database_list")
+        var fileless: Set<Int> = [1]
+        for row in databases {
+            let index: Int = row["seq"]
+            let file: String? = row["file"]
+            if index != 1 && (file ?? "").isEmpty { fileless.insert(index) }
+        }
+        fileless.remove(0)
+        let explain: [Row]
+        do {
+            explain = try Row.fetchAll(db, sql: "EXPLAIN " + sql)
+        } catch {
+            // Not explainable (an EXPLAIN itself): read where it was prepared.
+            return .session
+        }
+        for row in explain where (row["opcode"] as String?) == "Transaction" {
+            let database: Int = row["p1"]
+            if fileless.contains(database) { return .session }
+        }
+        return .committed
+    }
+
+    /// Attaches to the committed connection the file databases the session
+    /// has attached, and detaches the ones it detached.
+    ///
+    /// Runs on the session's connection (it reads its `database_list`),
+    /// after a script that may have attached or detached a database.
+    func mirrorAttachments(from db: Database) throws {
+        guard let committed else { return }
+        let wanted = try Self.attachedFiles(db)
+        try committed.writeWithoutTransaction { reader in
+            let present = try Self.attachedFiles(reader)
+            for (name, file) in present where wanted[name] != file {
+                try reader.execute(sql: "DETACH DATABASE \(name.quotedDatabaseIdentifier)")
+            }
+            for (name, file) in wanted where present[name] != file {
+                try reader.execute(sql: "ATTACH DATABASE ? AS \(name.quotedDatabaseIdentifier)", arguments: [file])
+            }
+        }
+    }
+
+    /// The file databases attached to a connection, by name.
+    static func attachedFiles(_ db: Database) throws -> [String: String] {
+        var files: [String: String] = [:]
+        for row in try Row.fetchAll(db, sql: "PRAGMA database_list") {
+            let index: Int = row["seq"]
+            let file: String = row["file"] ?? ""
+            if index >= 2 && !file.isEmpty { files[row["name"]] = file }
+        }
+        return files
+    }
+
+    func close() {
+        do {
+            try committed?.close()
+        } catch {
+            Log.engine.warning("closing the live-query connection: \(error)")
+        }
+    }
+}
+
+extension String {
+    /// Whether a script may attach or detach a database (a cheap, generous test).
+    var mayAttachOrDetach: Bool {
+        range(of: "attach", options: .caseInsensitive) != nil
+    }
+}

@@ -1,0 +1,271 @@
+import Foundation
+import GRDB
+
+/// The live queries: their definitions, shared evaluations, versions and
+/// last deliveries — and the Reduce step of the cycle, which turns a fetched
+/// result into the events to deliver.
+///
+/// A value owned by the `RefreshScheduler` actor. Live queries with equal
+/// SQL and parameters share one `Evaluation`: one region, one fetch per
+/// refresh.
+struct LiveQueryRegistry {
+    typealias Pending = PendingChange
+
+    /// One distinct SQL statement and its parameters, shared by the live
+    /// queries that ask it.
+    struct Evaluation {
+        var definition: LiveQueryDefinition
+        var members: Set<String> = []
+        /// Where it is read.
+        var home: LiveQueryReader.Home
+        /// What the statement reads; the full database until known (a
+        /// failing query is refreshed by any change, so that it recovers).
+        var region = DatabaseRegion.fullDatabase
+        var tables: [String] = []
+        var result: LiveQueryResult?
+        var error: SQLiveError?
+        /// How long the last fetch took; refreshes run the fastest first.
+        var lastElapsed: Duration = .zero
+    }
+
+    /// One named live query.
+    struct Query {
+        var definition: LiveQueryDefinition
+        var version: Int
+        var refreshes = 0
+        var lastRefresh: Date?
+        var lastRefreshDuration: Duration?
+        var paused = false
+        /// Changes that arrived while paused.
+        var missed: Pending?
+        /// The last result delivered to subscribers.
+        var delivered: LiveQueryResult
+        /// The last error delivered, until a result replaces it.
+        var deliveredError: SQLiveError?
+    }
+
+    // Invariants
+    //
+    // - `queries[name].definition` is always a key of `evaluations`, and
+    //   that evaluation's `members` contains `name`; an evaluation without
+    //   members is removed.
+    // - Versions only grow: a query's version increases by one with each
+    //   delivered result.
+    private(set) var evaluations: [LiveQueryDefinition: Evaluation] = [:]
+    private(set) var queries: [String: Query] = [:]
+
+    /// The evaluation's result, when it is shared and current.
+    func currentResult(of definition: LiveQueryDefinition) -> (LiveQueryResult, [String])? {
+        guard let evaluation = evaluations[definition], let result = evaluation.result, evaluation.error == nil
+        else { return nil }
+        return (result, evaluation.tables)
+    }
+
+    /// Records a first fetch for a definition (shared by later members).
+    mutating func record(_ fetched: LiveQueryFetcher.Fetched, home: LiveQueryReader.Home, for definition: LiveQueryDefinition)
+    {
+        var evaluation = evaluations[definition] ?? Evaluation(definition: definition, home: home)
+        evaluation.home = home
+        evaluation.region = fetched.region
+        evaluation.tables = fetched.tables ?? evaluation.tables
+        evaluation.result = fetched.result
+        evaluation.lastElapsed = fetched.elapsed
+        evaluations[definition] = evaluation
+    }
+
+    /// Adds a live query, at version 1. The definition's first fetch was `record`ed.
+    mutating func add(_ name: String, _ definition: LiveQueryDefinition, delivered: LiveQueryResult) {
+        queries[name] = Query(definition: definition, version: 1, delivered: delivered)
+        evaluations[definition]?.members.insert(name)
+    }
+
+    /// Redefines a live query in place; returns its new version.
+    mutating func redefine(_ name: String, as definition: LiveQueryDefinition, delivered: LiveQueryResult) -> Int? {
+        guard var query = queries[name] else { return nil }
+        leave(name, query.definition)
+        query.definition = definition
+        query.version += 1
+        query.delivered = delivered
+        query.deliveredError = nil
+        query.missed = nil
+        queries[name] = query
+        evaluations[definition]?.members.insert(name)
+        return query.version
+    }
+
+    /// Removes a live query; returns the definition it had.
+    mutating func remove(_ name: String) -> LiveQueryDefinition? {
+        guard let query = queries.removeValue(forKey: name) else { return nil }
+        leave(name, query.definition)
+        return query.definition
+    }
+
+    mutating func removeAll() {
+        queries.removeAll()
+        evaluations.removeAll()
+    }
+
+    /// Drops a definition that has no member any more (after a failed
+    /// registration, say).
+    mutating func dropIfUnused(_ definition: LiveQueryDefinition) {
+        if evaluations[definition]?.members.isEmpty ?? false { evaluations[definition] = nil }
+    }
+
+    private mutating func leave(_ name: String, _ definition: LiveQueryDefinition) {
+        evaluations[definition]?.members.remove(name)
+        dropIfUnused(definition)
+    }
+
+    /// Pauses a query; whether its evaluation has no active member left.
+    mutating func pause(_ name: String) -> Bool? {
+        guard queries[name] != nil else { return nil }
+        queries[name]!.paused = true
+        return activeMembers(of: queries[name]!.definition).isEmpty
+    }
+
+    /// Resumes a query; what it missed while paused.
+    mutating func resume(_ name: String) -> (wasPaused: Bool, missed: Pending?)? {
+        guard var query = queries[name] else { return nil }
+        guard query.paused else { return (false, nil) }
+        query.paused = false
+        let missed = query.missed
+        query.missed = nil
+        queries[name] = query
+        return (true, missed)
+    }
+
+    func activeMembers(of definition: LiveQueryDefinition) -> [String] {
+        (evaluations[definition]?.members ?? []).filter { queries[$0].map { !$0.paused } ?? false }
+    }
+
+    /// The union of the regions of every evaluation.
+    func unionOfRegions() -> DatabaseRegion {
+        var union = DatabaseRegion()
+        for evaluation in evaluations.values { union.formUnion(evaluation.region) }
+        return union
+    }
+
+    // MARK: - Mark
+
+    /// The evaluations a change signal concerns.
+    func definitions(affectedBy signal: ChangeSignal) -> [LiveQueryDefinition] {
+        switch signal {
+        case .local(let kinds):
+            evaluations.values.filter { evaluation in
+                kinds.contains { evaluation.region.isModified(byEventsOfKind: $0) }
+            }.map(\.definition)
+        case .rolledBack:
+            evaluations.values.filter { $0.home == .session }.map(\.definition)
+        case .external, .schemaChanged:
+            Array(evaluations.keys)
+        case .fileChanged:
+            []
+        }
+    }
+
+    /// Notes a change for paused members, and returns the definitions that
+    /// have an active member (those to refresh).
+    mutating func markPaused(_ definitions: [LiveQueryDefinition], cause: ChangeCause) -> [LiveQueryDefinition] {
+        var active: [LiveQueryDefinition] = []
+        for definition in definitions {
+            guard let evaluation = evaluations[definition] else { continue }
+            var hasActive = false
+            for name in evaluation.members {
+                guard var query = queries[name] else { continue }
+                if query.paused {
+                    query.missed = Pending(events: (query.missed?.events ?? 0) + 1, cause: cause)
+                    queries[name] = query
+                } else {
+                    hasActive = true
+                }
+            }
+            if hasActive { active.append(definition) }
+        }
+        return active
+    }
+
+    // MARK: - Reduce
+
+    /// What delivering one fetch did.
+    struct Reduced {
+        var events: [LiveQueryEvent] = []
+        /// The evaluation's region changed: the interest must follow.
+        var regionChanged = false
+        var newRegion = DatabaseRegion()
+    }
+
+    /// Applies a fetch's outcome to an evaluation and its active members:
+    /// the events to deliver, only for results (or errors) that changed.
+    mutating func reduce(
+        _ outcome: Result<LiveQueryFetcher.Fetched, SQLiveError>, for definition: LiveQueryDefinition,
+        pending: Pending, now: Date
+    ) -> Reduced {
+        guard var evaluation = evaluations[definition] else { return Reduced() }
+        var reduced = Reduced()
+        switch outcome {
+        case .success(let fetched):
+            if evaluation.region != fetched.region {
+                reduced.regionChanged = true
+                reduced.newRegion = fetched.region
+            }
+            evaluation.region = fetched.region
+            evaluation.tables = fetched.tables ?? evaluation.tables
+            evaluation.result = fetched.result
+            evaluation.lastElapsed = fetched.elapsed
+            evaluation.error = nil
+            evaluations[definition] = evaluation
+            for name in evaluation.members.sorted() {
+                guard var query = queries[name], !query.paused else { continue }
+                query.refreshes += 1
+                query.lastRefresh = now
+                query.lastRefreshDuration = fetched.elapsed
+                if query.delivered != fetched.result || query.deliveredError != nil {
+                    query.version += 1
+                    reduced.events.append(
+                        .changed(
+                            LiveQueryChange(
+                                name: name, version: query.version, result: fetched.result,
+                                previous: query.delivered, cause: pending.cause, coalesced: pending.events,
+                                elapsed: fetched.elapsed)))
+                    query.delivered = fetched.result
+                    query.deliveredError = nil
+                }
+                queries[name] = query
+            }
+        case .failure(let error):
+            evaluation.error = error
+            if !evaluation.region.isFullDatabase {
+                reduced.regionChanged = true
+                reduced.newRegion = .fullDatabase
+            }
+            evaluation.region = .fullDatabase
+            evaluations[definition] = evaluation
+            for name in evaluation.members.sorted() {
+                guard var query = queries[name], !query.paused else { continue }
+                query.refreshes += 1
+                query.lastRefresh = now
+                if query.deliveredError != error {
+                    query.deliveredError = error
+                    reduced.events.append(.failed(name: name, error: error))
+                }
+                queries[name] = query
+            }
+        }
+        return reduced
+    }
+
+    // MARK: - Describe
+
+    func list() -> [LiveQueryInfo] {
+        queries.keys.sorted().map { name in
+            let query = queries[name]!
+            let evaluation = evaluations[query.definition]
+            return LiveQueryInfo(
+                name: name, definition: query.definition, tables: evaluation?.tables ?? [],
+                region: evaluation.map { $0.error == nil ? $0.region.description : "unknown" } ?? "",
+                version: query.version, refreshes: query.refreshes, lastRefresh: query.lastRefresh,
+                lastRefreshDuration: query.lastRefreshDuration, paused: query.paused,
+                error: evaluation?.error, readsSession: evaluation?.home == .session)
+        }
+    }
+}

@@ -62,15 +62,22 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
+        // What the test targets share: temporary directories, the sqlite3
+        // CLI and other writer processes, the sqlive binary.
+        .target(
+            name: "SQLiveTestSupport",
+            path: "Tests/SQLiveTestSupport"),
+
         .testTarget(
             name: "SQLiveEngineTests",
             dependencies: [
                 "SQLiveEngine",
+                "SQLiveTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(
             name: "SQLiveRPCTests",
-            dependencies: ["SQLiveRPC", "SQLiveEngine"]),
+            dependencies: ["SQLiveRPC", "SQLiveEngine", "SQLiveTestSupport"]),
         .testTarget(
             name: "SQLiveREPLTests",
             dependencies: ["SQLiveREPL", "SQLiveEngine"]),

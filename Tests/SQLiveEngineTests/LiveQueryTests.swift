@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveTestSupport
 import Testing
 
 @testable import SQLiveEngine

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveTestSupport
 import Synchronization
 import Testing
 

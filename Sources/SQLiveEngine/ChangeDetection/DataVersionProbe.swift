@@ -1,17 +1,24 @@
 import Foundation
 import GRDBSQLite
 
-/// Reads `PRAGMA data_version` on a connection of its own.
+/// Tells whether anyone committed to the database, through a connection of its own.
 ///
-/// `data_version` changes when a connection *other than the one reading it*
-/// commits. The probe's connection is sqlive's alone and never writes, so
-/// it sees every commit to the file — other processes', other connections',
-/// and sqlive's own session's. Telling sqlive's commits apart is the job of
-/// the `LocalCommitLedger`.
+/// The probe's connection is sqlive's alone and never writes, so it sees
+/// every commit to the file — other processes', other connections', and
+/// sqlive's own session's. Telling sqlive's commits apart is the job of
+/// the `LocalCommitLedger`. Because the connection is the probe's alone, a
+/// probe never waits for a statement or a transaction of the session.
 ///
-/// Because the connection is the probe's alone, a probe never waits for a
-/// statement or a transaction of the session: it reads the committed state
-/// of the file at once (a read lock for microseconds).
+/// What it reads depends on the journal mode, found in the file header
+/// (bytes 18–19 are 2 in WAL mode):
+/// - **WAL**: `PRAGMA data_version`, which changes when a connection *other
+///   than the one reading it* commits. In WAL mode readers never block
+///   writers, so reading it costs other writers nothing.
+/// - **Rollback journal**: the header's file change counter (offset 24),
+///   which every commit increments — read through SQLite's own open file
+///   (`SQLITE_FCNTL_FILE_POINTER`), without taking a lock. A read lock
+///   here would make a writer that has no busy timeout (the sqlite3 CLI's
+///   default) fail its commit with "database is locked".
 ///
 /// The probe also compares the file's device and inode with those it saw
 /// last, to report a database deleted or replaced under sqlive.
@@ -25,6 +32,8 @@ final class DataVersionProbe {
 
     /// What one reading found.
     enum Reading: Equatable {
+        /// `PRAGMA data_version` (WAL mode), or the change counter with
+        /// bit 40 set (rollback journal), so a change of mode is a change.
         case version(Int64)
         /// Another connection holds a lock that keeps readers out (a
         /// rollback-journal commit in progress): look again soon.
@@ -65,6 +74,9 @@ final class DataVersionProbe {
 
     /// Reads the data version now. Costs a few microseconds.
     func read() -> Reading {
+        if let counter = rollbackChangeCounter() {
+            return .version(Int64(counter) | (1 << 40))
+        }
         guard let statement else { return .failed("closed") }
         defer { sqlite3_reset(statement) }
         switch sqlite3_step(statement) {
@@ -75,6 +87,20 @@ final class DataVersionProbe {
         case let code:
             return .failed(String(cString: sqlite3_errstr(code)))
         }
+    }
+
+    /// The file change counter, when the file is in a rollback-journal
+    /// mode; `nil` in WAL mode (or when the header cannot be read).
+    private func rollbackChangeCounter() -> UInt32? {
+        guard let connection else { return nil }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
+            let file, let methods = file.pointee.pMethods, let xRead = methods.pointee.xRead
+        else { return nil }
+        var header = [UInt8](repeating: 0, count: 28)
+        guard xRead(file, &header, 28, 0) == SQLITE_OK else { return nil }
+        guard header[18] != 2 || header[19] != 2 else { return nil }
+        return UInt32(header[24]) << 24 | UInt32(header[25]) << 16 | UInt32(header[26]) << 8 | UInt32(header[27])
     }
 
     /// The identity of the database file, or `nil` when it does not exist.

@@ -24,9 +24,10 @@ import Synchronization
 final class ExternalChangeWatcher: Sendable {
     /// What the watcher reports.
     enum Finding: Equatable, Sendable {
-        /// The data version changed. `mayBeLocal`: a commit of the session
-        /// may explain it (see `LocalCommitLedger`).
-        case commit(mayBeLocal: Bool)
+        /// The data version of the database attached as `schema` changed.
+        /// `mayBeLocal`: a commit of the session may explain it (see
+        /// `LocalCommitLedger`).
+        case commit(mayBeLocal: Bool, schema: String)
         /// The database file was deleted or replaced.
         case fileChanged(String)
     }
@@ -52,9 +53,11 @@ final class ExternalChangeWatcher: Sendable {
     ///
     /// - parameter fallbackPolling: the polling interval when inotify is
     ///   unavailable.
+    /// - parameter schema: the name the session knows the database by
+    ///   (`main`, or an attached database's name).
     init(
-        path: String, mode requested: Mode, fallbackPolling: Duration, ledger: LocalCommitLedger,
-        emit: @escaping @Sendable (Finding) -> Void
+        path: String, schema: String = "main", mode requested: Mode, fallbackPolling: Duration,
+        ledger: LocalCommitLedger, emit: @escaping @Sendable (Finding) -> Void
     ) throws(SQLiveError) {
         let probe = try DataVersionProbe(path: path)
         // Read before the baseline: see `LocalCommitLedger`.
@@ -86,7 +89,7 @@ final class ExternalChangeWatcher: Sendable {
         let names = Self.watchedNames(of: path)
         let watch = inotify
         let loop = Loop(
-            probe: probe, ledger: ledger, emit: emit, lastVersion: baseline, lastIdentity: identity,
+            probe: probe, schema: schema, ledger: ledger, emit: emit, lastVersion: baseline, lastIdentity: identity,
             lastSettled: settled, inotify: watch, names: names, stop: stopDescriptor, mode: mode)
         let exited = exited
         let thread = Thread {
@@ -158,6 +161,7 @@ extension ExternalChangeWatcher {
     /// that thread (hence `@unchecked Sendable`: it is handed over once).
     private final class Loop: @unchecked Sendable {
         let probe: DataVersionProbe
+        let schema: String
         let ledger: LocalCommitLedger
         let emit: @Sendable (Finding) -> Void
         var lastVersion: Int64
@@ -171,11 +175,12 @@ extension ExternalChangeWatcher {
         let clock = ContinuousClock()
 
         init(
-            probe: DataVersionProbe, ledger: LocalCommitLedger, emit: @escaping @Sendable (Finding) -> Void,
+            probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger, emit: @escaping @Sendable (Finding) -> Void,
             lastVersion: Int64, lastIdentity: DataVersionProbe.FileIdentity?, lastSettled: Int, inotify: Int32,
             names: Set<String>, stop: Int32, mode: Mode
         ) {
             self.probe = probe
+            self.schema = schema
             self.ledger = ledger
             self.emit = emit
             self.lastVersion = lastVersion
@@ -251,7 +256,7 @@ extension ExternalChangeWatcher {
             case .version(let version):
                 if version != lastVersion {
                     lastVersion = version
-                    emit(.commit(mayBeLocal: startedAfter != lastSettled))
+                    emit(.commit(mayBeLocal: startedAfter != lastSettled, schema: schema))
                 }
                 lastSettled = settledBefore
                 schedule.didRead(at: clock.now, busy: false)

@@ -16,28 +16,45 @@ final class ExternalCommitResolver: Sendable {
     let patience: Duration
     // Mutable State: guarded by the mutex; read and written on the
     // session's connection (GRDB's writer queue).
-    /// The session connection's data version, as last read.
-    private let writerVersion: Mutex<Int>
+    /// The session connection's data version of each watched database, as last read.
+    private let writerVersions = Mutex<[String: Int]>([:])
 
-    init(session: any DatabaseWriter, writerVersion: Int, patience: Duration = .milliseconds(20)) {
+    init(session: any DatabaseWriter, patience: Duration = .milliseconds(20)) {
         self.session = session
-        self.writerVersion = Mutex(writerVersion)
         self.patience = patience
+    }
+
+    /// Reads a database's data version on the session's connection, as
+    /// the baseline of later questions. Runs on the session's connection.
+    func prime(_ schema: String, _ db: Database) throws {
+        let version = try Self.dataVersion(of: schema, db)
+        writerVersions.withLock { $0[schema] = version }
+    }
+
+    /// Forgets a database the session detached.
+    func forget(_ schema: String) {
+        writerVersions.withLock { $0[schema] = nil }
+    }
+
+    private static func dataVersion(of schema: String, _ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "PRAGMA \(schema.quotedDatabaseIdentifier).data_version") ?? 0
     }
 
     /// Asks the session's connection, in two children of the run loop's
     /// group: the question, and a timer that gives up waiting.
-    func resolve(in group: inout DiscardingTaskGroup, emit: @escaping @Sendable (ChangeSignal) -> Void) {
+    func resolve(
+        _ schema: String, in group: inout DiscardingTaskGroup, emit: @escaping @Sendable (ChangeSignal) -> Void
+    ) {
         let answered = Answered()
         group.addTask { [self] in
             let external: Bool
             do {
                 external = try await session.writeWithoutTransaction { db in
                     if db.isInsideTransaction { return true }
-                    let version = try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0
-                    return self.writerVersion.withLock { last in
-                        defer { last = version }
-                        return last != version
+                    let version = try Self.dataVersion(of: schema, db)
+                    return self.writerVersions.withLock { versions in
+                        defer { versions[schema] = version }
+                        return versions[schema] != version
                     }
                 }
             } catch {

@@ -34,10 +34,13 @@ final class LiveQueryCenter: Sendable {
     private let signalContinuation: AsyncStream<ChangeSignal>.Continuation
     private let findings: AsyncStream<ExternalChangeWatcher.Finding>
     private let findingContinuation: AsyncStream<ExternalChangeWatcher.Finding>.Continuation
+    private let resolver: ExternalCommitResolver
 
     // Mutable State: guarded by the mutex; set by start() and shutdown().
     private struct State {
         var watcher: ExternalChangeWatcher?
+        /// Watchers of the database files the session attached, by schema name.
+        var attached: [String: (file: String, watcher: ExternalChangeWatcher)] = [:]
         var run: Task<Void, Never>?
     }
     private let state = Mutex(State())
@@ -54,6 +57,7 @@ final class LiveQueryCenter: Sendable {
         let continuation = signalContinuation
         recorder = ChangeRecorder(interest: interest, ledger: ledger) { signal in continuation.yield(signal) }
         reader = try LiveQueryReader(session: session, location: location, configuration: configuration)
+        resolver = ExternalCommitResolver(session: session)
         scheduler = RefreshScheduler(
             reader: reader, tracer: tracer, events: events, interest: interest, options: options,
             clock: ContinuousClock())
@@ -64,29 +68,58 @@ final class LiveQueryCenter: Sendable {
     /// step fails.
     func start() async throws {
         let recorder = recorder
-        let writerVersion = try await session.writeWithoutTransaction { db in
+        let resolver = resolver
+        try await session.writeWithoutTransaction { db in
             try recorder.prime(db)
             db.add(transactionObserver: recorder, extent: .observerLifetime)
-            return try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0
+            try resolver.prime("main", db)
         }
-        if let path = location.filePath, reader.committed != nil, options.externalDetection != .disabled {
-            let mode: ExternalChangeWatcher.Mode =
-                switch options.externalDetection {
-                case .polling(let interval): .polling(interval)
-                default: .inotify(safetyPoll: options.safetyPollInterval)
-                }
-            let findings = findingContinuation
-            let watcher = try ExternalChangeWatcher(
-                path: path, mode: mode, fallbackPolling: options.pollingInterval, ledger: ledger,
-                emit: { findings.yield($0) })
+        if let path = location.filePath, isWatching {
+            let watcher = try makeWatcher(path: path, schema: "main")
             state.withLock { $0.watcher = watcher }
         }
-        let run = Task { [scheduler, signals, findings, signalContinuation, session] in
+        let run = Task { [scheduler, signals, findings, signalContinuation] in
             await Self.run(
                 scheduler: scheduler, signals: signals, findings: findings, emit: { signalContinuation.yield($0) },
-                resolver: ExternalCommitResolver(session: session, writerVersion: writerVersion))
+                resolver: resolver)
         }
         state.withLock { $0.run = run }
+    }
+
+    /// Whether other writers are watched (not for an in-memory database).
+    private var isWatching: Bool {
+        reader.committed != nil && options.externalDetection != .disabled
+    }
+
+    private func makeWatcher(path: String, schema: String) throws(SQLiveError) -> ExternalChangeWatcher {
+        let mode: ExternalChangeWatcher.Mode =
+            switch options.externalDetection {
+            case .polling(let interval): .polling(interval)
+            default: .inotify(safetyPoll: options.safetyPollInterval)
+            }
+        let findings = findingContinuation
+        return try ExternalChangeWatcher(
+            path: path, schema: schema, mode: mode, fallbackPolling: options.pollingInterval, ledger: ledger,
+            emit: { findings.yield($0) })
+    }
+
+    /// Watches the database files the session has attached like the main
+    /// file, and stops watching those it detached. Runs on the session's
+    /// connection.
+    private func watchAttachments(_ db: Database) throws {
+        guard isWatching else { return }
+        let files = try LiveQueryReader.attachedFiles(db)
+        let current = state.withLock { $0.attached.mapValues(\.file) }
+        for (schema, file) in current where files[schema] != file {
+            let removed = state.withLock { $0.attached.removeValue(forKey: schema) }
+            removed?.watcher.stop()
+            resolver.forget(schema)
+        }
+        for (schema, file) in files where current[schema] != file {
+            try resolver.prime(schema, db)
+            let watcher = try makeWatcher(path: file, schema: schema)
+            state.withLock { $0.attached[schema] = (file, watcher) }
+        }
     }
 
     /// The run loop: one task group, one child per stream, and a short
@@ -120,10 +153,10 @@ final class LiveQueryCenter: Sendable {
             }
             for await finding in findings {
                 switch finding {
-                case .commit(mayBeLocal: false):
+                case .commit(mayBeLocal: false, _):
                     emit(.external)
-                case .commit(mayBeLocal: true):
-                    resolver.resolve(in: &group, emit: emit)
+                case .commit(mayBeLocal: true, let schema):
+                    resolver.resolve(schema, in: &group, emit: emit)
                 case .fileChanged(let message):
                     emit(.fileChanged(message))
                 }
@@ -138,6 +171,7 @@ final class LiveQueryCenter: Sendable {
         guard script.mayAttachOrDetach else { return }
         do {
             try reader.mirrorAttachments(from: db)
+            try watchAttachments(db)
         } catch {
             Log.engine.warning("attaching to the live-query connection: \(error)")
         }
@@ -146,14 +180,15 @@ final class LiveQueryCenter: Sendable {
     /// Stops every thread and task, drops every live query, and waits
     /// until all of it has ended.
     func shutdown() async {
-        let (watcher, run) = state.withLock { state in
+        let (watchers, run) = state.withLock { state in
             defer {
                 state.watcher = nil
+                state.attached = [:]
                 state.run = nil
             }
-            return (state.watcher, state.run)
+            return ([state.watcher].compactMap { $0 } + state.attached.values.map(\.watcher), state.run)
         }
-        watcher?.stop()
+        for watcher in watchers { watcher.stop() }
         findingContinuation.finish()
         signalContinuation.finish()
         await scheduler.shutdown()
@@ -171,7 +206,8 @@ final class LiveQueryCenter: Sendable {
     deinit {
         // Dropped without `shutdown`: stop the thread and end the run loop,
         // which shuts the scheduler down as it ends.
-        state.withLock { $0.watcher }?.stop()
+        let watchers = state.withLock { [$0.watcher].compactMap { $0 } + $0.attached.values.map(\.watcher) }
+        for watcher in watchers { watcher.stop() }
         findingContinuation.finish()
         signalContinuation.finish()
     }

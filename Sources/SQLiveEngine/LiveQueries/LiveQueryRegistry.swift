@@ -82,7 +82,7 @@ struct LiveQueryRegistry {
     /// Redefines a live query in place; returns its new version.
     mutating func redefine(_ name: String, as definition: LiveQueryDefinition, delivered: LiveQueryResult) -> Int? {
         guard var query = queries[name] else { return nil }
-        leave(name, query.definition)
+        if query.definition != definition { leave(name, query.definition) }
         query.definition = definition
         query.version += 1
         query.delivered = delivered

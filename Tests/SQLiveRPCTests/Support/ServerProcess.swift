@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveTestSupport
 import SQLiveRPC
 import Synchronization
 import Testing

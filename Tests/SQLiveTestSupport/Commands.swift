@@ -1,30 +1,10 @@
 import Foundation
 
-/// A directory of its own for one test, removed when the value is released.
-final class TemporaryDirectory: Sendable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("sqlive-rpc-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    /// The path of a file in the directory.
-    func path(_ name: String) -> String {
-        url.appendingPathComponent(name).path
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
-}
-
 /// Runs a command to completion and returns its standard output.
 ///
 /// - throws: When the command fails.
 @discardableResult
-func runCommand(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
+public func runCommand(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -49,15 +29,15 @@ func runCommand(_ executable: String, _ arguments: [String], input: String? = ni
     return String(decoding: data, as: UTF8.self)
 }
 
-struct CommandFailure: Error, CustomStringConvertible {
-    var command: String
-    var status: Int32
-    var stderr: String
-    var description: String { "\(command) exited with \(status): \(stderr)" }
+public struct CommandFailure: Error, CustomStringConvertible {
+    public var command: String
+    public var status: Int32
+    public var stderr: String
+    public var description: String { "\(command) exited with \(status): \(stderr)" }
 }
 
 /// Writes to a database with the sqlite3 command-line shell: a real second
 /// process, as another program would.
-func sqlite3(_ database: String, _ sql: String) throws {
+public func sqlite3(_ database: String, _ sql: String) throws {
     try runCommand("/usr/bin/env", ["sqlite3", "-cmd", ".timeout 10000", database, sql])
 }

@@ -4,13 +4,12 @@ import Foundation
 ///
 /// `SQLIVE_BIN` wins when set; otherwise the binary built next to the test
 /// bundle; otherwise `swift build --show-bin-path` is asked, once.
-enum SQLiveBinary {
-    static let path: String = locate()
+public enum SQLiveBinary {
+    public static let path: String = locate()
 
     /// The root of the package, from this file's path.
-    static let packageRoot: URL = URL(fileURLWithPath: #filePath)
+    public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
 
     private static func locate() -> String {
         if let path = ProcessInfo.processInfo.environment["SQLIVE_BIN"], !path.isEmpty {

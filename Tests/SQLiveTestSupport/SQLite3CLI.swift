@@ -1,15 +1,15 @@
 import Foundation
 
 /// The sqlite3 command-line shell, run as a real second process.
-enum SQLite3CLI {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+public enum SQLite3CLI {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Runs SQL with `sqlite3 PATH`, feeding it on standard input, and
     /// returns standard output. Throws when sqlite3 fails.
     @discardableResult
-    static func run(_ path: String, _ sql: String) async throws -> String {
+    public static func run(_ path: String, _ sql: String) async throws -> String {
         // Waiting for a process blocks a thread: keep it off Swift
         // concurrency's pool, which has only as many threads as cores.
         try await withCheckedThrowingContinuation { continuation in
@@ -19,7 +19,7 @@ enum SQLite3CLI {
         }
     }
 
-    static func runBlocking(_ path: String, _ sql: String) throws -> String {
+    public static func runBlocking(_ path: String, _ sql: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         process.arguments = ["-bail", "-cmd", ".timeout 10000", path]
@@ -43,27 +43,29 @@ enum SQLite3CLI {
 
     /// Starts sqlite3 with an open standard input, to hold locks or write
     /// over time. Write commands with `send`, end with `finish`.
-    final class Session: @unchecked Sendable {
-        let process = Process()
+    public final class Session: @unchecked Sendable {
+        public let process = Process()
         private let input = Pipe()
         private let output = Pipe()
 
-        init(_ path: String) throws {
+        /// - parameter defaultTimeout: leave the busy timeout at the shell's
+        ///   default (none) instead of 10 s.
+        public init(_ path: String, defaultTimeout: Bool = false) throws {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-            process.arguments = ["-cmd", ".timeout 10000", path]
+            process.arguments = defaultTimeout ? [path] : ["-cmd", ".timeout 10000", path]
             process.standardInput = input
             process.standardOutput = output
             process.standardError = FileHandle.standardError
             try process.run()
         }
 
-        func send(_ sql: String) {
+        public func send(_ sql: String) {
             input.fileHandleForWriting.write(Data((sql + "\n").utf8))
         }
 
         /// Sends a marker and waits until sqlite3 printed it: every command
         /// before it has run.
-        func sync() async {
+        public func sync() async {
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {
                     self.syncBlocking()
@@ -72,7 +74,8 @@ enum SQLite3CLI {
             }
         }
 
-        private func syncBlocking() {
+        /// `sync`, blocking the calling thread.
+        public func syncBlocking() {
             let marker = "sync-\(UUID().uuidString)"
             send("SELECT '\(marker)';")
             var buffer = ""
@@ -83,7 +86,7 @@ enum SQLite3CLI {
             }
         }
 
-        func finish() async {
+        public func finish() async {
             try? input.fileHandleForWriting.close()
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {

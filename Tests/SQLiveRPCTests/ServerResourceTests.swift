@@ -1,0 +1,62 @@
+import Foundation
+import SQLiveRPC
+import SQLiveTestSupport
+import Testing
+
+/// What a long-running server holds: threads, descriptors and memory come
+/// back to their baseline after databases are opened and closed.
+@Suite("Server resources", .timeLimit(.minutes(5)))
+struct ServerResourceTests {
+    /// A process's thread count, open descriptors and resident memory.
+    struct Usage: CustomStringConvertible {
+        var threads: Int
+        var descriptors: Int
+        var residentKiB: Int
+
+        init(pid: Int32) throws {
+            let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            func field(_ name: String) -> Int {
+                let line = status.split(separator: "\n").first { $0.hasPrefix(name + ":") } ?? ""
+                return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? -1
+            }
+            threads = field("Threads")
+            residentKiB = field("VmRSS")
+            descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
+        }
+
+        var description: String { "\(threads) threads, \(descriptors) descriptors, \(residentKiB) KiB" }
+    }
+
+    @Test("200 databases opened and closed, each with live queries and a write: back to the baseline")
+    func openAndClose200() async throws {
+        let directory = try TemporaryDirectory()
+        let paths = try (0..<4).map { index in
+            let path = directory.path("db\(index).sqlite")
+            try sqlite3(path, "PRAGMA journal_mode=\(index % 2 == 0 ? "wal" : "delete"); CREATE TABLE t(x);")
+            return path
+        }
+        let server = try await ServerProcess.started(directory: directory.url)
+        let pid = server.process.processIdentifier
+        func cycle(_ index: Int) async throws {
+            let path = paths[index % paths.count]
+            _ = try await server.result("database/open", ["path": .string(path)])
+            _ = try await server.result("liveQuery/register", ["name": "a", "sql": "SELECT count(*) FROM t"])
+            _ = try await server.result("liveQuery/register", ["name": "b", "sql": "SELECT max(x) FROM t"])
+            _ = try await server.result("query/execute", ["sql": .string("INSERT INTO t VALUES (\(index))")])
+            _ = try await server.notification("liveQuery/changed") { $0["name"] == "a" }
+        }
+        for index in 0..<20 { try await cycle(index) }
+        try await Task.sleep(for: .milliseconds(300))
+        let baseline = try Usage(pid: pid)
+        for index in 20..<220 { try await cycle(index) }
+        try await Task.sleep(for: .milliseconds(300))
+        let after = try Usage(pid: pid)
+        // The one database still open is in both figures.
+        #expect(after.descriptors <= baseline.descriptors, "baseline \(baseline); after \(after)")
+        #expect(after.threads <= baseline.threads + 4, "baseline \(baseline); after \(after)")
+        #expect(after.residentKiB <= baseline.residentKiB + 16 * 1024, "baseline \(baseline); after \(after)")
+        _ = try await server.result("shutdown")
+        server.notify("exit")
+        #expect(try await server.waitForExit() == 0)
+    }
+}

@@ -16,7 +16,8 @@ struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "run", abstract: "Run scenarios (all by default).")
 
     nonisolated(unsafe) static let scenarios: [any Scenario.Type] = [
-        ExternalLatency.self, LocalLatency.self, Burst.self, FanOut.self, Output.self, RPC.self, Footprint.self,
+        ExternalLatency.self, LongStatement.self, LocalLatency.self, Burst.self, FanOut.self, Output.self, RPC.self,
+        Footprint.self,
     ]
 
     @Argument(help: "Scenarios to run: \(RunCommand.scenarios.map { $0.name }.joined(separator: ", ")).")

@@ -2,11 +2,18 @@ import ArgumentParser
 import Foundation
 import GRDB
 
-/// The other process of the benchmarks: commits single-row inserts.
+/// The GRDB writer process of the benchmarks: commits single-row inserts
+/// into `events`, with GRDB's default settings.
 ///
-/// Each row stores the monotonic time taken just before its commit, so
-/// that latency is measured from the commit. On exit it prints the time
-/// of its last commit.
+/// Only the pragmas given with `--pragma` change SQLite's settings (the
+/// journal mode or synchronous level a benchmark case asks for). The busy
+/// timeout is 10 s, so that a reader holding a lock delays a commit rather
+/// than failing it. After each commit it prints `id started returned`: the
+/// row id, the `Monotonic.now()` just before the write, and the one just
+/// after `write` returned, one line each, written at once. With
+/// `--hold-open` it then keeps its connection open until its standard input
+/// ends, as a long-lived application would: closing the connection (a WAL
+/// checkpoint, the `-wal` file deleted) must not be what wakes sqlive.
 struct WriterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "writer", abstract: "Commit single-row inserts (the benchmarks' other process).",
@@ -15,20 +22,31 @@ struct WriterCommand: ParsableCommand {
     @Argument var path: String
     @Option var count: Int
     @Option(name: .customLong("interval-us")) var intervalMicroseconds: Int = 0
+    @Option(name: .customLong("pragma"), help: "A pragma for the connection, as 'synchronous = NORMAL' (repeatable).")
+    var pragmas: [String] = []
+    @Flag(name: .customLong("hold-open"), help: "After the last commit, keep the connection until stdin ends.")
+    var holdOpen = false
 
     func run() throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
-        try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-        var last: Int64 = 0
-        for _ in 0..<count {
-            try queue.write { db in
-                last = Monotonic.now()
-                try db.execute(sql: "INSERT INTO events(committedAt) VALUES (?)", arguments: [last])
-            }
-            if intervalMicroseconds > 0 { usleep(UInt32(intervalMicroseconds)) }
+        for pragma in pragmas {
+            try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA \(pragma)") }
         }
-        print(last)
+        for index in 0..<count {
+            if index > 0 && intervalMicroseconds > 0 { usleep(UInt32(intervalMicroseconds)) }
+            let started = Monotonic.now()
+            let id = try queue.write { db in
+                try db.execute(sql: "INSERT INTO events DEFAULT VALUES")
+                return db.lastInsertedRowID
+            }
+            let returned = Monotonic.now()
+            FileHandle.standardOutput.write(Data("\(id) \(started) \(returned)\n".utf8))
+        }
+        if holdOpen {
+            while readLine() != nil {}
+        }
+        try queue.close()
     }
 }

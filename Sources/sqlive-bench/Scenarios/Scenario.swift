@@ -8,12 +8,13 @@ protocol Scenario {
     static func run(quick: Bool, directory: URL) async throws -> ResultTable
 }
 
-/// Creates a WAL database file with the given schema.
-func makeDatabase(_ directory: URL, _ name: String, _ sql: String) throws -> String {
+/// Creates a database file with the given schema, in WAL mode unless told
+/// otherwise (`DELETE`: a rollback-journal file).
+func makeDatabase(_ directory: URL, _ name: String, _ sql: String, journalMode: String = "WAL") throws -> String {
     let path = directory.appendingPathComponent(name).path
     let queue = try DatabaseQueue(path: path)
     try queue.writeWithoutTransaction { db in
-        try db.execute(sql: "PRAGMA journal_mode = WAL")
+        try db.execute(sql: "PRAGMA journal_mode = \(journalMode)")
         try db.execute(sql: sql)
     }
     try queue.close()

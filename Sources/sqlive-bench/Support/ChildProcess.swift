@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
 
-/// Runs programs for the benchmarks: this executable as the writer process,
-/// and whole commands with their wall time and peak memory.
+/// Runs programs for the benchmarks: writer processes (this executable's
+/// `writer` subcommand among them), and whole commands with their wall
+/// time and peak memory.
 enum ChildProcess {
     /// This executable's path, to start it again as the writer process.
     static var selfPath: String {
@@ -15,15 +16,78 @@ enum ChildProcess {
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
 
-    /// Starts this executable's `writer` subcommand; its standard output is returned when it ends.
-    static func startWriter(path: String, count: Int, intervalMicroseconds: Int) throws -> (Process, Pipe) {
+    /// The path of a program on `PATH`, as the shell would find it.
+    static func executable(named name: String) -> String? {
+        let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return directories.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// This executable's `writer` subcommand, not started yet.
+    static func writer(
+        path: String, count: Int, intervalMicroseconds: Int, pragmas: [String], holdOpen: Bool
+    ) -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: selfPath)
-        process.arguments = ["writer", path, "--count", "\(count)", "--interval-us", "\(intervalMicroseconds)"]
+        process.arguments =
+            ["writer", path, "--count", "\(count)", "--interval-us", "\(intervalMicroseconds)"]
+            + pragmas.flatMap { ["--pragma", $0] } + (holdOpen ? ["--hold-open"] : [])
+        return process
+    }
+
+    /// Starts this executable's `writer` subcommand, its standard output piped.
+    static func startWriter(
+        path: String, count: Int, intervalMicroseconds: Int, pragmas: [String] = []
+    ) throws -> (Process, Pipe) {
+        let process = writer(
+            path: path, count: count, intervalMicroseconds: intervalMicroseconds, pragmas: pragmas, holdOpen: false)
         let output = Pipe()
         process.standardOutput = output
         try process.run()
         return (process, output)
+    }
+
+    /// Runs a writer process that prints `id started returned` after each
+    /// commit and, after the last, keeps its connection open until its
+    /// standard input ends; `holdOpen` runs in between. Blocks.
+    static func runWriter(
+        _ process: Process, count: Int, holdOpen: @Sendable ([WriterCommit]) -> Void
+    ) throws -> [WriterCommit] {
+        let input = Pipe()
+        let output = Pipe()
+        (process.standardInput, process.standardOutput) = (input, output)
+        try process.run()
+        var reader = LineReader(descriptor: output.fileHandleForReading.fileDescriptor)
+        var commits: [WriterCommit] = []
+        var unexpected: String?
+        while commits.count < count, let line = reader.next() {
+            guard let commit = WriterCommit(line: line[...]) else {
+                unexpected = line
+                break
+            }
+            commits.append(commit)
+        }
+        if commits.count == count { holdOpen(commits) }
+        try input.fileHandleForWriting.close()
+        while let line = reader.next() { unexpected = unexpected ?? line }
+        process.waitUntilExit()
+        if let unexpected {
+            throw BenchmarkCheckFailed(description: "unexpected writer output: \(unexpected.prefix(300))")
+        }
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkCheckFailed(description: "a writer process ended with \(process.terminationStatus)")
+        }
+        return commits
+    }
+
+    /// Reads a writer process's output to its end (`id started returned`
+    /// after each commit), waits for it, and parses its commits. Blocks.
+    static func commits(of process: Process, output: Pipe) throws -> [WriterCommit] {
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkCheckFailed(description: "a writer process ended with \(process.terminationStatus)")
+        }
+        return try WriterCommit.parse(String(decoding: data, as: UTF8.self))
     }
 
     /// Runs a command with its output sent to /dev/null; returns wall seconds and peak resident MiB.

@@ -3,8 +3,9 @@ import Synchronization
 
 /// Nanoseconds on `CLOCK_MONOTONIC`: one clock for every process on the machine.
 ///
-/// The writer process stores this in each row it commits, so latency is
-/// measured from the commit, not from when sqlive noticed it.
+/// Writer processes report when each commit returned on this clock (Python's
+/// `time.monotonic_ns()` reads it too), so latency is measured from the
+/// commit, not from when sqlive noticed it.
 enum Monotonic {
     static func now() -> Int64 {
         var spec = timespec()

@@ -14,6 +14,8 @@ struct ResultTable {
     var scenario: String
     var note: String
     var rows: [Row] = []
+    /// Per-case figures, printed after the metric rows.
+    var details: DetailTable?
     var checks: [String] = []
 
     mutating func add(
@@ -25,14 +27,19 @@ struct ResultTable {
 
     /// The table in Markdown, as docs/benchmarks.md shows it.
     var markdown: String {
-        var lines = [
-            "### \(scenario)", "", note, "", "| metric | sqlive | anchor | anchor value | ratio (sqlive / anchor) |",
-            "|---|---:|---|---:|---:|",
-        ]
+        var lines = ["### \(scenario)", "", note]
+        if !rows.isEmpty {
+            lines += [
+                "", "| metric | sqlive | anchor | anchor value | ratio (sqlive / anchor) |", "|---|---:|---|---:|---:|",
+            ]
+        }
         for row in rows {
             let anchor = row.anchor.map(Self.format) ?? "–"
             let ratio = row.anchor.flatMap { $0 == 0 ? nil : row.sqlive / $0 }.map { String(format: "%.3f", $0) } ?? "–"
             lines.append("| \(row.metric) | \(Self.format(row.sqlive)) | \(row.anchorName) | \(anchor) | \(ratio) |")
+        }
+        if let details {
+            lines += ["", details.markdown]
         }
         if !checks.isEmpty {
             lines.append("")

@@ -128,7 +128,7 @@ struct LiveWriterTests {
         try await Task.sleep(for: .milliseconds(300))
         #expect(recorder.changes("n").isEmpty)
         _ = try await database.execute("COMMIT")
-        try await writer.value
+        _ = try await writer.value
         try await recorder.waitForRows("n", timeout: .seconds(15)) { $0 == [[.integer(1)]] }
         await database.close()
     }
@@ -194,7 +194,7 @@ struct SessionObjectsTests {
         #expect(await database.liveQueries().allSatisfy(\.readsSession))
         // Inside a transaction the session's rows may show; ROLLBACK takes them back.
         _ = try await database.execute("BEGIN; INSERT INTO tt VALUES (3);")
-        try await database.updateLiveQuery(name: "tt", sql: "SELECT x FROM tt ORDER BY x")
+        _ = try await database.updateLiveQuery(name: "tt", sql: "SELECT x FROM tt ORDER BY x")
         _ = try await database.execute("ROLLBACK")
         try await recorder.waitForRows("tt") { $0 == [[.integer(1)], [.integer(2)]] }
         await database.close()

@@ -190,6 +190,8 @@ struct ServerMethodTests {
         #expect(entry["version"] == 2)
         #expect(entry["paused"] == false)
         #expect(entry["refreshes"]?.integerValue ?? 0 >= 1)
+        #expect(entry["precision"] == "all")
+        #expect(entry["readsSession"] == false)
 
         let updated = try await server.result("liveQuery/update", ["name": "leaders", "params": [0]])
         #expect(updated["version"] == 3)

@@ -77,7 +77,7 @@ final class LiveQueryReader: Sendable {
     /// The session's connection answers, with `EXPLAIN`: each database a
     /// statement reads has a `Transaction` instruction whose `p1` is the
     /// database's index in `PRAGMA database_list` (1 is temp).
-    static func home(of sql: String, _ db: Database, hasCommitted: Bool) throws -> Home {
+    static func home(of definition: LiveQueryDefinition, _ db: Database, hasCommitted: Bool) throws -> Home {
         guard hasCommitted else { return .session }
         let databases = try Row.fetchAll(db, sql: "PRAGMA database_list")
         var fileless: Set<Int> = [1]
@@ -89,7 +89,11 @@ final class LiveQueryReader: Sendable {
         fileless.remove(0)
         let explain: [Row]
         do {
-            explain = try Row.fetchAll(db, sql: "EXPLAIN " + sql)
+            let statement = try db.makeStatement(sql: "EXPLAIN " + definition.sql)
+            if !definition.parameters.isEmpty {
+                try statement.setArguments(definition.parameters.statementArguments)
+            }
+            explain = try Row.fetchAll(statement)
         } catch {
             // Not explainable (an EXPLAIN itself): read where it was prepared.
             return .session

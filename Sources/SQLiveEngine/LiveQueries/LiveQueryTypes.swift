@@ -124,11 +124,13 @@ public struct LiveQueryInfo: Hashable, Sendable {
     /// session's uncommitted rows until `COMMIT` or `ROLLBACK`. Other live
     /// queries show committed data only.
     public var readsSession: Bool
+    /// How other writers' commits are matched to this query.
+    public var precision: ExternalPrecision
 
     public init(
         name: String, definition: LiveQueryDefinition, tables: [String], region: String, version: Int,
         refreshes: Int, lastRefresh: Date?, lastRefreshDuration: Duration?, paused: Bool, error: SQLiveError?,
-        readsSession: Bool = false
+        readsSession: Bool = false, precision: ExternalPrecision = .all
     ) {
         self.name = name
         self.definition = definition
@@ -141,5 +143,15 @@ public struct LiveQueryInfo: Hashable, Sendable {
         self.paused = paused
         self.error = error
         self.readsSession = readsSession
+        self.precision = precision
     }
+}
+
+/// How a commit by another connection or process is matched to live queries.
+public enum ExternalPrecision: String, Hashable, Sendable {
+    /// By the tables it changed: only the queries that read them refresh.
+    case tables
+    /// Not matched: every live query refreshes (unchanged results are not
+    /// re-sent). Today's behaviour for every database.
+    case all
 }

@@ -122,6 +122,11 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         registry.list()
     }
 
+    /// The change counts of the evaluations waiting for a refresh (for tests).
+    var pendingEvents: [Int] {
+        machine.pending.values.map(\.events)
+    }
+
     /// Drops every live query and ends the request streams: the run loop's
     /// timer and refresh loops end with them.
     func shutdown() {
@@ -152,7 +157,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         let hasCommitted = reader.committed != nil
         do {
             let home = try await reader.session.writeWithoutTransaction { db in
-                try LiveQueryReader.home(of: definition.sql, db, hasCommitted: hasCommitted)
+                try LiveQueryReader.home(of: definition, db, hasCommitted: hasCommitted)
             }
             let fetched = try await reader.read(home) { db in
                 try LiveQueryFetcher.validate(definition, db)

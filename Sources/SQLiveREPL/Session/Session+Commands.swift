@@ -176,17 +176,21 @@ extension Session {
                 if let error = query.error { "error: \(error.description)" } else if query.paused { "paused" } else {
                     "live"
                 }
+            // Committed rows, or the session's own (temp tables, memory attachments).
+            let reads = query.readsSession ? "session" : "committed"
             return [
                 .text(query.name), .text(query.tables.joined(separator: ", ")), .integer(Int64(query.version)),
                 .integer(Int64(query.refreshes)), query.lastRefresh.map { .text(formatter.string(from: $0)) } ?? .null,
-                .text(state), .text(query.definition.sql),
+                .text(state), .text(reads), .text(query.precision.rawValue), .text(query.definition.sql),
             ]
         }
         var settings = renderSettings
         settings.headers = true
         try sink.write(
             render(
-                columns: ["name", "tables", "version", "refreshes", "last_refresh", "state", "sql"], rows: rows,
+                columns: [
+                    "name", "tables", "version", "refreshes", "last_refresh", "state", "reads", "precision", "sql",
+                ], rows: rows,
                 settings: settings))
     }
 

@@ -39,5 +39,13 @@ public enum LiveQueryListRequest: RequestType {
         public var error: ResponseError?
         /// Whether its notifications carry `diff`.
         public var diff: Bool
+        /// `"tables"` when other processes' commits are matched by table,
+        /// `"all"` when each of them refreshes every live query.
+        public var precision: String
+        /// Whether it is read on the session's own connection (it reads
+        /// temp tables or a database attached in memory), and so shows the
+        /// session's uncommitted rows until `COMMIT` or `ROLLBACK`; other
+        /// live queries show committed rows only.
+        public var readsSession: Bool
     }
 }

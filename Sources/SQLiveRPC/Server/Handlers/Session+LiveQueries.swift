@@ -87,7 +87,7 @@ extension Session {
                 paused: info.paused, lastRefresh: info.lastRefresh.map { formatter.string(from: $0) },
                 lastRefreshMs: info.lastRefreshDuration?.protocolMilliseconds,
                 error: info.error.map(ResponseError.init),
-                diff: wantsDiff(info.name))
+                diff: wantsDiff(info.name), precision: info.precision.rawValue, readsSession: info.readsSession)
         }
         return LiveQueryListRequest.Result(liveQueries: liveQueries)
     }

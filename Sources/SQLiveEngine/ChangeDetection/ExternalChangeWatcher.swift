@@ -208,7 +208,14 @@ extension ExternalChangeWatcher {
             let count = nfds_t(inotify >= 0 ? 2 : 1)
             while true {
                 let wait = schedule.nextReading() - clock.now
-                let milliseconds = wait <= .zero ? 0 : Int32(min(wait.milliseconds.rounded(.up), 60_000))
+                let milliseconds: Int32
+                if wait >= .milliseconds(1) {
+                    milliseconds = Int32(min(wait.milliseconds.rounded(.down), 60_000))
+                } else {
+                    // poll(2) counts milliseconds: sleep a shorter wait, then look without blocking.
+                    if wait > .zero { usleep(UInt32(wait.milliseconds * 1000)) }
+                    milliseconds = 0
+                }
                 let ready = poll(&descriptors, count, milliseconds)
                 if ready < 0 && errno != EINTR { return }
                 if descriptors[0].revents != 0 { return }

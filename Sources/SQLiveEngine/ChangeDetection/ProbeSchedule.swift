@@ -11,10 +11,11 @@
 ///
 /// The rules:
 /// - **Follow-up.** After each event, read at once, then again at growing
-///   offsets from that event: every millisecond for the first 8 ms, then
-///   every 2, 4, 8… ms, up to about a second. A commit that becomes
-///   visible during the follow-up is seen within one step: 1 ms while a
-///   sync is typical, a few ms for slow disks.
+///   offsets from that event: every 0.25 ms for the first 4 ms, every
+///   millisecond to 8 ms, then every 2, 4, 8… ms, up to about a second
+///   (49 readings). A commit that becomes visible during the follow-up is
+///   seen within one step: a quarter of a millisecond while a sync is
+///   typical, a few ms for slow disks.
 /// - **A new event restarts the follow-up**, so a writer that keeps
 ///   committing is followed as long as it writes.
 /// - **Busy.** When a reading finds the file locked (a rollback-journal
@@ -27,12 +28,21 @@ struct ProbeSchedule<Instant: InstantProtocol> where Instant.Duration == Duratio
     static var followUpOffsets: [Duration] {
         var offsets: [Duration] = []
         var offset = Duration.zero
-        var step = Duration.milliseconds(1)
+        // A quarter of a millisecond for 4 ms (a typical sync), then 1 ms to 8 ms.
+        while offset < .milliseconds(4) {
+            offsets.append(offset)
+            offset += .microseconds(250)
+        }
+        while offset < .milliseconds(8) {
+            offsets.append(offset)
+            offset += .milliseconds(1)
+        }
+        // Then the step doubles each time the offset doubles, up to about a second.
+        var step = Duration.milliseconds(2)
         while offset <= .milliseconds(1024) {
             offsets.append(offset)
             offset += step
-            // Double the step each time the offset doubles past 8 ms.
-            if offset >= .milliseconds(8) && offset >= step * 8 { step *= 2 }
+            if offset >= step * 8 { step *= 2 }
         }
         return offsets
     }

@@ -151,6 +151,12 @@ struct InteractiveSessionTests {
         try tmux.press("Enter")
         screen = try await tmux.waitForScreen { $0.last?.hasPrefix("⏱") == true }
         #expect(screen.last?.contains("Ctrl-C") == true, "the elapsed-time indicator shows after a second")
+        // Another process writes while the statement runs: the re-print appears above the indicator.
+        try Processes.sqlite3(database, "UPDATE players SET score = 95 WHERE name = 'Grandma Blob';")
+        screen = try await tmux.waitForScreen {
+            $0.contains { $0.hasPrefix("-- top v3 (external") } && $0.last?.hasPrefix("⏱") == true
+        }
+        #expect(screen.contains("│ Grandma Blob │    95 │"))
         try tmux.press("C-c")
         screen = try await tmux.waitForScreen { $0.suffix(2) == ["Error: interrupted", "sqlive>"] }
         #expect(screen.suffix(2) == ["Error: interrupted", "sqlive>"])

@@ -8,17 +8,23 @@ import Foundation
 /// ```
 final class ElapsedIndicator {
     private let sink: OutputSink
+    private let queue = DispatchQueue(label: "sqlive.indicator")
     private let timer: any DispatchSourceTimer
     private let startInstant = ContinuousClock.now
+    private let onTick: (@Sendable () -> Void)?
 
-    init(sink: OutputSink) {
+    /// - parameter onTick: called on the timer's queue at each tick while
+    ///   the indicator shows (to print live changes above it).
+    init(sink: OutputSink, onTick: (@Sendable () -> Void)? = nil) {
         self.sink = sink
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "sqlive.indicator"))
+        self.onTick = onTick
+        timer = DispatchSource.makeTimerSource(queue: queue)
     }
 
     func start() {
         timer.schedule(deadline: .now() + .seconds(1), repeating: .milliseconds(200), leeway: .milliseconds(50))
-        timer.setEventHandler { [sink, startInstant] in
+        timer.setEventHandler { [sink, startInstant, onTick] in
+            if let onTick, sink.isIndicatorShown { onTick() }
             let seconds = (ContinuousClock.now - startInstant).milliseconds / 1000
             sink.showIndicator(String(format: "⏱ %.1f s (Ctrl-C interrupts)", seconds))
         }
@@ -27,6 +33,8 @@ final class ElapsedIndicator {
 
     func stop() {
         timer.cancel()
+        // Wait for a tick in progress: nothing is printed after this returns.
+        queue.sync {}
         sink.clearIndicator()
     }
 }

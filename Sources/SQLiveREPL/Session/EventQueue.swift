@@ -32,6 +32,19 @@ final class EventQueue: Sendable {
         }
     }
 
+    /// Takes the live queries' changes only, leaving the other events in order.
+    func takeLiveChanges() -> [LiveQueryChange] {
+        items.withLock { items in
+            var changes: [LiveQueryChange] = []
+            items.removeAll { item in
+                guard case .live(.changed(let change)) = item else { return false }
+                changes.append(change)
+                return true
+            }
+            return changes
+        }
+    }
+
     var isEmpty: Bool { items.withLock { $0.isEmpty } }
 
     /// Starts moving a database's events here; cancel the tasks to stop.

@@ -20,6 +20,9 @@ final class OutputSink: Sendable {
     }
     private let state = Mutex(State())
 
+    /// Whether the elapsed-time indicator shows now.
+    var isIndicatorShown: Bool { state.withLock { $0.indicatorShown } }
+
     /// Whether standard output was closed.
     var isClosed: Bool { state.withLock { $0.closed } }
 

@@ -125,7 +125,14 @@ final class Session {
             signals.setRunning(true)
             sink.commandDidStart()
         }
-        let indicator = interactive && outermost ? ElapsedIndicator(sink: sink) : nil
+        var echo: LiveEcho?
+        if interactive && outermost, case .sql = unit, !watches.isEmpty {
+            echo = LiveEcho(
+                watches: watches, printer: LiveQueryPrinter(settings: renderSettings), events: events, sink: sink)
+        }
+        var onTick: (@Sendable () -> Void)?
+        if let echo { onTick = { echo.flush() } }
+        let indicator = interactive && outermost ? ElapsedIndicator(sink: sink, onTick: onTick) : nil
         indicator?.start()
         let ok: Bool
         switch unit {
@@ -135,6 +142,11 @@ final class Session {
             ok = runSQL(sql, line: number, source: source)
         }
         indicator?.stop()
+        if let echo {
+            for (name, version) in echo.printedVersions where version > (watches[name]?.printedVersion ?? .max) {
+                watches[name]?.printedVersion = version
+            }
+        }
         runDepth -= 1
         if outermost {
             signals.setRunning(false)

@@ -29,7 +29,9 @@ struct LiveRobustnessTests {
         var isRetried: Bool { self == .locked || self == .cancelled }
     }
 
-    @Test("A read that throws before its closure ends the refresh; the queries are served afterwards", arguments: Fault.allCases)
+    @Test(
+        "A read that throws before its closure ends the refresh; the queries are served afterwards",
+        arguments: Fault.allCases)
     func failingRead(fault: Fault) async throws {
         let directory = try TemporaryDirectory()
         let database = try await LiveDatabase.open(
@@ -77,11 +79,9 @@ struct LiveRobustnessTests {
         #expect(center == nil)
     }
 
-    @Test("A failed start leaks nothing")
-    func failedStart() async throws {
+    @Test("A database that fails to open leaks no descriptor")
+    func failedOpen() async throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("locked.sqlite")
-        try await SQLite3CLI.run(path, "CREATE TABLE t(x);")
         let before = openDescriptors(under: directory.url.path)
         // A file that is not a database fails at once.
         let garbage = directory.path("garbage.sqlite")

@@ -1,5 +1,6 @@
 import Foundation
 import SQLiveTestSupport
+import Synchronization
 import Testing
 
 @testable import SQLiveEngine
@@ -74,13 +75,16 @@ struct LiveWriterTests {
     @Test("A long statement of the session does not hold other writers' updates back", arguments: JournalMode.allCases)
     func longStatement(mode: JournalMode) async throws {
         let directory = try TemporaryDirectory()
-        let path = try await makeDatabaseFile(in: directory, mode: mode, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
+        let path = try await makeDatabaseFile(
+            in: directory, mode: mode, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM events"))
         // Counts for minutes; it reads no table, so it locks nothing in either mode.
+        let ended = Mutex(false)
         let long = Task {
-            try await database.execute(
+            defer { ended.withLock { $0 = true } }
+            return try await database.execute(
                 "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c")
         }
         try await Task.sleep(for: .milliseconds(200))
@@ -89,7 +93,7 @@ struct LiveWriterTests {
             try await recorder.waitForRows("n", timeout: .seconds(15)) { $0 == [[.integer(Int64(n))]] }
         }
         // Still running: the updates did not wait for it.
-        #expect(!long.isCancelled)
+        #expect(!ended.withLock { $0 })
         database.interrupt()
         let result = await long.result
         #expect(throws: ScriptFailure.self) { try result.get() }
@@ -99,7 +103,8 @@ struct LiveWriterTests {
     @Test("In WAL mode, a transaction open in the session does not hold other writers' updates back")
     func openTransactionWAL() async throws {
         let directory = try TemporaryDirectory()
-        let path = try await makeDatabaseFile(in: directory, mode: .wal, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
+        let path = try await makeDatabaseFile(
+            in: directory, mode: .wal, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM events"))
@@ -118,7 +123,8 @@ struct LiveWriterTests {
     @Test("In a rollback journal, another writer's commit arrives as soon as the session's transaction lets it")
     func openTransactionRollbackJournal() async throws {
         let directory = try TemporaryDirectory()
-        let path = try await makeDatabaseFile(in: directory, mode: .delete, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
+        let path = try await makeDatabaseFile(
+            in: directory, mode: .delete, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM events"))
@@ -178,14 +184,17 @@ struct CommittedRowsTests {
 
 @Suite("Live queries see what the session sees")
 struct SessionObjectsTests {
-    @Test("Temp tables and views are watched; local writes refresh them; ROLLBACK corrects them", arguments: JournalMode.allCases)
+    @Test(
+        "Temp tables and views are watched; local writes refresh them; ROLLBACK corrects them",
+        arguments: JournalMode.allCases)
     func tempTables(mode: JournalMode) async throws {
         let directory = try TemporaryDirectory()
         let database = try await LiveDatabase.open(
             .file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         _ = try await database.execute("CREATE TEMP TABLE tt(x); CREATE TEMP VIEW tv AS SELECT count(*) AS n FROM tt;")
-        let table = try await database.registerLiveQuery(name: "tt", LiveQueryDefinition(sql: "SELECT x FROM tt ORDER BY x"))
+        let table = try await database.registerLiveQuery(
+            name: "tt", LiveQueryDefinition(sql: "SELECT x FROM tt ORDER BY x"))
         #expect(table.result.rows.isEmpty)
         _ = try await database.registerLiveQuery(name: "tv", LiveQueryDefinition(sql: "SELECT n FROM tv"))
         _ = try await database.execute("INSERT INTO tt VALUES (1), (2)")
@@ -214,7 +223,9 @@ struct SessionObjectsTests {
         await database.close()
     }
 
-    @Test("An attached database file is watched: local writes and another process's commits", arguments: JournalMode.allCases)
+    @Test(
+        "An attached database file is watched: local writes and another process's commits",
+        arguments: JournalMode.allCases)
     func attachedFile(mode: JournalMode) async throws {
         let directory = try TemporaryDirectory()
         let main = try await makeDatabaseFile(in: directory, mode: mode, playersSchema)

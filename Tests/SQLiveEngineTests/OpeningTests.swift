@@ -1,6 +1,6 @@
 import Foundation
-import SQLiveTestSupport
 import GRDB
+import SQLiveTestSupport
 import Testing
 
 @testable import SQLiveEngine

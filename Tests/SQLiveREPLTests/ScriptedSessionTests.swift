@@ -474,7 +474,8 @@ struct ScriptedSessionTests {
             in: directory)
         #expect(output.stderr == "Error: near line 4: timed out: no change of n within 0.5 s\n")
         #expect(
-            output.stdout.contains(/\nn\|players\|1\|[0-9]+\|[^|]*\|paused\|committed\|all\|SELECT count\(\*\) AS n FROM players\n/))
+            output.stdout.contains(
+                /\nn\|players\|1\|[0-9]+\|[^|]*\|paused\|committed\|all\|SELECT count\(\*\) AS n FROM players\n/))
         #expect(output.stdout.hasSuffix("-- n v2 (local, coalesced 1)\nn\n4\n"))
     }
 

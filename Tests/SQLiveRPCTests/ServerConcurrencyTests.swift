@@ -1,6 +1,6 @@
 import Foundation
-import SQLiveTestSupport
 import SQLiveRPC
+import SQLiveTestSupport
 import Testing
 
 /// Live queries fed by other processes, cancellation, and requests that

@@ -1,6 +1,6 @@
 import Foundation
-import SQLiveTestSupport
 import SQLiveRPC
+import SQLiveTestSupport
 import Testing
 
 /// Each error code, and that the server goes on after each.

@@ -1,6 +1,6 @@
 import Foundation
-import SQLiveTestSupport
 import SQLiveRPC
+import SQLiveTestSupport
 import Testing
 
 /// The lifecycle of the real `sqlive --rpc`, over pipes.

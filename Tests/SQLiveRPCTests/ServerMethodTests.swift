@@ -1,6 +1,6 @@
 import Foundation
-import SQLiveTestSupport
 import SQLiveRPC
+import SQLiveTestSupport
 import Testing
 
 /// Each method of the protocol, against the real `sqlive --rpc`.

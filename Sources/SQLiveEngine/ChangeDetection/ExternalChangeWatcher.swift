@@ -1,8 +1,9 @@
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import Foundation
-import Synchronization
 
 /// Notices commits by other connections and processes, on a thread of its own.
 ///
@@ -175,7 +176,8 @@ extension ExternalChangeWatcher {
         let clock = ContinuousClock()
 
         init(
-            probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger, emit: @escaping @Sendable (Finding) -> Void,
+            probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger,
+            emit: @escaping @Sendable (Finding) -> Void,
             lastVersion: Int64, lastIdentity: DataVersionProbe.FileIdentity?, lastSettled: Int, inotify: Int32,
             names: Set<String>, stop: Int32, mode: Mode
         ) {
@@ -253,7 +255,9 @@ extension ExternalChangeWatcher {
         private func read() {
             let identity = probe.fileIdentity()
             if identity != lastIdentity {
-                emit(.fileChanged(identity == nil ? "\(probe.path) was deleted" : "\(probe.path) was replaced by another file"))
+                emit(
+                    .fileChanged(
+                        identity == nil ? "\(probe.path) was deleted" : "\(probe.path) was replaced by another file"))
                 lastIdentity = identity
             }
             let settledBefore = ledger.settled

@@ -18,6 +18,9 @@ final class ExternalCommitResolver: Sendable {
     // session's connection (GRDB's writer queue).
     /// The session connection's data version of each watched database, as last read.
     private let writerVersions = Mutex<[String: Int]>([:])
+    /// The questions waiting for the session's connection, by database;
+    /// written by the run loop's body and children.
+    private let questions = Mutex(Questions())
 
     init(session: any DatabaseWriter, patience: Duration = .milliseconds(20)) {
         self.session = session
@@ -42,10 +45,34 @@ final class ExternalCommitResolver: Sendable {
 
     /// Asks the session's connection, in two children of the run loop's
     /// group: the question, and a timer that gives up waiting.
+    ///
+    /// One question per database at a time: while one waits, later
+    /// ambiguous changes are folded into it (answered by an external
+    /// change), and once it has waited past `patience` — the session is
+    /// busy — they are taken for external changes at once. So a session
+    /// committing in a long script queues one question, not one per commit.
     func resolve(
         _ schema: String, in group: inout DiscardingTaskGroup, emit: @escaping @Sendable (ChangeSignal) -> Void
     ) {
-        let answered = Answered()
+        enum Next {
+            case ask(generation: Int)
+            case emitNow
+            case fold
+        }
+        let next = questions.withLock { questions -> Next in
+            guard let current = questions.waiting[schema] else {
+                questions.generation += 1
+                questions.waiting[schema] = Question(generation: questions.generation)
+                return .ask(generation: questions.generation)
+            }
+            if current.timedOut { return .emitNow }
+            questions.waiting[schema]?.folded = true
+            return .fold
+        }
+        guard case .ask(let generation) = next else {
+            if case .emitNow = next { emit(.external) }
+            return
+        }
         group.addTask { [self] in
             let external: Bool
             do {
@@ -60,19 +87,35 @@ final class ExternalCommitResolver: Sendable {
             } catch {
                 external = true
             }
-            answered.set()
-            if external { emit(.external) }
+            let folded = questions.withLock { $0.waiting.removeValue(forKey: schema)?.folded ?? false }
+            if external || folded { emit(.external) }
         }
         let patience = patience
-        group.addTask {
+        group.addTask { [self] in
             try? await Task.sleep(for: patience)
-            if !answered.isSet { emit(.external) }
+            let late = questions.withLock { questions -> Bool in
+                guard let current = questions.waiting[schema], current.generation == generation, !current.timedOut
+                else { return false }
+                questions.waiting[schema]?.timedOut = true
+                // The change emitted now covers the ones folded so far.
+                questions.waiting[schema]?.folded = false
+                return true
+            }
+            if late { emit(.external) }
         }
     }
 
-    private final class Answered: Sendable {
-        private let flag = Mutex(false)
-        var isSet: Bool { flag.withLock { $0 } }
-        func set() { flag.withLock { $0 = true } }
+    /// A question waiting for the session's connection.
+    private struct Question {
+        var generation: Int
+        /// It waited past `patience`: ambiguous changes are external at once.
+        var timedOut = false
+        /// Ambiguous changes arrived while it waited.
+        var folded = false
+    }
+
+    private struct Questions {
+        var waiting: [String: Question] = [:]
+        var generation = 0
     }
 }

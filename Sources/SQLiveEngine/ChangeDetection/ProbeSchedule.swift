@@ -56,7 +56,8 @@ struct ProbeSchedule<Instant: InstantProtocol> where Instant.Duration == Duratio
     /// The index in `offsets` of the next follow-up reading.
     private var nextFollowUp = 0
     private var lastReading: Instant
-    private var busySince: Instant?
+    /// The last reading found the file locked.
+    private var isBusy = false
 
     init(pollInterval: Duration, busyRetry: Duration = .milliseconds(2), now: Instant) {
         self.pollInterval = pollInterval
@@ -73,7 +74,7 @@ struct ProbeSchedule<Instant: InstantProtocol> where Instant.Duration == Duratio
     /// A reading was taken; `busy` when it found the file locked.
     mutating func didRead(at now: Instant, busy: Bool) {
         lastReading = now
-        busySince = busy ? (busySince ?? now) : nil
+        isBusy = busy
         if let lastEvent {
             while nextFollowUp < offsets.count && lastEvent.advanced(by: offsets[nextFollowUp]) <= now {
                 nextFollowUp += 1
@@ -88,7 +89,7 @@ struct ProbeSchedule<Instant: InstantProtocol> where Instant.Duration == Duratio
         if let lastEvent, nextFollowUp < offsets.count {
             next = min(next, lastEvent.advanced(by: offsets[nextFollowUp]))
         }
-        if busySince != nil {
+        if isBusy {
             next = min(next, lastReading.advanced(by: busyRetry))
         }
         return next

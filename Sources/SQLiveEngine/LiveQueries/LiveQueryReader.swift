@@ -79,14 +79,9 @@ final class LiveQueryReader: Sendable {
     /// database's index in `PRAGMA database_list` (1 is temp).
     static func home(of definition: LiveQueryDefinition, _ db: Database, hasCommitted: Bool) throws -> Home {
         guard hasCommitted else { return .session }
-        let databases = try Row.fetchAll(db, sql: "PRAGMA database_list")
-        var fileless: Set<Int> = [1]
-        for row in databases {
-            let index: Int = row["seq"]
-            let file: String? = row["file"]
-            if index != 1 && (file ?? "").isEmpty { fileless.insert(index) }
-        }
-        fileless.remove(0)
+        // temp, and databases attached without a file.
+        let fileless = Set(
+            try databases(db).filter { $0.index == 1 || ($0.index >= 2 && $0.file.isEmpty) }.map(\.index))
         let explain: [Row]
         do {
             let statement = try db.makeStatement(sql: "EXPLAIN " + definition.sql)
@@ -127,12 +122,16 @@ final class LiveQueryReader: Sendable {
     /// The file databases attached to a connection, by name.
     static func attachedFiles(_ db: Database) throws -> [String: String] {
         var files: [String: String] = [:]
-        for row in try Row.fetchAll(db, sql: "PRAGMA database_list") {
-            let index: Int = row["seq"]
-            let file: String = row["file"] ?? ""
-            if index >= 2 && !file.isEmpty { files[row["name"]] = file }
+        for database in try databases(db) where database.index >= 2 && !database.file.isEmpty {
+            files[database.name] = database.file
         }
         return files
+    }
+
+    /// `PRAGMA database_list`: 0 is main, 1 temp, 2 and up attached; `file`
+    /// is empty for a database in memory.
+    private static func databases(_ db: Database) throws -> [(index: Int, name: String, file: String)] {
+        try Row.fetchAll(db, sql: "PRAGMA database_list").map { row in (row["seq"], row["name"], row["file"] ?? "") }
     }
 
     func close() {
@@ -145,8 +144,27 @@ final class LiveQueryReader: Sendable {
 }
 
 extension String {
-    /// Whether a script may attach or detach a database (a cheap, generous test).
+    /// Whether a script may attach or detach a database: it holds `tach` in
+    /// any case (`ATTACH`, `DETACH`). A generous test of the bytes, run after
+    /// every script, so it must cost next to nothing.
     var mayAttachOrDetach: Bool {
-        range(of: "attach", options: .caseInsensitive) != nil
+        utf8.withContiguousStorageIfAvailable(Self.holdsTach) ?? Self.holdsTach(Array(utf8))
+    }
+
+    private static let tach: [UInt8] = Array("tach".utf8)
+
+    private static func holdsTach(_ bytes: some Collection<UInt8>) -> Bool {
+        // ASCII letters compare lowercased with `| 0x20`.
+        var matched = 0
+        for byte in bytes {
+            let lower = byte | 0x20
+            if lower == tach[matched] {
+                matched += 1
+                if matched == 4 { return true }
+            } else {
+                matched = lower == UInt8(ascii: "t") ? 1 : 0
+            }
+        }
+        return false
     }
 }

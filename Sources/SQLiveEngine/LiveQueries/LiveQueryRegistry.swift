@@ -62,8 +62,9 @@ struct LiveQueryRegistry {
     }
 
     /// Records a first fetch for a definition (shared by later members).
-    mutating func record(_ fetched: LiveQueryFetcher.Fetched, home: LiveQueryReader.Home, for definition: LiveQueryDefinition)
-    {
+    mutating func record(
+        _ fetched: LiveQueryFetcher.Fetched, home: LiveQueryReader.Home, for definition: LiveQueryDefinition
+    ) {
         var evaluation = evaluations[definition] ?? Evaluation(definition: definition, home: home)
         evaluation.home = home
         evaluation.region = fetched.region
@@ -189,9 +190,8 @@ struct LiveQueryRegistry {
     /// What delivering one fetch did.
     struct Reduced {
         var events: [LiveQueryEvent] = []
-        /// The evaluation's region changed: the interest must follow.
-        var regionChanged = false
-        var newRegion = DatabaseRegion()
+        /// The evaluation's new region, when it changed: the interest must follow.
+        var newRegion: DatabaseRegion?
     }
 
     /// Applies a fetch's outcome to an evaluation and its active members:
@@ -205,7 +205,6 @@ struct LiveQueryRegistry {
         switch outcome {
         case .success(let fetched):
             if evaluation.region != fetched.region {
-                reduced.regionChanged = true
                 reduced.newRegion = fetched.region
             }
             evaluation.region = fetched.region
@@ -235,7 +234,6 @@ struct LiveQueryRegistry {
         case .failure(let error):
             evaluation.error = error
             if !evaluation.region.isFullDatabase {
-                reduced.regionChanged = true
                 reduced.newRegion = .fullDatabase
             }
             evaluation.region = .fullDatabase

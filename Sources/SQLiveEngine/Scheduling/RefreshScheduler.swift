@@ -231,7 +231,9 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         perform(machine.refreshDidFinish(at: clock.now))
         if !retry.isEmpty {
             let cause = retry.compactMap { batch[$0]?.cause }.last ?? .local
-            perform(machine.keysDidChange(retry.filter { !registry.activeMembers(of: $0).isEmpty }, cause: cause, at: clock.now))
+            perform(
+                machine.keysDidChange(
+                    retry.filter { !registry.activeMembers(of: $0).isEmpty }, cause: cause, at: clock.now))
         }
     }
 
@@ -296,9 +298,9 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         pending: PendingChange
     ) {
         let reduced = registry.reduce(outcome, for: definition, pending: pending, now: Date())
-        if reduced.regionChanged {
+        if let newRegion = reduced.newRegion {
             interest.markStale()
-            interest.widen(with: reduced.newRegion)
+            interest.widen(with: newRegion)
         }
         for event in reduced.events { events.yield(event) }
     }

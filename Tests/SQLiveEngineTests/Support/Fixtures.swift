@@ -1,6 +1,6 @@
 import Foundation
-import SQLiveTestSupport
 import SQLiveEngine
+import SQLiveTestSupport
 import Testing
 
 /// The journal modes every live-query behaviour is checked against.

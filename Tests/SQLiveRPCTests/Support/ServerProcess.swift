@@ -1,6 +1,6 @@
 import Foundation
-import SQLiveTestSupport
 import SQLiveRPC
+import SQLiveTestSupport
 import Synchronization
 import Testing
 

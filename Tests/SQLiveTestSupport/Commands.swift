@@ -14,6 +14,7 @@ public func runCommand(_ executable: String, _ arguments: [String], input: Strin
     process.standardError = errors
     let inputPipe = Pipe()
     process.standardInput = inputPipe
+    for pipe in [output, errors, inputPipe] { pipe.closeOnExec() }
     try process.run()
     if let input { inputPipe.fileHandleForWriting.write(Data(input.utf8)) }
     try inputPipe.fileHandleForWriting.close()

@@ -29,6 +29,7 @@ public enum SQLite3CLI {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = error
+        for pipe in [input, output, error] { pipe.closeOnExec() }
         try process.run()
         input.fileHandleForWriting.write(Data(sql.utf8))
         try input.fileHandleForWriting.close()
@@ -56,6 +57,8 @@ public enum SQLite3CLI {
             process.standardInput = input
             process.standardOutput = output
             process.standardError = FileHandle.standardError
+            input.closeOnExec()
+            output.closeOnExec()
             try process.run()
         }
 
@@ -86,7 +89,11 @@ public enum SQLite3CLI {
             }
         }
 
+        /// Ends sqlite3: `.quit`, then the end of its input. (`.quit` first:
+        /// a copy of the pipe inherited by another child started meanwhile
+        /// would keep the input open.)
         public func finish() async {
+            send(".quit")
             try? input.fileHandleForWriting.close()
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {
@@ -94,6 +101,17 @@ public enum SQLite3CLI {
                     continuation.resume()
                 }
             }
+        }
+    }
+}
+
+extension Pipe {
+    /// Keeps both ends out of the other children this process starts (each
+    /// child gets its own copy of its ends as 0, 1 or 2), so a child waiting
+    /// for the end of its input is not kept alive by another's inherited copy.
+    public func closeOnExec() {
+        for handle in [fileHandleForReading, fileHandleForWriting] {
+            _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
         }
     }
 }

@@ -44,6 +44,8 @@ public final class WriterProcess: @unchecked Sendable {
             process.standardInput = input
             process.standardOutput = output
             process.standardError = FileHandle.standardError
+            input.closeOnExec()
+            output.closeOnExec()
             try process.run()
             self.process = process
             self.input = input.fileHandleForWriting
@@ -61,6 +63,8 @@ public final class WriterProcess: @unchecked Sendable {
         connection = sqlite3.connect(sys.argv[1])
         for line in sys.stdin:
             sql = line.strip()
+            if sql == "quit":
+                break
             if sql.upper().startswith("PRAGMA"):
                 connection.execute(sql).fetchall()
             else:
@@ -104,6 +108,8 @@ public final class WriterProcess: @unchecked Sendable {
     /// Ends the writer process.
     public func finish() async {
         if let cli { await cli.finish() }
+        // "quit" first: see `SQLite3CLI.Session.finish`.
+        input?.write(Data("quit\n".utf8))
         try? input?.close()
         if let process {
             await withCheckedContinuation { continuation in

@@ -305,7 +305,7 @@ struct LiveQueryTests {
         try await recorder.wait("file event") { events in
             events.contains { if case .databaseFileChanged = $0 { return true } else { return false } }
         }
-        #expect(recorder.all.contains(.databaseFileChanged("\(path) was deleted")))
+        #expect(recorder.all.contains(.databaseFileChanged(DatabaseFileChange(path: path, reason: .deleted))))
         await database.close()
     }
 
@@ -323,7 +323,7 @@ struct LiveQueryTests {
         try await recorder.wait("file event") { events in
             events.contains { if case .databaseFileChanged = $0 { return true } else { return false } }
         }
-        #expect(recorder.all.contains(.databaseFileChanged("\(path) was replaced by another file")))
+        #expect(recorder.all.contains(.databaseFileChanged(DatabaseFileChange(path: path, reason: .replaced))))
         await database.close()
     }
 

@@ -13,5 +13,12 @@ enum ChangeSignal: Sendable {
     /// or the temp schema.
     case schemaChanged(ChangeCause)
     /// The database file was deleted or replaced.
-    case fileChanged(String)
+    case fileChanged(DatabaseFileChange)
+    /// The main database file is damaged (`SQLiteFailure`: what is wrong),
+    /// or was repaired (`nil`).
+    case damage(SQLiteFailure?, DatabaseFileChange)
+    /// A watched database file was written with no data version change
+    /// (a checkpoint, or a write from outside SQLite): what connections
+    /// cached of it may be stale.
+    case fileWritten
 }

@@ -72,9 +72,26 @@ final class DataVersionProbe {
         sqlite3_close_v2(connection)
     }
 
+    /// The database file as SQLite's open file sees it: its header, its
+    /// size, and whether a writer holds a lock on it.
+    struct FileState: Equatable {
+        /// The first bytes, up to `DatabaseHeader.length` (fewer when the file is shorter).
+        var header: [UInt8]
+        var size: Int64
+        /// Whether a connection holds a write lock (`RESERVED` or more) in
+        /// a rollback-journal mode: a commit may be half written.
+        var writerActive: Bool
+
+        /// Whether the header says WAL mode (bytes 18 and 19 are 2).
+        var isWAL: Bool { header.count >= 20 && header[18] == 2 && header[19] == 2 }
+    }
+
     /// Reads the data version now. Costs a few microseconds.
-    func read() -> Reading {
-        if let counter = rollbackChangeCounter() {
+    ///
+    /// - parameter file: the file's state, read just before (its header
+    ///   holds the rollback-journal change counter).
+    func read(_ file: FileState?) -> Reading {
+        if let header = file?.header, let counter = DatabaseHeader.rollbackChangeCounter(header) {
             return .version(Int64(counter) | (1 << 40))
         }
         guard let statement else { return .failed("closed") }
@@ -89,18 +106,32 @@ final class DataVersionProbe {
         }
     }
 
-    /// The file change counter, when the file is in a rollback-journal
-    /// mode; `nil` in WAL mode (or when the header cannot be read).
-    private func rollbackChangeCounter() -> UInt32? {
+    /// Reads the data version and the file's state together.
+    func read() -> Reading {
+        read(fileState())
+    }
+
+    /// The header and size of the file the probe opened, read through
+    /// SQLite's own open file, without a lock; `nil` when it cannot be read.
+    func fileState() -> FileState? {
         guard let connection else { return nil }
         var file: UnsafeMutablePointer<sqlite3_file>?
         guard sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
-            let file, let methods = file.pointee.pMethods, let xRead = methods.pointee.xRead
+            let file, let methods = file.pointee.pMethods, let xRead = methods.pointee.xRead,
+            let xFileSize = methods.pointee.xFileSize
         else { return nil }
-        var header = [UInt8](repeating: 0, count: 28)
-        guard xRead(file, &header, 28, 0) == SQLITE_OK else { return nil }
-        guard header[18] != 2 || header[19] != 2 else { return nil }
-        return UInt32(header[24]) << 24 | UInt32(header[25]) << 16 | UInt32(header[26]) << 8 | UInt32(header[27])
+        var size: sqlite3_int64 = 0
+        guard xFileSize(file, &size) == SQLITE_OK else { return nil }
+        let length = Int(min(Int64(DatabaseHeader.length), size))
+        var header = [UInt8](repeating: 0, count: length)
+        if length > 0 {
+            guard xRead(file, &header, Int32(length), 0) == SQLITE_OK else { return nil }
+        }
+        var reserved: Int32 = 0
+        if let xCheckReservedLock = methods.pointee.xCheckReservedLock {
+            _ = xCheckReservedLock(file, &reserved)
+        }
+        return FileState(header: header, size: Int64(size), writerActive: reserved != 0)
     }
 
     /// The identity of the database file, or `nil` when it does not exist.

@@ -30,7 +30,15 @@ final class ExternalChangeWatcher: Sendable {
         /// `LocalCommitLedger`).
         case commit(mayBeLocal: Bool, schema: String)
         /// The database file was deleted or replaced.
-        case fileChanged(String)
+        case fileChanged(DatabaseFileChange)
+        /// The header or size of the file of `schema` (at `path`) stopped
+        /// making sense (seen twice, `DamageCheck.confirmation` apart), or
+        /// makes sense again (`nil`).
+        case damage(SQLiteFailure?, schema: String, path: String)
+        /// The database file itself was written, and no data version
+        /// changed: a checkpoint, or someone writing into the file from
+        /// outside SQLite. What connections cached of it may be stale.
+        case fileWritten
     }
 
     /// How the watcher learns that a writer is at work.
@@ -171,9 +179,14 @@ extension ExternalChangeWatcher {
         var lastSettled: Int
         let inotify: Int32
         let names: Set<String>
+        let databaseName: String
         let stop: Int32
         var schedule: ProbeSchedule<ContinuousClock.Instant>
         let clock = ContinuousClock()
+        var damage = DamageCheck()
+        /// When an event last named the database file itself, while no
+        /// data version change has explained it yet.
+        var fileWrittenAt: ContinuousClock.Instant?
 
         init(
             probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger,
@@ -190,6 +203,7 @@ extension ExternalChangeWatcher {
             self.lastSettled = lastSettled
             self.inotify = inotify
             self.names = names
+            databaseName = URL(fileURLWithPath: probe.path).lastPathComponent
             self.stop = stop
             let interval: Duration
             switch mode {
@@ -221,8 +235,10 @@ extension ExternalChangeWatcher {
                 let ready = poll(&descriptors, count, milliseconds)
                 if ready < 0 && errno != EINTR { return }
                 if descriptors[0].revents != 0 { return }
-                if count > 1 && descriptors[1].revents != 0 && drainEvents(buffer, bufferSize) {
-                    schedule.eventDidArrive(at: clock.now)
+                if count > 1 && descriptors[1].revents != 0 {
+                    let events = drainEvents(buffer, bufferSize)
+                    if events.database { fileWrittenAt = clock.now }
+                    if events.relevant { schedule.eventDidArrive(at: clock.now) }
                 }
                 if clock.now >= schedule.nextReading() {
                     read()
@@ -230,9 +246,14 @@ extension ExternalChangeWatcher {
             }
         }
 
-        /// Reads every pending inotify event; whether one concerned the database.
-        private func drainEvents(_ buffer: UnsafeMutableRawPointer, _ size: Int) -> Bool {
+        /// Reads every pending inotify event: whether one concerned the
+        /// database (its file, `-wal` or `-journal`), and whether one
+        /// wrote the database file itself.
+        private func drainEvents(
+            _ buffer: UnsafeMutableRawPointer, _ size: Int
+        ) -> (relevant: Bool, database: Bool) {
             var relevant = false
+            var database = false
             while true {
                 let count = Glibc.read(inotify, buffer, size)
                 if count <= 0 { break }
@@ -243,40 +264,68 @@ extension ExternalChangeWatcher {
                     if nameLength > 0 {
                         let name = (buffer + offset + MemoryLayout<inotify_event>.size)
                             .assumingMemoryBound(to: CChar.self)
-                        if names.contains(String(cString: name)) { relevant = true }
+                        let file = String(cString: name)
+                        if names.contains(file) { relevant = true }
+                        if file == databaseName, event.pointee.mask & UInt32(IN_MODIFY) != 0 { database = true }
                     }
                     if event.pointee.mask & UInt32(IN_Q_OVERFLOW) != 0 { relevant = true }
                     offset += MemoryLayout<inotify_event>.size + nameLength
                 }
             }
-            return relevant
+            return (relevant, database)
         }
 
         private func read() {
+            let now = clock.now
             let identity = probe.fileIdentity()
             if identity != lastIdentity {
-                emit(
-                    .fileChanged(
-                        identity == nil ? "\(probe.path) was deleted" : "\(probe.path) was replaced by another file"))
+                let reason: DatabaseFileChange.Reason = identity == nil ? .deleted : .replaced
+                emit(.fileChanged(DatabaseFileChange(path: probe.path, reason: reason)))
                 lastIdentity = identity
             }
+            let file = probe.fileState()
+            if let file {
+                switch damage.check(file, walSize: walSize(file), at: now) {
+                case .unchanged: break
+                case .suspected: schedule.eventDidArrive(at: now)
+                case .damaged(let failure): emit(.damage(failure, schema: schema, path: probe.path))
+                case .repaired: emit(.damage(nil, schema: schema, path: probe.path))
+                }
+            }
             let settledBefore = ledger.settled
-            let reading = probe.read()
+            let reading = probe.read(file)
             let startedAfter = ledger.started
             switch reading {
             case .version(let version):
                 if version != lastVersion {
                     lastVersion = version
+                    fileWrittenAt = nil
                     emit(.commit(mayBeLocal: startedAfter != lastSettled, schema: schema))
+                } else if let writtenAt = fileWrittenAt, now - writtenAt >= Self.fileWriteSettling {
+                    fileWrittenAt = nil
+                    emit(.fileWritten)
                 }
                 lastSettled = settledBefore
-                schedule.didRead(at: clock.now, busy: false)
+                schedule.didRead(at: now, busy: false)
             case .busy:
-                schedule.didRead(at: clock.now, busy: true)
+                schedule.didRead(at: now, busy: true)
             case .failed(let message):
                 Log.monitor.debug("reading data_version: \(message)")
-                schedule.didRead(at: clock.now, busy: false)
+                schedule.didRead(at: now, busy: false)
             }
+        }
+
+        /// How long after a write to the database file a data version
+        /// change may still come and explain it (a rollback-journal commit
+        /// writes its pages before the reading sees its counter).
+        static let fileWriteSettling = Duration.milliseconds(8)
+
+        /// The size of the `-wal` file, in WAL mode (0 otherwise).
+        private func walSize(_ file: DataVersionProbe.FileState) -> Int64 {
+            guard file.isWAL else { return 0 }
+            var info = stat()
+            guard stat(probe.path + "-wal", &info) == 0 else { return 0 }
+            return Int64(info.st_size)
         }
     }
 }

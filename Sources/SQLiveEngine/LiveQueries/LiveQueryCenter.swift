@@ -157,8 +157,19 @@ final class LiveQueryCenter: Sendable {
                     emit(.external)
                 case .commit(mayBeLocal: true, let schema):
                     resolver.resolve(schema, in: &group, emit: emit)
-                case .fileChanged(let message):
-                    emit(.fileChanged(message))
+                case .fileChanged(let change):
+                    emit(.fileChanged(change))
+                case .damage(let failure, let schema, let path):
+                    if schema == "main" {
+                        let reason: DatabaseFileChange.Reason = failure == nil ? .repaired : .damaged
+                        let message = failure.map { "\(path) is damaged: \($0.message)" }
+                        emit(.damage(failure, DatabaseFileChange(path: path, reason: reason, message: message)))
+                    } else {
+                        // An attached file: the queries that read it find out.
+                        emit(.fileWritten)
+                    }
+                case .fileWritten:
+                    emit(.fileWritten)
                 }
             }
             await scheduler.shutdown()

@@ -90,8 +90,8 @@ public enum LiveQueryEvent: Hashable, Sendable {
     /// A live query failed (its table was dropped, say). It recovers by
     /// itself when its SQL runs again.
     case failed(name: String, error: SQLiveError)
-    /// The database file was deleted or replaced by another process.
-    case databaseFileChanged(String)
+    /// The database file was deleted, replaced, damaged or repaired.
+    case databaseFileChanged(DatabaseFileChange)
 
     /// The live query this event is about, if any.
     public var name: String? {

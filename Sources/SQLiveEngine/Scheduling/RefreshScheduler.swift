@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The one actor that decides what to refresh, and delivers the results.
 ///
@@ -40,6 +41,12 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     private var machine: CoalescingStateMachine<LiveQueryDefinition, C.Instant>
     private var registry = LiveQueryRegistry()
     private var isShutDown = false
+    /// What is wrong with the main database file, while it is damaged:
+    /// every live query fails with it, and none is read.
+    private var damage: SQLiteFailure?
+    /// The connections whose page cache must be dropped before their next
+    /// read, because the file changed under it.
+    private var cachesToDrop: Set<LiveQueryReader.Home> = []
 
     init(
         reader: LiveQueryReader, tracer: StatementTracer, events: Broadcaster<LiveQueryEvent>, interest: Interest,
@@ -147,6 +154,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     private func firstResult(for definition: LiveQueryDefinition) async throws(SQLiveError)
         -> (LiveQueryResult, [String])
     {
+        if let damage { throw .sqlite(damage) }
         if machine.pending[definition] == nil, let current = registry.currentResult(of: definition) {
             // Shared: the evaluation's result is current, since any change
             // after it would have marked it pending.
@@ -176,9 +184,25 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         guard !isShutDown else { return }
         let cause: ChangeCause
         switch signal {
-        case .fileChanged(let message):
-            events.yield(.databaseFileChanged(message))
+        case .fileChanged(let change):
+            events.yield(.databaseFileChanged(change))
             return
+        case .damage(let failure, let change):
+            events.yield(.databaseFileChanged(change))
+            damage = failure
+            if let failure {
+                // Every live query fails at once; none is read until the file is repaired.
+                let pending = PendingChange(events: 1, cause: .external)
+                for definition in registry.evaluations.keys {
+                    deliver(.failure(.sqlite(failure)), for: definition, pending: pending)
+                }
+                return
+            }
+            cachesToDrop = [.committed, .session]
+            cause = .external
+        case .fileWritten:
+            cachesToDrop = [.committed, .session]
+            cause = .external
         case .local, .rolledBack: cause = .local
         case .external: cause = .external
         case .schemaChanged(let schemaCause): cause = schemaCause
@@ -241,6 +265,13 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     private func fetch(
         _ definitions: [LiveQueryDefinition], on home: LiveQueryReader.Home, batch: Batch
     ) async -> [LiveQueryDefinition] {
+        if let damage {
+            for definition in definitions {
+                deliver(.failure(.sqlite(damage)), for: definition, pending: batch[definition]!)
+            }
+            return []
+        }
+        let dropCache = cachesToDrop.remove(home) != nil
         let work = definitions.map { ($0, registry.evaluations[$0]?.region) }
         let (outcomes, continuation) = AsyncStream<(LiveQueryDefinition, Result<LiveQueryFetcher.Fetched, SQLiveError>)>
             .makeStream()
@@ -252,6 +283,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             defer { continuation.finish() }
             do {
                 try await reader.read(home) { db in
+                    if dropCache { sqlite3_db_release_memory(db.sqliteConnection) }
                     for (definition, knownRegion) in work {
                         do {
                             let fetched = try LiveQueryFetcher.fetch(

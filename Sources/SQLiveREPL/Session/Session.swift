@@ -384,10 +384,10 @@ final class Session {
                 write(output)
                 output = ""
                 sink.writeError(printer.failed(name: name, error: error))
-            case .live(.databaseFileChanged(let path)):
+            case .live(.databaseFileChanged(let change)):
                 write(output)
                 output = ""
-                sink.writeError("-- the database file \(path) was deleted or replaced\n")
+                sink.writeError("-- \(change.message)\n")
             case .trace(let event):
                 guard trace != .off else { continue }
                 output += TraceLine.format(

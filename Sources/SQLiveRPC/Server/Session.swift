@@ -150,8 +150,9 @@ actor Session {
         case .failed(let name, let error):
             let params = LiveQueryErrorNotification.Params(name: name, error: ResponseError(error))
             return Self.notification(LiveQueryErrorNotification.self, params)
-        case .databaseFileChanged(let path):
-            let params = DatabaseFileChangedNotification.Params(path: path)
+        case .databaseFileChanged(let change):
+            let params = DatabaseFileChangedNotification.Params(
+                path: change.path, reason: change.reason.rawValue, message: change.message)
             return Self.notification(DatabaseFileChangedNotification.self, params)
         }
     }

@@ -33,8 +33,8 @@ final class DeliveryRecorder: Sendable {
                     }
                 case .failed(let name, let error):
                     state.withLock { $0.failures.append("\(name): \(error)") }
-                case .databaseFileChanged(let path):
-                    state.withLock { $0.failures.append("database file changed: \(path)") }
+                case .databaseFileChanged(let change):
+                    state.withLock { $0.failures.append("database file changed: \(change.message)") }
                 }
             }
         }

@@ -73,7 +73,7 @@ public enum SessionRunner {
                 line = session.runScript(Session.lines(of: command), firstLine: line) + 1
             }
         } else if let file = options.file {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            guard let text = FileManager.default.contents(atPath: file) else {
                 session.reportError("cannot open \"\(file)\"")
                 return 1
             }
@@ -86,11 +86,42 @@ public enum SessionRunner {
     }
 }
 
-/// Standard input's lines, read as they come.
+/// Standard input's lines, read as they come, as bytes: NUL bytes and
+/// bytes that are not UTF-8 are kept (`readLine` would replace them).
 struct StandardInputLines: Sequence, IteratorProtocol {
-    mutating func next() -> String? {
-        guard let line = readLine(strippingNewline: true) else { return nil }
-        return line.hasSuffix("\r") ? String(line.dropLast()) : line
+    private var buffer: [UInt8] = []
+    /// Where the unread bytes start in `buffer`.
+    private var start = 0
+    private var ended = false
+
+    mutating func next() -> ScriptText? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: 0x0A) {
+                defer { start = newline + 1 }
+                return Self.line(buffer[start..<newline])
+            }
+            if ended {
+                guard start < buffer.count else { return nil }
+                defer { start = buffer.count }
+                return Self.line(buffer[start...])
+            }
+            buffer.removeFirst(start)
+            start = 0
+            let chunk = 64 * 1024
+            let old = buffer.count
+            buffer.append(contentsOf: repeatElement(0, count: chunk))
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress! + old, chunk) }
+            if count < 0 && errno == EINTR {
+                buffer.removeLast(chunk)
+                continue
+            }
+            buffer.removeLast(chunk - Swift.max(count, 0))
+            if count <= 0 { ended = true }
+        }
+    }
+
+    private static func line(_ bytes: ArraySlice<UInt8>) -> ScriptText {
+        ScriptText(bytes: bytes.last == 0x0D ? bytes.dropLast() : bytes)
     }
 }
 

@@ -70,7 +70,9 @@ struct LiveDamageTests {
         }
         if test.damage == .header {
             try await recorder.wait("the damage reported") { events in
-                events.contains { if case .databaseFileChanged(let change) = $0 { change.reason == .damaged } else { false } }
+                events.contains {
+                    if case .databaseFileChanged(let change) = $0 { change.reason == .damaged } else { false }
+                }
             }
         }
 

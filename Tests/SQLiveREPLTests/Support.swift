@@ -68,6 +68,16 @@ enum Processes {
         _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String],
         directory: TemporaryDirectory, name: String = UUID().uuidString
     ) throws -> (Process, stdout: String, stderr: String) {
+        try start(
+            executable, arguments, input: stdin.map { Data($0.utf8) }, environment: environment,
+            directory: directory, name: name)
+    }
+
+    /// Starts a process reading bytes on its standard input.
+    static func start(
+        _ executable: String, _ arguments: [String], input: Data?, environment: [String: String],
+        directory: TemporaryDirectory, name: String = UUID().uuidString
+    ) throws -> (Process, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -78,9 +88,10 @@ enum Processes {
         _ = FileManager.default.createFile(atPath: err, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-        if let stdin {
-            let input = try directory.write(name + ".in", stdin)
-            process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: input))
+        if let input {
+            let file = directory.file(name + ".in")
+            try input.write(to: URL(fileURLWithPath: file))
+            process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
         } else {
             process.standardInput = FileHandle.nullDevice
         }
@@ -106,8 +117,17 @@ enum Processes {
         _ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:],
         directory: TemporaryDirectory, timeout: Duration = .seconds(60)
     ) async throws -> ProcessOutput {
+        try await sqlive(
+            arguments, input: stdin.map { Data($0.utf8) }, environment: extra, directory: directory, timeout: timeout)
+    }
+
+    /// Runs `sqlive` to completion, with bytes on its standard input.
+    static func sqlive(
+        _ arguments: [String], input: Data?, environment extra: [String: String] = [:],
+        directory: TemporaryDirectory, timeout: Duration = .seconds(60)
+    ) async throws -> ProcessOutput {
         let (process, out, err) = try start(
-            sqlive, arguments, stdin: stdin, environment: environment(extra, directory: directory),
+            sqlive, arguments, input: input, environment: environment(extra, directory: directory),
             directory: directory)
         let finished = await wait(process, timeout: timeout)
         #expect(finished, "sqlive \(arguments) did not finish in time")
@@ -119,12 +139,21 @@ enum Processes {
 
     /// Runs the sqlite3 CLI: a real second process writing the database.
     static func sqlite3(_ database: String, _ sql: String) throws {
+        _ = try sqlite3Output(database, sql)
+    }
+
+    /// Runs the sqlite3 CLI and returns what it printed.
+    static func sqlite3Output(_ database: String, _ sql: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         process.arguments = [database, sql]
+        let pipe = Pipe()
+        process.standardOutput = pipe
         try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "sqlite3 failed: \(sql)")
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// Polls until the condition holds; false after the timeout (which only catches hangs).

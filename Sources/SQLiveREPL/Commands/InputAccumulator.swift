@@ -4,7 +4,9 @@ import SQLiveEngine
 /// on until it ends in a complete statement.
 ///
 /// The interactive loop and scripted sessions share it, so a script and a
-/// typed session split their input the same way.
+/// typed session split their input the same way. Lines are bytes
+/// (`ScriptText`): a NUL byte, or bytes that are not UTF-8, stay in the
+/// statement that holds them, which then refuses to run.
 ///
 /// ```swift
 /// var input = InputAccumulator()
@@ -14,51 +16,60 @@ import SQLiveEngine
 struct InputAccumulator {
     /// A complete unit of input.
     enum Unit: Hashable {
-        case dotCommand(String, line: Int)
-        case sql(String, line: Int)
+        case dotCommand(ScriptText, line: Int)
+        case sql(ScriptText, line: Int)
     }
 
     /// Tells whether SQL text ends in a complete statement.
-    var isComplete: (String) -> Bool = SQLStatementCompleteness.isComplete
+    var isComplete: ([UInt8]) -> Bool = SQLStatementCompleteness.isComplete
     /// The lines of an incomplete statement.
-    private(set) var pending = ""
+    private(set) var pending: [UInt8] = []
     private var pendingLine = 0
 
     /// Whether an incomplete statement is waiting for more lines.
     var isEmpty: Bool { pending.isEmpty }
 
-    /// Adds a line; returns a unit when one is complete.
-    mutating func add(_ line: String, lineNumber: Int) -> Unit? {
+    /// The incomplete statement as text, for completion.
+    var pendingText: String { String(decoding: pending, as: UTF8.self) }
+
+    /// Adds a line (without its line break); returns a unit when one is complete.
+    mutating func add(_ line: ScriptText, lineNumber: Int) -> Unit? {
+        let bytes = line.bytes
         if pending.isEmpty {
-            if line.drop(while: { $0 == " " || $0 == "\t" }).hasPrefix(".") {
+            if bytes.drop(while: { $0 == 0x20 || $0 == 0x09 }).first == UInt8(ascii: ".") {
                 return .dotCommand(line, line: lineNumber)
             }
-            if Self.isBlank(line) { return nil }
-            pending = line
+            if Self.isBlank(bytes) { return nil }
+            pending = bytes
             pendingLine = lineNumber
         } else {
-            pending += "\n" + line
+            pending.append(0x0A)
+            pending += bytes
         }
         guard isComplete(pending) else { return nil }
-        defer { pending = "" }
-        return .sql(pending, line: pendingLine)
+        defer { pending = [] }
+        return .sql(ScriptText(bytes: pending), line: pendingLine)
     }
 
     /// Ends the input: what is left, if anything, runs as it is.
     mutating func finish() -> Unit? {
-        defer { pending = "" }
+        defer { pending = [] }
         guard !pending.isEmpty, !Self.isBlank(pending) else { return nil }
-        return .sql(pending, line: pendingLine)
+        return .sql(ScriptText(bytes: pending), line: pendingLine)
     }
 
     /// Drops an incomplete statement (Ctrl-C).
     mutating func reset() {
-        pending = ""
+        pending = []
     }
 
     /// Whether the text holds only whitespace and comments.
     static func isBlank(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
+        isBlank(Array(text.utf8))
+    }
+
+    /// Whether the bytes hold only whitespace and comments.
+    static func isBlank(_ bytes: [UInt8]) -> Bool {
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]

@@ -136,10 +136,20 @@ final class Session {
         indicator?.start()
         let ok: Bool
         switch unit {
-        case .dotCommand(let line, let number):
-            ok = runDotCommand(line, line: number, source: source)
-        case .sql(let sql, let number):
-            ok = runSQL(sql, line: number, source: source)
+        case .dotCommand(let text, let number):
+            do {
+                ok = runDotCommand(try text.decoded(firstLine: number, what: "command"), line: number, source: source)
+            } catch {
+                reportError(error.description, line: error.line, source: source)
+                ok = false
+            }
+        case .sql(let text, let number):
+            do {
+                ok = runSQL(try text.decoded(firstLine: number), line: number, source: source)
+            } catch {
+                reportError(error.description, line: error.line, source: source)
+                ok = false
+            }
         }
         indicator?.stop()
         if let echo {
@@ -299,7 +309,9 @@ final class Session {
     /// - parameter firstLine: The number of the first line, when several inputs count as one script.
     /// - returns: The number of the last line read.
     @discardableResult
-    func runScript<Lines: Sequence<String>>(_ lines: Lines, source: Source = Source(), firstLine: Int = 1) -> Int {
+    func runScript<Lines: Sequence<ScriptText>>(
+        _ lines: Lines, source: Source = Source(), firstLine: Int = 1
+    ) -> Int {
         var input = InputAccumulator()
         var number = firstLine - 1
         for line in lines {
@@ -314,10 +326,7 @@ final class Session {
     /// `.read PATH`.
     func read(path: String) throws {
         guard readDepth < 16 else { throw CommandFailure(".read is nested too deeply") }
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
+        guard let text = FileManager.default.contents(atPath: path) else {
             throw CommandFailure("cannot open \"\(path)\"")
         }
         readDepth += 1
@@ -330,13 +339,18 @@ final class Session {
         if nestedFailed && !interactive && bail { stopped = true }
     }
 
-    /// The lines of a text, without their line terminators.
-    static func lines(of text: String) -> [String] {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
+    /// The lines of a script's bytes, without their line terminators.
+    static func lines(of bytes: some Collection<UInt8>) -> [ScriptText] {
+        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
+            ScriptText(bytes: line.last == 0x0D ? line.dropLast() : line)
         }
-        if lines.last == "" { lines.removeLast() }
+        if lines.last?.isEmpty == true { lines.removeLast() }
         return lines
+    }
+
+    /// The lines of a text, without their line terminators.
+    static func lines(of text: String) -> [ScriptText] {
+        lines(of: Array(text.utf8))
     }
 
     // MARK: - Output

@@ -62,7 +62,7 @@ struct InteractiveLoop {
                 if let unit = input.add(line, lineNumber: lineNumber) {
                     switch unit {
                     case .dotCommand(let text, _), .sql(let text, _):
-                        editor.record(text)
+                        editor.record(text.description)
                     }
                     session.run(unit)
                     session.schemaMayHaveChanged()
@@ -71,7 +71,7 @@ struct InteractiveLoop {
             }
             if !editor.isInstalled {
                 editor.setCompletion(
-                    session.completer(), pendingText: input.pending, schemaSource: session.completionSchemaSource)
+                    session.completer(), pendingText: input.pendingText, schemaSource: session.completionSchemaSource)
                 editor.install(prompt: prompt)
             }
         }

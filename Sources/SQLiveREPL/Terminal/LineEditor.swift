@@ -16,7 +16,7 @@ final class LineEditor {
     /// What the C callbacks read and write.
     private struct CallbackState {
         /// Lines accepted (`nil` for end of input), not yet taken.
-        var lines: [String?] = []
+        var lines: [ScriptText?] = []
         var completer: Completer?
         /// Reads a fresh schema when the completer's is more than a second old.
         var schemaSource: (@Sendable () -> CompletionSchema?)?
@@ -69,7 +69,7 @@ final class LineEditor {
     ///
     /// Accepting a line removes the handler, so the prompt is not shown
     /// again before the command ran: call `install` for the next line.
-    func takeLines() -> [String?] {
+    func takeLines() -> [ScriptText?] {
         let lines = Self.callbackState.withLock { state in
             defer { state.lines.removeAll() }
             return state.lines
@@ -79,7 +79,8 @@ final class LineEditor {
     }
 
     fileprivate static func accept(_ line: UnsafeMutablePointer<CChar>?) {
-        let text = line.map { String(cString: $0) }
+        // Bytes as typed: a terminal that is not UTF-8 sends other bytes.
+        let text = line.map { ScriptText(bytes: UnsafeRawBufferPointer(start: $0, count: strlen($0))) }
         free(line)
         callbackState.withLock { $0.lines.append(text) }
         rl_callback_handler_remove()

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 extension LiveDatabase {
     /// Opens a database.
@@ -71,7 +72,7 @@ extension LiveDatabase {
             }
             return database
         } catch let error as DatabaseError {
-            throw SQLiveError.describeOpening(error, location: location)
+            throw SQLiveError.describeOpening(error, location: location, readonly: readonly)
         }
     }
 
@@ -97,8 +98,14 @@ extension LiveDatabase {
 
 extension SQLiveError {
     /// Turns an error met while opening into a message that names the file.
-    static func describeOpening(_ error: DatabaseError, location: DatabaseLocation) -> SQLiveError {
+    static func describeOpening(_ error: DatabaseError, location: DatabaseLocation, readonly: Bool) -> SQLiveError {
         var failure = SQLiteFailure(error)
+        if case .uri(let uri) = location, let message = uriError(uri, readonly: readonly) {
+            // GRDB reports a failed open by its code alone ("SQL logic
+            // error"); SQLite's own message names the bad URI parameter.
+            failure.message = "\(uri): \(message)"
+            return .sqlite(failure)
+        }
         let name = location.filePath ?? location.sqlitePath
         switch error.resultCode {
         case .SQLITE_NOTADB:
@@ -115,6 +122,17 @@ extension SQLiveError {
             failure.message = "\(name): \(failure.message)"
         }
         return .sqlite(failure)
+    }
+
+    /// SQLite's message for a URI it refuses to open ("no such access
+    /// mode: bogus"), asked of SQLite directly; `nil` when it opens.
+    private static func uriError(_ uri: String, readonly: Bool) -> String? {
+        var connection: OpaquePointer?
+        let flags = (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_URI
+        let code = sqlite3_open_v2(uri, &connection, flags, nil)
+        defer { sqlite3_close_v2(connection) }
+        guard code != SQLITE_OK else { return nil }
+        return connection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
     }
 }
 

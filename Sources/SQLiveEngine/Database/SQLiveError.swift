@@ -53,6 +53,13 @@ public enum SQLiveError: Error, Hashable, Sendable {
     case liveQueryNameTaken(String)
     /// The SQL cannot be a live query (not a single read-only statement).
     case invalidLiveQuery(String)
+    /// The SQL cannot run as given (a NUL byte, no statement): the reason
+    /// completes "the SQL ...".
+    case invalidSQL(String, offset: Int? = nil)
+    /// The values given do not match the SQL's parameters.
+    case invalidParameters(String)
+    /// A live query name that cannot be used (empty).
+    case invalidLiveQueryName(String)
     /// The database is closed.
     case closed
 
@@ -71,6 +78,9 @@ extension SQLiveError: CustomStringConvertible, LocalizedError {
         case .unknownLiveQuery(let name): "no live query named \(name)"
         case .liveQueryNameTaken(let name): "a live query named \(name) already exists"
         case .invalidLiveQuery(let reason): reason
+        case .invalidSQL(let reason, _): "the SQL \(reason)"
+        case .invalidParameters(let reason): reason
+        case .invalidLiveQueryName(let reason): reason
         case .closed: "the database is closed"
         }
     }

@@ -20,6 +20,13 @@ struct ScriptRunner {
     /// - throws: `ScriptRunner.Failure` with the number of statements that
     ///   completed, or the consumer's own error.
     func run(in db: Database, consumer: inout some ResultConsumer) throws {
+        // SQLite would read the text only up to a NUL byte, and run half of it.
+        if let nul = script.utf8.firstIndex(of: 0) {
+            let offset = script.utf8.distance(from: script.utf8.startIndex, to: nul)
+            throw SQLiteFailure(
+                code: 1, extendedCode: 1, message: "the SQL holds a NUL byte at offset \(offset)", offset: offset,
+                statementIndex: 0)
+        }
         let arguments: StatementArguments? = parameters.isEmpty ? nil : parameters.statementArguments
         let statements =
             if let arguments {

@@ -10,12 +10,18 @@ extension LiveDatabase {
     ///     LiveQueryDefinition(sql: "SELECT name, score FROM players ORDER BY score DESC"))
     /// ```
     ///
-    /// - throws: `SQLiveError.liveQueryNameTaken`, `.invalidLiveQuery`
-    ///   (not one read-only statement), or `.sqlite`.
+    /// - throws: `SQLiveError.liveQueryNameTaken`, `.invalidLiveQueryName`
+    ///   (empty), `.invalidSQL` (a NUL byte, no statement),
+    ///   `.invalidLiveQuery` (not one read-only statement),
+    ///   `.invalidParameters`, or `.sqlite`.
     public func registerLiveQuery(name: String, _ definition: LiveQueryDefinition) async throws(SQLiveError)
         -> LiveQuerySnapshot
     {
-        try await live.scheduler.register(name: name, definition: definition)
+        guard !name.allSatisfy(\.isWhitespace) else {
+            throw .invalidLiveQueryName("a live query needs a name that is not blank")
+        }
+        try SQLScript.checkText(definition.sql)
+        return try await live.scheduler.register(name: name, definition: definition)
     }
 
     /// Redefines a live query in place: new SQL or parameters, same name,
@@ -23,7 +29,8 @@ extension LiveDatabase {
     public func updateLiveQuery(name: String, sql: String? = nil, parameters: QueryParameters? = nil)
         async throws(SQLiveError) -> LiveQuerySnapshot
     {
-        try await live.scheduler.update(name: name, sql: sql, parameters: parameters)
+        if let sql { try SQLScript.checkText(sql) }
+        return try await live.scheduler.update(name: name, sql: sql, parameters: parameters)
     }
 
     /// Drops a live query; all its work stops at once.

@@ -29,6 +29,7 @@ enum LiveQueryFetcher {
         guard !statement.columnNames.isEmpty else {
             throw SQLiveError.invalidLiveQuery("a live query must return rows")
         }
+        try SQLScript.match(definition.parameters, [SQLScript.Statement(statement.sqliteStatement)])
     }
 
     /// Runs a live query's statement, reading at most `rowCap` rows.

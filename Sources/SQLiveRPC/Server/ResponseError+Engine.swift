@@ -9,7 +9,9 @@ extension ResponseError {
     /// | `.cannotOpen` | -32001, as `SQLITE_CANTOPEN` (14) |
     /// | `.unknownLiveQuery` | -32011 |
     /// | `.liveQueryNameTaken` | -32012 |
-    /// | `.invalidLiveQuery` | -32602, naming `sql` |
+    /// | `.invalidLiveQuery`, `.invalidSQL` | -32602, naming `sql` |
+    /// | `.invalidParameters` | -32602, naming `params` |
+    /// | `.invalidLiveQueryName` | -32602, naming `name` |
     /// | `.closed` | -32010 |
     init(_ error: SQLiveError) {
         switch error {
@@ -27,6 +29,16 @@ extension ResponseError {
                 "a live query named \(name) already exists (use liveQuery/update to redefine it)")
         case .invalidLiveQuery(let reason):
             self = .invalidParams(reason, field: "sql")
+        case .invalidSQL(let reason, let offset):
+            self = .invalidParams(reason, field: "sql")
+            if let offset, case .object(var data) = data {
+                data["offset"] = .integer(Int64(offset))
+                self.data = .object(data)
+            }
+        case .invalidParameters(let reason):
+            self = .invalidParams(reason, field: "params")
+        case .invalidLiveQueryName(let reason):
+            self = .invalidParams(reason, field: "name")
         case .closed:
             self = ResponseError(.noDatabase, "No database open: \(error.description)")
         }

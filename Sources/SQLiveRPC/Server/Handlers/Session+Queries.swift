@@ -8,9 +8,15 @@ extension Session {
             throw .invalidParams("must not be negative", field: "maxRows")
         }
         let database = try openDatabase()
+        let parameters = params.params?.parameters ?? .none
+        do {
+            try SQLScript.check(params.sql, parameters: parameters)
+        } catch {
+            throw ResponseError(error)
+        }
         do {
             let results = try await database.execute(
-                params.sql, parameters: params.params?.parameters ?? .none, maxRows: maxRows)
+                params.sql, parameters: parameters, maxRows: maxRows)
             return QueryExecuteRequest.Result(results: results.map(Self.statementResult))
         } catch {
             throw ResponseError(error.failure, completed: Self.jsonResults(error.completed))
@@ -38,6 +44,7 @@ extension Session {
     func explain(_ params: ExplainRequest.Params) async throws(ResponseError) -> ExplainRequest.Result {
         let database = try openDatabase()
         do {
+            try SQLScript.check(params.sql, parameters: .none)
             if params.bytecode == true {
                 let program = try await database.explainBytecode(params.sql)
                 return ExplainRequest.Result(

@@ -1,0 +1,202 @@
+import GRDBSQLite
+
+/// What can be known of a script of SQL before any of it runs: whether it
+/// holds a statement at all, a NUL byte, and which parameters each
+/// statement binds.
+///
+/// A script's statements cannot all be prepared before the first one runs
+/// (the first may create the table the second reads), so the parameters
+/// are found by scanning the text the way SQLite's tokenizer does: outside
+/// string literals, quoted names and comments, `?`, `?NNN`, `:name`,
+/// `@name` and `$name`, numbered as SQLite numbers them.
+///
+/// ```swift
+/// try SQLScript.check("SELECT ?; SELECT :id", parameters: .positional([1, 2]))   // fine
+/// try SQLScript.check("SELECT ?", parameters: .positional([1, 2]))
+/// // SQLiveError.invalidParameters("2 values given for 1 parameter")
+/// ```
+public enum SQLScript {
+    /// The parameters of one statement.
+    struct Statement: Equatable {
+        /// How many values it binds: `sqlite3_bind_parameter_count`.
+        var count = 0
+        /// Its named parameters, without their prefix, in order of appearance.
+        var names: [String] = []
+        /// Whether it has `?` or `?NNN` parameters.
+        var hasNumbered = false
+    }
+
+    /// Refuses SQL that cannot run as it was meant: a NUL byte (SQLite
+    /// would read the text only up to it), no statement at all, or values
+    /// that do not match the parameters. Nothing has run when it throws.
+    public static func check(_ sql: String, parameters: QueryParameters) throws(SQLiveError) {
+        let statements = try checkText(sql)
+        try match(parameters, statements.map(\.parameters))
+    }
+
+    /// Refuses a NUL byte or a script without a statement; returns the scan.
+    @discardableResult
+    static func checkText(_ sql: String) throws(SQLiveError) -> [Scanned] {
+        if let offset = sql.utf8.firstIndex(of: 0) {
+            let position = sql.utf8.distance(from: sql.utf8.startIndex, to: offset)
+            throw .invalidSQL("holds a NUL byte at offset \(position)", offset: position)
+        }
+        let statements = scan(sql)
+        guard statements.contains(where: \.isStatement) else {
+            throw .invalidSQL("holds no statement")
+        }
+        return statements
+    }
+
+    /// Whether values fit the statements' parameters: as many values as
+    /// parameters, or a value for each name and no other.
+    static func match(_ parameters: QueryParameters, _ statements: [Statement]) throws(SQLiveError) {
+        let count = statements.reduce(0) { $0 + $1.count }
+        func plural(_ number: Int, _ word: String) -> String { "\(number) \(word)\(number == 1 ? "" : "s")" }
+        if parameters.isEmpty {
+            guard count == 0 else { throw .invalidParameters("no value given for \(plural(count, "parameter"))") }
+            return
+        }
+        switch parameters {
+        case .positional(let values):
+            guard values.count == count else {
+                throw .invalidParameters("\(plural(values.count, "value")) given for \(plural(count, "parameter"))")
+            }
+        case .named(let values):
+            if statements.contains(where: \.hasNumbered) {
+                throw .invalidParameters("values given by name, but the SQL has ? parameters: give them in an array")
+            }
+            let names = Set(statements.flatMap(\.names))
+            if let missing = statements.flatMap(\.names).first(where: { values[$0] == nil }) {
+                throw .invalidParameters("no value given for :\(missing)")
+            }
+            if let unused = values.keys.sorted().first(where: { !names.contains($0) }) {
+                throw .invalidParameters("a value given for :\(unused), which the SQL does not use")
+            }
+        }
+    }
+
+    /// One statement's extent in a scan: whether it holds more than
+    /// whitespace and comments, and its parameters.
+    struct Scanned: Equatable {
+        var isStatement = false
+        var parameters = Statement()
+    }
+
+    /// Splits the script at each `;` outside literals and comments, and
+    /// numbers each statement's parameters as SQLite does: `?` takes the
+    /// next number, `?NNN` the number NNN, a name its first number.
+    static func scan(_ sql: String) -> [Scanned] {
+        let bytes = Array(sql.utf8)
+        var statements: [Scanned] = []
+        var current = Scanned()
+        var numbers: [String: Int] = [:]
+        var index = 0
+
+        func isNameByte(_ byte: UInt8) -> Bool {
+            byte >= 0x80 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$")
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+        }
+        func skip(past quote: UInt8) {
+            index += 1
+            while index < bytes.count {
+                if bytes[index] == quote {
+                    // A doubled quote is the quote itself.
+                    if quote != UInt8(ascii: "]"), index + 1 < bytes.count, bytes[index + 1] == quote {
+                        index += 2
+                        continue
+                    }
+                    index += 1
+                    return
+                }
+                index += 1
+            }
+        }
+
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case 0x20, 0x09, 0x0A, 0x0D, 0x0C:
+                index += 1
+            case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
+                while index < bytes.count, bytes[index] != 0x0A { index += 1 }
+            case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
+                index += 2
+                while index + 1 < bytes.count,
+                    !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/"))
+                {
+                    index += 1
+                }
+                index = min(index + 2, bytes.count)
+            case UInt8(ascii: ";"):
+                statements.append(current)
+                current = Scanned()
+                numbers = [:]
+                index += 1
+            case UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "`"):
+                current.isStatement = true
+                skip(past: byte)
+            case UInt8(ascii: "["):
+                current.isStatement = true
+                skip(past: UInt8(ascii: "]"))
+            case UInt8(ascii: "?"):
+                current.isStatement = true
+                current.parameters.hasNumbered = true
+                index += 1
+                let start = index
+                while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                    index += 1
+                }
+                if index > start, let number = Int(String(decoding: bytes[start..<index], as: UTF8.self)) {
+                    current.parameters.count = max(current.parameters.count, number)
+                } else {
+                    current.parameters.count += 1
+                }
+            case UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "$"):
+                current.isStatement = true
+                index += 1
+                let start = index
+                while index < bytes.count, isNameByte(bytes[index]) || bytes[index] == UInt8(ascii: ":") {
+                    index += 1
+                }
+                guard index > start else { continue }
+                // SQLite numbers `:a` and `@a` apart; both bind the value named "a".
+                let name = String(decoding: bytes[start - 1..<index], as: UTF8.self)
+                if numbers[name] == nil {
+                    current.parameters.count += 1
+                    numbers[name] = current.parameters.count
+                    current.parameters.names.append(String(name.dropFirst()))
+                }
+            default:
+                current.isStatement = true
+                if isNameByte(byte) {
+                    while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
+                    // A blob literal: X'...'.
+                    if index < bytes.count, bytes[index] == UInt8(ascii: "'") { skip(past: UInt8(ascii: "'")) }
+                } else {
+                    index += 1
+                }
+            }
+        }
+        statements.append(current)
+        return statements
+    }
+}
+
+extension SQLScript.Statement {
+    /// The parameters of a prepared statement, as SQLite knows them.
+    init(_ statement: OpaquePointer) {
+        count = Int(sqlite3_bind_parameter_count(statement))
+        guard count > 0 else { return }
+        for index in 1...count {
+            guard let name = sqlite3_bind_parameter_name(statement, Int32(index)).map({ String(cString: $0) }),
+                let prefix = name.first, prefix != "?"
+            else {
+                hasNumbered = true
+                continue
+            }
+            names.append(String(name.dropFirst()))
+        }
+    }
+}

@@ -38,6 +38,22 @@ public enum SessionRunner {
         }
         defer { demo?.tearDown() }
 
+        // SIGTERM and SIGHUP (and SIGINT, in a script) end the session the
+        // way `.quit` does, so the terminal and the demo's files are
+        // restored. A session stuck where no interrupt reaches (reading a
+        // pipe that stays open) is ended after a grace period, its demo
+        // files removed first.
+        let demoDirectory = demo?.directory
+        let terminations = session.signals.installTermination(
+            interactive ? [SIGTERM, SIGHUP] : [SIGINT, SIGTERM, SIGHUP]
+        ) { signal in
+            DispatchQueue.global().asyncAfter(deadline: .now() + terminationGrace) {
+                if let demoDirectory { try? FileManager.default.removeItem(atPath: demoDirectory) }
+                _exit(128 + signal)
+            }
+        }
+        defer { for source in terminations { source.cancel() } }
+
         do {
             try session.open(demo?.path ?? options.database, readonly: options.readonly)
         } catch {
@@ -64,7 +80,7 @@ public enum SessionRunner {
                         + "Enter \".help\" for usage hints.\n")
             }
             InteractiveLoop(session: session).run()
-            return session.exitCode ?? 0
+            return session.signals.termination.map { 128 + $0 } ?? session.exitCode ?? 0
         }
 
         if !options.commands.isEmpty {
@@ -82,8 +98,12 @@ public enum SessionRunner {
             session.runScript(StandardInputLines())
         }
         if !session.isFinished { session.printEvents() }
+        if let signal = session.signals.termination { return 128 + signal }
         return session.exitCode ?? (session.hasFailed ? 1 : 0)
     }
+
+    /// How long a session has to end by itself after a termination signal.
+    static let terminationGrace = DispatchTimeInterval.seconds(2)
 }
 
 /// Standard input's lines, read as they come, as bytes: NUL bytes and

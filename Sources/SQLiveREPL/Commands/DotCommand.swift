@@ -39,6 +39,8 @@ public enum DotCommand: Hashable, Sendable {
 
     /// The default time `.wait` waits.
     public static let defaultWaitTimeout = Duration.seconds(10)
+    /// The longest time `.wait` may be asked to wait: a year.
+    public static let maximumWaitSeconds = 31_536_000.0
 
     /// Parses a dot-command line (starting with `.`).
     public static func parse(_ line: String) throws(ParseError) -> DotCommand {
@@ -107,9 +109,13 @@ public enum DotCommand: Hashable, Sendable {
             var rest = arguments[...]
             while let argument = rest.popFirst() {
                 if argument == "--timeout" {
-                    guard let value = rest.popFirst(), let seconds = Double(value), seconds >= 0,
-                        seconds.isFinite
-                    else { throw usage }
+                    guard let value = rest.popFirst(), let seconds = Double(value) else { throw usage }
+                    guard seconds >= 0, seconds <= maximumWaitSeconds else {
+                        throw ParseError(
+                            description:
+                                "--timeout must be between 0 and \(Int(maximumWaitSeconds)) seconds (a year), not \(value)"
+                        )
+                    }
                     timeout = .milliseconds(Int64((seconds * 1000).rounded()))
                 } else if name == nil && !argument.hasPrefix("--") {
                     name = argument
@@ -175,7 +181,9 @@ public enum DotCommand: Hashable, Sendable {
         case "exit":
             guard arguments.count <= 1 else { throw usage }
             guard let argument = arguments.first else { return .exit(0) }
-            guard let code = Int32(argument) else { throw usage }
+            guard let code = Int32(argument), (0...255).contains(code) else {
+                throw ParseError(description: "an exit code is a number from 0 to 255, not \(argument)")
+            }
             return .exit(code)
 
         default:

@@ -65,7 +65,7 @@ final class Session {
     }
 
     /// Whether the session is over.
-    var isFinished: Bool { exitCode != nil || stopped }
+    var isFinished: Bool { exitCode != nil || stopped || signals.termination != nil }
 
     /// The settings renderers use now (the terminal may have been resized).
     var renderSettings: RenderSettings {

@@ -2,11 +2,13 @@ import Foundation
 import SQLiveEngine
 import Synchronization
 
-/// What Ctrl-C and window resizes asked for, shared between the signal
-/// handlers (on a dispatch queue) and the session thread.
+/// What Ctrl-C, window resizes and termination signals asked for, shared
+/// between the signal handlers (on a dispatch queue) and the session thread.
 ///
 /// Ctrl-C while a command runs interrupts the database and cancels the
-/// command's task; at the prompt, the loop clears the line.
+/// command's task; at the prompt, the loop clears the line. A termination
+/// signal (SIGTERM, SIGHUP; SIGINT in a scripted session) interrupts the
+/// same way and ends the session, which then cleans up as on `.quit`.
 final class SignalState: Sendable {
     // Mutable State: guarded by the mutex; signal handlers write it from a
     // dispatch queue, the session thread reads and resets it.
@@ -14,6 +16,8 @@ final class SignalState: Sendable {
         var running = false
         var interruptRequested = false
         var resized = false
+        /// The signal that asked the session to end.
+        var termination: Int32?
         var cancel: (@Sendable () -> Void)?
         var database: LiveDatabase?
     }
@@ -44,6 +48,37 @@ final class SignalState: Sendable {
         }
         return list
     }
+
+    /// Ends the session on these signals: `terminate` runs, then
+    /// `onRequest` (on a dispatch queue), while the returned sources are kept.
+    func installTermination(
+        _ signals: [Int32], onRequest: @escaping @Sendable (Int32) -> Void
+    ) -> [any DispatchSourceSignal] {
+        signals.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [weak self] in
+                self?.terminate(number)
+                onRequest(number)
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    /// A termination signal: interrupt what runs, and wake the session so it ends.
+    func terminate(_ signal: Int32) {
+        let (database, cancel) = state.withLock { state in
+            if state.termination == nil { state.termination = signal }
+            return (state.database, state.cancel)
+        }
+        database?.interrupt()
+        cancel?()
+        wake.post()
+    }
+
+    /// The signal that asked the session to end, if one did.
+    var termination: Int32? { state.withLock { $0.termination } }
 
     /// The database Ctrl-C interrupts.
     func setDatabase(_ database: LiveDatabase?) {

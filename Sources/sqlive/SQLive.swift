@@ -41,6 +41,16 @@ struct SQLive: AsyncParsableCommand {
     var demo = false
 
     func validate() throws {
+        // Swift replaces bytes that are not UTF-8 in arguments with U+FFFD:
+        // refuse them, rather than run or open something else than was typed.
+        for index in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeRawBufferPointer(start: argument, count: strlen(argument))
+            if String(validating: bytes, as: UTF8.self) == nil {
+                throw ValidationError(
+                    "argument \(index) holds bytes that are not UTF-8: \(String(decoding: bytes, as: UTF8.self))")
+            }
+        }
         if let mode, OutputMode(rawValue: mode) == nil {
             throw ValidationError(
                 "unknown mode '\(mode)'; use one of: \(OutputMode.allCases.map(\.rawValue).joined(separator: ", "))")

@@ -95,4 +95,19 @@ struct ScriptInputTests {
         #expect(output.stdout == Array("café ☕ 𝄞".utf8).map { String(format: "%02X", $0) }.joined() + "\n")
         #expect(output.status == 0)
     }
+
+    @Test("A -c argument that is not UTF-8 is refused before anything runs")
+    func latin1Argument() async throws {
+        let (directory, database) = try database()
+        // The shell's printf makes the byte 0xE9; Swift's strings cannot hold it.
+        let script = #"exec "$0" "$1" -c "$(printf "INSERT INTO t VALUES ('caf\351');")""#
+        let (process, out, err) = try Processes.start(
+            "/bin/sh", ["-c", script, Processes.sqlive, database], input: nil,
+            environment: Processes.environment(directory: directory), directory: directory)
+        #expect(await Processes.wait(process))
+        #expect(process.terminationStatus != 0)
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "")
+        #expect(try String(contentsOfFile: err, encoding: .utf8).contains("argument 3 holds bytes that are not UTF-8"))
+        #expect(try Processes.sqlite3Output(database, "SELECT count(*) FROM t;") == "0\n")
+    }
 }

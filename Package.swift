@@ -19,6 +19,9 @@ let package = Package(
             name: "CReadline",
             providers: [.apt(["libreadline-dev"])]),
 
+        // A lock ThreadSanitizer can see, shared by every target.
+        .target(name: "SQLiveLocks"),
+
         // A few lines of C the engine cannot write in Swift without cost.
         .target(
             name: "CSQLiveSupport",
@@ -30,18 +33,19 @@ let package = Package(
             name: "SQLiveEngine",
             dependencies: [
                 "CSQLiveSupport",
+                "SQLiveLocks",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
 
         // JSON-RPC 2.0 over stdio, in Language Server style.
         .target(
             name: "SQLiveRPC",
-            dependencies: ["SQLiveEngine"]),
+            dependencies: ["SQLiveEngine", "SQLiveLocks"]),
 
         // The interactive REPL and scripted sessions.
         .target(
             name: "SQLiveREPL",
-            dependencies: ["SQLiveEngine", "CReadline"]),
+            dependencies: ["SQLiveEngine", "SQLiveLocks", "CReadline"]),
 
         // The thin executable that parses arguments and picks a front end.
         .executableTarget(
@@ -58,6 +62,7 @@ let package = Package(
             name: "sqlive-bench",
             dependencies: [
                 "SQLiveEngine",
+                "SQLiveLocks",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -72,12 +77,13 @@ let package = Package(
             name: "SQLiveEngineTests",
             dependencies: [
                 "SQLiveEngine",
+                "SQLiveLocks",
                 "SQLiveTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(
             name: "SQLiveRPCTests",
-            dependencies: ["SQLiveRPC", "SQLiveEngine", "SQLiveTestSupport"]),
+            dependencies: ["SQLiveRPC", "SQLiveEngine", "SQLiveLocks", "SQLiveTestSupport"]),
         .testTarget(
             name: "SQLiveREPLTests",
             dependencies: ["SQLiveREPL", "SQLiveEngine"]),

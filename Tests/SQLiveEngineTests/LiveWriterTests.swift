@@ -1,6 +1,6 @@
 import Foundation
+import SQLiveLocks
 import SQLiveTestSupport
-import Synchronization
 import Testing
 
 @testable import SQLiveEngine
@@ -81,7 +81,7 @@ struct LiveWriterTests {
         let recorder = EventRecorder(database)
         _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM events"))
         // Counts for minutes; it reads no table, so it locks nothing in either mode.
-        let ended = Mutex(false)
+        let ended = Locked(false)
         let long = Task {
             defer { ended.withLock { $0 = true } }
             return try await database.execute(

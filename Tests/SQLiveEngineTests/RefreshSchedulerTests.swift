@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
+import SQLiveLocks
 import SQLiveTestSupport
-import Synchronization
 import Testing
 
 @testable import SQLiveEngine
@@ -9,7 +9,7 @@ import Testing
 /// A clock that moves only when a test advances it.
 final class ManualClock: Clock, Sendable {
     typealias Instant = ManualInstant
-    private let current = Mutex(ManualInstant(offset: .zero))
+    private let current = Locked(ManualInstant(offset: .zero))
 
     var now: ManualInstant { current.withLock { $0 } }
     var minimumResolution: Duration { .zero }

@@ -1,6 +1,6 @@
 import Foundation
+import SQLiveLocks
 import SQLiveTestSupport
-import Synchronization
 import Testing
 
 /// The Python sample client, run against the real binary while the sqlite3
@@ -59,7 +59,7 @@ struct PythonClientTests {
 
 /// Collects a pipe's output on a thread of its own.
 final class OutputCollector: Sendable {
-    private let data = Mutex(Data())
+    private let data = Locked(Data())
 
     /// Reads a handle until its end.
     func start(reading handle: FileHandle) {

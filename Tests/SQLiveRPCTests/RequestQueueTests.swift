@@ -1,4 +1,4 @@
-import Synchronization
+import SQLiveLocks
 import Testing
 
 @testable import SQLiveRPC
@@ -7,14 +7,14 @@ import Testing
 struct RequestQueueTests {
     /// Records the order operations run in.
     final class Journal: Sendable {
-        private let entries = Mutex<[String]>([])
+        private let entries = Locked<[String]>([])
         func append(_ entry: String) { entries.withLock { $0.append(entry) } }
         var all: [String] { entries.withLock { $0 } }
     }
 
     /// A gate that operations wait on until the test opens it.
     final class Gate: Sendable {
-        private let opened = Mutex(false)
+        private let opened = Locked(false)
         func open() { opened.withLock { $0 = true } }
         func wait() async {
             while !opened.withLock({ $0 }) {

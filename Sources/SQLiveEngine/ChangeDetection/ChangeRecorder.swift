@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import Synchronization
 
 /// Records what sqlive's own transactions modify, and reports it at commit.
 ///

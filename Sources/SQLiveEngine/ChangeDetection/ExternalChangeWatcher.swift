@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SQLiveLocks
 
 #if canImport(Glibc)
     import Glibc
@@ -55,7 +55,7 @@ final class ExternalChangeWatcher: Sendable {
     private let stopDescriptor: Int32
     private let exited = DispatchSemaphore(value: 0)
     // Mutable State: guarded by the mutex; `stop` and `deinit` race to join.
-    private let joined = Mutex(false)
+    private let joined = Locked(false)
 
     /// Starts watching. The probe's baseline is read before this returns,
     /// so a commit made right after it is reported.

@@ -1,5 +1,5 @@
 import GRDB
-import Synchronization
+import SQLiveLocks
 
 /// Decides whether a data-version change that the session's own commit may
 /// explain was another writer's too.
@@ -17,10 +17,10 @@ final class ExternalCommitResolver: Sendable {
     // Mutable State: guarded by the mutex; read and written on the
     // session's connection (GRDB's writer queue).
     /// The session connection's data version of each watched database, as last read.
-    private let writerVersions = Mutex<[String: Int]>([:])
+    private let writerVersions = Locked<[String: Int]>([:])
     /// The questions waiting for the session's connection, by database;
     /// written by the run loop's body and children.
-    private let questions = Mutex(Questions())
+    private let questions = Locked(Questions())
 
     init(session: any DatabaseWriter, patience: Duration = .milliseconds(20)) {
         self.session = session

@@ -1,4 +1,4 @@
-import Synchronization
+import SQLiveLocks
 
 /// Counts sqlive's own commits, so that the probe can tell them apart from
 /// other writers'.
@@ -22,7 +22,7 @@ final class LocalCommitLedger: Sendable {
         var started = 0
         var settled = 0
     }
-    private let counts = Mutex(Counts())
+    private let counts = Locked(Counts())
 
     /// SQLite is about to commit a transaction of the session.
     func commitWillStart() {

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import Synchronization
+import SQLiveLocks
 
 /// The demo's second connection: it keeps writing to the demo database so
 /// that live queries have something to show.
@@ -28,7 +28,7 @@ public final class DemoWriter: Sendable {
         var task: Task<Void, Never>?
         var ticks = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Opens the writer's connection.
     ///

@@ -1,4 +1,4 @@
-import Synchronization
+import SQLiveLocks
 
 /// Hands each value to every current subscriber's `AsyncStream`.
 ///
@@ -11,7 +11,7 @@ final class Broadcaster<Element: Sendable>: Sendable {
         var nextID = 0
         var finished = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func subscribe() -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream<Element>.makeStream()

@@ -1,5 +1,5 @@
 import GRDB
-import Synchronization
+import SQLiveLocks
 
 /// What sqlive's own commits must report: the union of every live query's region.
 ///
@@ -20,7 +20,7 @@ final class Interest: Sendable {
         var region = DatabaseRegion()
         var isStale = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var region: DatabaseRegion { state.withLock { $0.region } }
 

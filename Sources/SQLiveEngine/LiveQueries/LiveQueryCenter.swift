@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import Synchronization
+import SQLiveLocks
 
 /// Wires change detection to the scheduler for one database, and owns
 /// every task and thread of the live path.
@@ -43,7 +43,7 @@ final class LiveQueryCenter: Sendable {
         var attached: [String: (file: String, watcher: ExternalChangeWatcher)] = [:]
         var run: Task<Void, Never>?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(
         session: any DatabaseWriter, location: DatabaseLocation, configuration: Configuration, tracer: StatementTracer,

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import Synchronization
+import SQLiveLocks
 
 /// The connections live queries are read on, and which one each query needs.
 ///
@@ -31,7 +31,7 @@ final class LiveQueryReader: Sendable {
     let committed: DatabaseQueue?
 
     // Mutable State: guarded by the mutex; set by tests, read before each read.
-    private let fault = Mutex<(@Sendable () throws -> Void)?>(nil)
+    private let fault = Locked<(@Sendable () throws -> Void)?>(nil)
 
     init(session: any DatabaseWriter, location: DatabaseLocation, configuration: Configuration) throws {
         self.session = session

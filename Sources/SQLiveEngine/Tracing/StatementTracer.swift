@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import Synchronization
+import SQLiveLocks
 
 /// Delivers traced statements to subscribers.
 ///
@@ -17,7 +17,7 @@ final class StatementTracer: Sendable {
         var settings = TraceSettings.off
         var subscribers: [UUID: AsyncStream<TraceEvent>.Continuation] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var settings: TraceSettings {
         get { state.withLock { $0.settings } }

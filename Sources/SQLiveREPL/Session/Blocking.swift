@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SQLiveLocks
 
 /// Runs async engine calls from the session's own thread, waiting for them.
 ///
@@ -9,7 +9,7 @@ enum Blocking {
     static func run<T: Sendable>(
         signals: SignalState? = nil, _ operation: @escaping @Sendable () async throws -> T
     ) throws -> T {
-        let result = Mutex<Result<T, any Error>?>(nil)
+        let result = Locked<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let task = Task {
             let outcome: Result<T, any Error>

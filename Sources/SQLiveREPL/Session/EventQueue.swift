@@ -1,5 +1,5 @@
 import SQLiveEngine
-import Synchronization
+import SQLiveLocks
 
 /// Live-query and trace events waiting to be printed.
 ///
@@ -13,7 +13,7 @@ final class EventQueue: Sendable {
     }
 
     // Mutable State: guarded by the mutex; pump tasks append, the session thread takes.
-    private let items = Mutex<[Item]>([])
+    private let items = Locked<[Item]>([])
     private let wake: WakePipe
 
     init(wake: WakePipe) {

@@ -1,5 +1,5 @@
 import SQLiveEngine
-import Synchronization
+import SQLiveLocks
 
 /// Prints live queries' changes while a long statement runs.
 ///
@@ -16,11 +16,11 @@ final class LiveEcho: Sendable {
     private let sink: OutputSink
     // Mutable State: guarded by the mutex; the indicator's queue prints,
     // the session thread reads the versions once the statement ended.
-    private let printed: Mutex<[String: Int]>
+    private let printed: Locked<[String: Int]>
 
     init(watches: [String: Session.Watch], printer: LiveQueryPrinter, events: EventQueue, sink: OutputSink) {
         diffs = watches.mapValues(\.diff)
-        printed = Mutex(watches.mapValues(\.printedVersion))
+        printed = Locked(watches.mapValues(\.printedVersion))
         self.printer = printer
         self.events = events
         self.sink = sink

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SQLiveLocks
 
 /// Writes a session's output to standard output and standard error.
 ///
@@ -18,7 +18,7 @@ final class OutputSink: Sendable {
         var lastOutput = ContinuousClock.now
         var closed = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Whether the elapsed-time indicator shows now.
     var isIndicatorShown: Bool { state.withLock { $0.indicatorShown } }

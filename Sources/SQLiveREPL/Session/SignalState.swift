@@ -1,6 +1,6 @@
 import Foundation
 import SQLiveEngine
-import Synchronization
+import SQLiveLocks
 
 /// What Ctrl-C, window resizes and termination signals asked for, shared
 /// between the signal handlers (on a dispatch queue) and the session thread.
@@ -21,7 +21,7 @@ final class SignalState: Sendable {
         var cancel: (@Sendable () -> Void)?
         var database: LiveDatabase?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     let wake: WakePipe
 
     init(wake: WakePipe) {

@@ -1,6 +1,6 @@
 import CReadline
 import Foundation
-import Synchronization
+import SQLiveLocks
 
 /// GNU readline, in its callback interface: the only type that touches readline.
 ///
@@ -24,7 +24,7 @@ final class LineEditor {
         /// The earlier lines of the statement being typed.
         var pendingText = ""
     }
-    private static let callbackState = Mutex(CallbackState())
+    private static let callbackState = Locked(CallbackState())
 
     private(set) var isInstalled = false
     private var history = History()

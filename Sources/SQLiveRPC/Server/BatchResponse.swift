@@ -1,4 +1,4 @@
-import Synchronization
+import SQLiveLocks
 
 /// Collects the responses to a batch, and sends them as one array.
 ///
@@ -9,7 +9,7 @@ final class BatchResponse: Sendable {
     private let expected: Int
     private let send: @Sendable (OutgoingMessage) -> Void
     // Mutable State: the responses received so far; guarded by the mutex.
-    private let responses = Mutex<[OutgoingMessage]>([])
+    private let responses = Locked<[OutgoingMessage]>([])
 
     init(expected: Int, send: @escaping @Sendable (OutgoingMessage) -> Void) {
         self.expected = expected

@@ -1,6 +1,6 @@
 import Foundation
 import SQLiveEngine
-import Synchronization
+import SQLiveLocks
 
 /// Reads messages, schedules requests, and ends the session.
 ///
@@ -26,7 +26,7 @@ final class Connection: Sendable {
             var started = false
             var cancelled = false
         }
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         init(reply: Reply) {
             self.reply = reply
@@ -69,7 +69,7 @@ final class Connection: Sendable {
         var lifecycle = Lifecycle()
         var inFlight: [RequestID: InFlightRequest] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(writer: MessageWriter, session: Session, dispatcher: Dispatcher = .standard, maximumMessageLength: Int) {
         self.writer = writer

@@ -1,4 +1,4 @@
-import Synchronization
+import SQLiveLocks
 
 /// The answer to one request, which can be given only once.
 ///
@@ -12,7 +12,7 @@ final class Reply: Sendable {
     let method: String
     private let sink: @Sendable (OutgoingMessage) -> Void
     // Mutable State: whether the answer was given; guarded by the mutex.
-    private let answered = Mutex(false)
+    private let answered = Locked(false)
 
     init(id: RequestID, method: String, sink: @escaping @Sendable (OutgoingMessage) -> Void) {
         self.id = id

@@ -1,4 +1,4 @@
-import Synchronization
+import SQLiveLocks
 
 /// How a request runs with respect to the others.
 enum Scheduling: Sendable {
@@ -35,7 +35,7 @@ final class RequestQueue: Sendable {
         var running: [Int: Task<Void, Never>] = [:]
         var nextKey = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Schedules an operation; returns its task, for cancellation.
     @discardableResult
@@ -124,7 +124,7 @@ func firstOf<T: Sendable>(
 
 /// A flag that can be claimed once, from any thread.
 final class Once: Sendable {
-    private let claimed = Mutex(false)
+    private let claimed = Locked(false)
 
     /// Whether this call is the first.
     func claim() -> Bool {

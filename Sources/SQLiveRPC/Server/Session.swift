@@ -1,6 +1,6 @@
 import Foundation
 import SQLiveEngine
-import Synchronization
+import SQLiveLocks
 
 /// The state of one client's session: the open database and its live queries.
 ///
@@ -25,7 +25,7 @@ actor Session {
     private var traceSettings = TraceSettings.off
     /// The live queries whose notifications carry a diff; read by the
     /// forwarding task for each change, hence the mutex.
-    let diffNames = Mutex<Set<String>>([])
+    let diffNames = Locked<Set<String>>([])
 
     init(writer: MessageWriter, databaseOptions: LiveDatabase.Options = LiveDatabase.Options()) {
         self.writer = writer

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SQLiveLocks
 
 /// The one owner of the protocol's output: frames never interleave.
 ///
@@ -12,7 +12,7 @@ public final class MessageWriter: Sendable {
     private let queue = DispatchQueue(label: "sqlive.rpc.writer")
     // Mutable State: set once when writing fails (the client went away);
     // guarded by the mutex, read before each write.
-    private let failed = Mutex(false)
+    private let failed = Locked(false)
 
     /// A writer to a file descriptor, which it does not close.
     public init(fileDescriptor: Int32) {

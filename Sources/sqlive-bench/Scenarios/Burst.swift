@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import SQLiveEngine
-import Synchronization
+import SQLiveLocks
 
 /// Another process commits single-row inserts as fast as it can, with 100
 /// live queries registered. Anchor: a 100 ms poller re-running the same

@@ -1,6 +1,6 @@
 import Foundation
 import SQLiveEngine
-import Synchronization
+import SQLiveLocks
 
 /// 1,000 live queries over 100 tables; local writes to one table. The
 /// ideal is to refresh only the 10 queries that read it.

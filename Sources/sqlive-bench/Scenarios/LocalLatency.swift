@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import SQLiveEngine
-import Synchronization
+import SQLiveLocks
 
 /// Commits made through sqlive's engine; sqlive's update latency against
 /// GRDB's `ValueObservation` observing the same query on the same database

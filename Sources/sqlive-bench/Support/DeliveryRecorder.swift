@@ -1,4 +1,5 @@
 import SQLiveEngine
+import SQLiveLocks
 
 /// Notes when each row id first appeared in a live query's delivered results.
 ///

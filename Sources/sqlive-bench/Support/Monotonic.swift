@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// Nanoseconds on `CLOCK_MONOTONIC`: one clock for every process on the machine.
 ///
@@ -28,17 +27,4 @@ func residentMiB() -> Double {
     let fields = text.split(separator: " ")
     guard fields.count > 1, let pages = Double(fields[1]) else { return 0 }
     return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
-}
-
-/// A value behind a mutex, shareable between tasks.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-
-    init(_ value: Value) {
-        mutex = Mutex(value)
-    }
-
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        mutex.withLock { body(&$0) }
-    }
 }

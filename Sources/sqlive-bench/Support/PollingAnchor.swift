@@ -1,4 +1,5 @@
 import GRDB
+import SQLiveLocks
 
 /// Re-runs a query at a fixed interval on its own connection, as `\watch`
 /// users do, noting when each row id first appeared (the query's first

@@ -1,11 +1,11 @@
 import Foundation
 import SQLiveEngine
-import Synchronization
+import SQLiveLocks
 
 /// Collects the elements of an `AsyncStream` as they arrive, for assertions.
 final class StreamRecorder<Element: Sendable>: Sendable {
     private final class Storage: Sendable {
-        let elements = Mutex<[Element]>([])
+        let elements = Locked<[Element]>([])
     }
     private let storage = Storage()
     private let task: Task<Void, Never>

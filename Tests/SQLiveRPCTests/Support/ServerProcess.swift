@@ -1,7 +1,7 @@
 import Foundation
+import SQLiveLocks
 import SQLiveRPC
 import SQLiveTestSupport
-import Synchronization
 import Testing
 
 /// A running `sqlive --rpc`, driven over pipes as an editor would.
@@ -21,7 +21,7 @@ final class ServerProcess: Sendable {
         var skippedOutputBytes = 0
         var nextID: Int64 = 1_000_000  // clear of the ids the fuzz test uses
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// How long a test waits for a message before it fails: only hangs hit it.
     static let timeout: Duration = .seconds(30)

@@ -32,6 +32,7 @@ for sanitizer in "${sanitizers[@]}"; do
     rm -rf "$reports" && mkdir -p "$reports"
     export TSAN_OPTIONS="halt_on_error=0 log_path=$PWD/$reports/tsan ${TSAN_OPTIONS:-}"
     export ASAN_OPTIONS="detect_leaks=0 log_path=$PWD/$reports/asan ${ASAN_OPTIONS:-}"
+    export SQLIVE_SANITIZER="$sanitizer"
     status=0
     swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" 2>&1 | tee "$log" || status=$?
     echo "== $sanitizer: tests took $(($(date +%s) - built)) s, exit $status"

@@ -54,7 +54,11 @@ struct ServerResourceTests {
         // The one database still open is in both figures.
         #expect(after.descriptors <= baseline.descriptors, "baseline \(baseline); after \(after)")
         #expect(after.threads <= baseline.threads + 4, "baseline \(baseline); after \(after)")
-        #expect(after.residentKiB <= baseline.residentKiB + 16 * 1024, "baseline \(baseline); after \(after)")
+        // AddressSanitizer keeps freed memory in quarantine (256 MB): resident
+        // memory says nothing of leaks there (scripts/sanitize.sh says which sanitizer runs).
+        if ProcessInfo.processInfo.environment["SQLIVE_SANITIZER"] != "address" {
+            #expect(after.residentKiB <= baseline.residentKiB + 16 * 1024, "baseline \(baseline); after \(after)")
+        }
         _ = try await server.result("shutdown")
         server.notify("exit")
         #expect(try await server.waitForExit() == 0)

@@ -97,7 +97,8 @@ struct TerminationTests {
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let child = try runPgrep(parent: shell)
         kill(child, SIGTERM)
-        let screen = try await tmux.waitForScreen { $0.contains("exited 143") }
+        // The shell prints the exit status, then `echo` or `-echo` from stty.
+        let screen = try await tmux.waitForScreen { $0.last?.hasSuffix("echo") == true }
         #expect(screen.contains("exited 143"))
         // The terminal echoes again: readline's settings were undone.
         #expect(screen.last == "echo")

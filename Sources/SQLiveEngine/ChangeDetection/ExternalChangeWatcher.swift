@@ -187,6 +187,8 @@ extension ExternalChangeWatcher {
         /// When an event last named the database file itself, while no
         /// data version change has explained it yet.
         var fileWrittenAt: ContinuousClock.Instant?
+        /// When a reading last found a new data version.
+        var versionChangedAt: ContinuousClock.Instant?
 
         init(
             probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger,
@@ -299,11 +301,16 @@ extension ExternalChangeWatcher {
             case .version(let version):
                 if version != lastVersion {
                     lastVersion = version
+                    versionChangedAt = now
                     fileWrittenAt = nil
                     emit(.commit(mayBeLocal: startedAfter != lastSettled, schema: schema))
                 } else if let writtenAt = fileWrittenAt, now - writtenAt >= Self.fileWriteSettling {
                     fileWrittenAt = nil
-                    emit(.fileWritten)
+                    // A commit writes the file after its counter too (its
+                    // other pages, a checkpoint): those writes are its own.
+                    if versionChangedAt.map({ writtenAt - $0 > Self.commitWrites }) ?? true {
+                        emit(.fileWritten)
+                    }
                 }
                 lastSettled = settledBefore
                 schedule.didRead(at: now, busy: false)
@@ -319,6 +326,9 @@ extension ExternalChangeWatcher {
         /// change may still come and explain it (a rollback-journal commit
         /// writes its pages before the reading sees its counter).
         static let fileWriteSettling = Duration.milliseconds(8)
+        /// How long after a data version change writes to the database
+        /// file are taken for that commit's.
+        static let commitWrites = Duration.milliseconds(50)
 
         /// The size of the `-wal` file, in WAL mode (0 otherwise).
         private func walSize(_ file: DataVersionProbe.FileState) -> Int64 {

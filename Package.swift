@@ -90,3 +90,13 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// libFuzzer targets, built only by scripts/fuzz.sh (libFuzzer provides
+// their `main`, so a normal build could not link them).
+if Context.environment["SQLIVE_FUZZ"] != nil {
+    package.targets.append(
+        .executableTarget(
+            name: "sqlive-fuzz",
+            dependencies: ["SQLiveRPC", "SQLiveREPL", "SQLiveEngine"],
+            path: "Fuzz/Sources/sqlive-fuzz"))
+}

@@ -15,6 +15,16 @@ struct CommandTests {
         #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".watch x") }
     }
 
+    @Test("The fuzzer's find: a timeout beyond Int64 milliseconds is a usage error, not a trap")
+    func timeoutOutOfRange() throws {
+        // Fuzz/corpus/dot-commands/crash-wait-timeout-overflow, found by scripts/fuzz.sh.
+        let found = ".wait n --timeout " + String(repeating: "8", count: 31) + "2.5"
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(found) }
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".wait --timeout 31536000.001") }
+        #expect(try DotCommand.parse(".wait --timeout 31536000") == .wait(name: nil, timeout: .seconds(31_536_000)))
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".exit 256") }
+    }
+
     @Test func commands() throws {
         #expect(try DotCommand.parse(".open 'my db.sqlite' --readonly") == .open(path: "my db.sqlite", readonly: true))
         #expect(try DotCommand.parse(".unwatch --all") == .unwatch(nil))

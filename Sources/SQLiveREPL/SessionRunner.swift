@@ -26,6 +26,8 @@ public enum SessionRunner {
         signal(SIGPIPE, SIG_IGN)
         let interactive = options.commands.isEmpty && options.file == nil && isatty(0) != 0
         let session = Session(interactive: interactive, mode: options.mode, bail: options.bail)
+        // Runs last: a scripted session's buffered output is written.
+        defer { session.sink.flush() }
 
         var demo: DemoSession?
         if options.demo {
@@ -95,7 +97,7 @@ public enum SessionRunner {
             }
             session.runScript(Session.lines(of: text))
         } else {
-            session.runScript(StandardInputLines())
+            session.runScript(StandardInputLines(willRead: { session.sink.flush() }))
         }
         if !session.isFinished { session.printEvents() }
         if let signal = session.signals.termination { return 128 + signal }
@@ -109,10 +111,17 @@ public enum SessionRunner {
 /// Standard input's lines, read as they come, as bytes: NUL bytes and
 /// bytes that are not UTF-8 are kept (`readLine` would replace them).
 struct StandardInputLines: Sequence, IteratorProtocol {
+    /// Called before each read, which may wait for the writer of the pipe:
+    /// the session's buffered output goes out first.
+    private let willRead: () -> Void
     private var buffer: [UInt8] = []
     /// Where the unread bytes start in `buffer`.
     private var start = 0
     private var ended = false
+
+    init(willRead: @escaping () -> Void = {}) {
+        self.willRead = willRead
+    }
 
     mutating func next() -> ScriptText? {
         while true {
@@ -128,6 +137,7 @@ struct StandardInputLines: Sequence, IteratorProtocol {
             buffer.removeFirst(start)
             start = 0
             let chunk = 64 * 1024
+            willRead()
             let old = buffer.count
             buffer.append(contentsOf: repeatElement(0, count: chunk))
             let count = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress! + old, chunk) }

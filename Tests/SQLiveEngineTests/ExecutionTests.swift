@@ -131,7 +131,7 @@ struct ExecutionTests {
             var rows = 0
             var summaries: [StatementSummary] = []
             mutating func statementDidStart(_ header: StatementHeader) { headers.append(header) }
-            mutating func consume(row: [SQLValue]) { rows += 1 }
+            mutating func consume(row: StatementRow) { rows += 1 }
             mutating func statementDidFinish(_ summary: StatementSummary) { summaries.append(summary) }
         }
         let database = database

@@ -131,10 +131,14 @@ struct SessionHelperTests {
     @Test func errorLineComesFromTheOffset() {
         let sql = "SELECT 1;\nSELECT 2;\nSELEC 3;"
         let failure = SQLiteFailure(code: 1, extendedCode: 1, message: "x", offset: 20, statementIndex: 2)
-        #expect(Session.line(of: failure, in: sql, statements: [:], startLine: 5) == 7)
+        #expect(Session.line(of: failure, in: sql, current: nil, startLine: 5) == 7)
+        // A runtime error has no offset: the line where the failing
+        // statement's own text starts (after the line break before it).
         let runtime = SQLiteFailure(code: 1, extendedCode: 1, message: "x", statementIndex: 1)
-        #expect(
-            Session.line(of: runtime, in: sql, statements: [0: "SELECT 1", 1: "SELECT 2"], startLine: 1) == 2)
+        let second = StatementHeader(index: 1, script: sql, range: 9..<19, columns: ["2"])
+        #expect(Session.line(of: runtime, in: sql, current: second, startLine: 1) == 2)
+        let third = StatementHeader(index: 2, script: sql, range: 19..<28, columns: [])
+        #expect(Session.line(of: runtime, in: sql, current: third, startLine: 1) == 1)
     }
 
     @Test func pointerShowsWhereTheErrorIs() {

@@ -155,10 +155,10 @@ struct RendererTests {
         // Streaming modes write each row as it comes.
         for mode in [OutputMode.csv, .json, .line, .list] {
             var renderer = makeRenderer(RenderSettings(mode: mode))
-            var text = ""
+            var text = OutputBuffer()
             renderer.begin(columns: ["a"], into: &text)
             let before = text.count
-            renderer.row([.integer(1)], into: &text)
+            renderer.row([SQLValue.integer(1)], into: &text)
             #expect(text.count > before, "\(mode) should write rows at once")
         }
     }

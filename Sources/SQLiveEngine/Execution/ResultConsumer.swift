@@ -3,10 +3,11 @@
 /// Renderers conform to stream rows to their output without holding a
 /// result in memory. The methods are called on the database thread, in
 /// order: for each statement, `statementDidStart`, then `consume(row:)` per
-/// row, then `statementDidFinish`. Throwing stops the script.
+/// row, then `statementDidFinish`. Throwing stops the script. A row is a
+/// view on the statement, valid only during the call that receives it.
 public protocol ResultConsumer {
     mutating func statementDidStart(_ header: StatementHeader) throws
-    mutating func consume(row: [SQLValue]) throws
+    mutating func consume(row: StatementRow) throws
     mutating func statementDidFinish(_ summary: StatementSummary) throws
 }
 
@@ -20,8 +21,8 @@ public struct ResultCollector: ResultConsumer, Sendable {
         results.append(StatementResult(sql: header.sql, columns: header.columns, rows: []))
     }
 
-    public mutating func consume(row: [SQLValue]) {
-        results[results.count - 1].rows.append(row)
+    public mutating func consume(row: StatementRow) {
+        results[results.count - 1].rows.append(row.values)
     }
 
     public mutating func statementDidFinish(_ summary: StatementSummary) {

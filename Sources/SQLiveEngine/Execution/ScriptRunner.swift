@@ -34,6 +34,8 @@ struct ScriptRunner {
             } else {
                 try db.allStatements(sql: script)
             }
+        // Asked once per script: the tracer takes a lock.
+        let tracer = tracer?.isEnabled == true ? tracer : nil
         var consumedBytes = 0
         var index = 0
         let clock = ContinuousClock()
@@ -47,19 +49,22 @@ struct ScriptRunner {
                 let offset = errorOffset(in: db, from: consumedBytes)
                 throw SQLiteFailure(error, offset: offset.map { consumedBytes + $0 }, statementIndex: index)
             }
-            if let text = sqlite3_sql(statement.sqliteStatement) {
+            let sqliteStatement = statement.sqliteStatement
+            let statementStart = consumedBytes
+            if let text = sqlite3_sql(sqliteStatement) {
                 consumedBytes += strlen(text)
             }
-            let sql = statement.sql
-            let columns = statement.columnNames
-            try consumer.statementDidStart(StatementHeader(index: index, sql: sql, columns: columns))
+            let columnCount = Int(sqlite3_column_count(sqliteStatement))
+            let header = StatementHeader(
+                index: index, script: script, range: statementStart..<consumedBytes,
+                columns: columnCount == 0 ? [] : statement.columnNames)
+            try consumer.statementDidStart(header)
 
             let totalChangesBefore = db.totalChangesCount
             var rowCount = 0
             var truncated = false
             do {
                 let rows = try Row.fetchCursor(statement)
-                let columnCount = columns.count
                 while try rows.next() != nil {
                     if let maxRows, rowCount >= maxRows {
                         truncated = true
@@ -67,7 +72,7 @@ struct ScriptRunner {
                     }
                     // The cursor's row is a view on the stepped statement:
                     // read the columns straight from it.
-                    try consumer.consume(row: SQLValue.row(of: statement.sqliteStatement, columnCount: columnCount))
+                    try consumer.consume(row: StatementRow(sqliteStatement, columnCount: columnCount))
                     rowCount += 1
                 }
             } catch let error as DatabaseError {
@@ -75,7 +80,7 @@ struct ScriptRunner {
             }
             let changes = db.totalChangesCount > totalChangesBefore ? db.changesCount : 0
             let elapsed = clock.now - start
-            tracer?.record(sql: sql, elapsed: elapsed, rows: rowCount, origin: origin)
+            tracer?.record(sql: header.sql, elapsed: elapsed, rows: rowCount, origin: origin)
             try consumer.statementDidFinish(
                 StatementSummary(
                     index: index, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: elapsed))

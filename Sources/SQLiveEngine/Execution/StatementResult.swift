@@ -2,10 +2,44 @@
 public struct StatementHeader: Hashable, Sendable {
     /// The 0-based index of the statement in its script.
     public var index: Int
-    /// The statement's SQL, without surrounding whitespace and semicolons.
-    public var sql: String
+    /// Where the statement is in its script: UTF-8 offsets, from the end of
+    /// the statement before it (leading whitespace and comments included)
+    /// to the end of its own text.
+    public var range: Range<Int>
     /// The result's column names; empty for statements that return no rows.
     public var columns: [String]
+    /// The script the statement is part of.
+    private var script: String
+
+    public init(index: Int, script: String, range: Range<Int>, columns: [String]) {
+        self.index = index
+        self.script = script
+        self.range = range
+        self.columns = columns
+    }
+
+    /// The statement's SQL, without surrounding whitespace and semicolons.
+    ///
+    /// Made when asked: a script of many statements does not pay for it.
+    public var sql: String {
+        SQLText.trimmed(script.utf8.dropFirst(range.lowerBound).prefix(range.count))
+    }
+}
+
+/// Helpers for statement text.
+enum SQLText {
+    /// The text without surrounding whitespace and semicolons, as GRDB and
+    /// sqlite3 show a statement.
+    static func trimmed(_ utf8: some Collection<UInt8>) -> String {
+        let bytes = Array(utf8)
+        func isTrimmed(_ byte: UInt8) -> Bool {
+            byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C || byte == 0x3B
+        }
+        guard let first = bytes.firstIndex(where: { !isTrimmed($0) }),
+            let last = bytes.lastIndex(where: { !isTrimmed($0) })
+        else { return "" }
+        return String(decoding: bytes[first...last], as: UTF8.self)
+    }
 }
 
 /// The end of one statement's result.

@@ -5,45 +5,51 @@ import SQLiveEngine
 struct CSVRenderer: RowRenderer {
     let settings: RenderSettings
 
-    mutating func begin(columns: [String], into output: inout String) {
+    mutating func begin(columns: [String], into output: inout OutputBuffer) {
         guard settings.headers else { return }
-        line(columns.map(Self.quoted), into: &output)
+        for (index, column) in columns.enumerated() {
+            if index > 0 { output.append(byte: UInt8(ascii: ",")) }
+            var column = column
+            column.withUTF8 { Self.appendField($0, to: &output) }
+        }
+        output.append("\r\n")
     }
 
-    mutating func row(_ values: [SQLValue], into output: inout String) {
-        var first = true
-        for value in values {
-            if !first { output += "," }
-            first = false
-            switch value {
+    mutating func row(_ row: some RowValues, into output: inout OutputBuffer) {
+        for column in 0..<row.count {
+            if column > 0 { output.append(byte: UInt8(ascii: ",")) }
+            switch row.type(at: column) {
             case .null: break
-            case .integer(let value): output += String(value)
-            case .text(let text): Self.appendQuoted(text, to: &output)
-            default: output += CellText.text(value, nullText: "")
+            case .integer: output.append(integer: row.integer(at: column))
+            case .real: output.append(real: row.real(at: column))
+            case .text: row.withUTF8(at: column) { Self.appendField($0, to: &output) }
+            case .blob: output.appendBlobLiteral(row, at: column)
             }
         }
-        output += "\r\n"
+        output.append("\r\n")
     }
 
-    mutating func end(into output: inout String) {}
+    mutating func end(into output: inout OutputBuffer) {}
 
-    private func line(_ fields: [String], into output: inout String) {
-        output += fields.joined(separator: ",")
-        output += "\r\n"
-    }
-
-    private static func appendQuoted(_ field: String, to output: inout String) {
-        if field.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) {
-            output += quoted(field)
-        } else {
-            output += field
+    /// Appends a field, quoted when it holds a comma, a quote or a line break.
+    private static func appendField(_ field: UnsafeBufferPointer<UInt8>, to output: inout OutputBuffer) {
+        guard field.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) else {
+            output.append(field)
+            return
         }
+        output.append(byte: 0x22)
+        for byte in field {
+            if byte == 0x22 { output.append(byte: 0x22) }
+            output.append(byte: byte)
+        }
+        output.append(byte: 0x22)
     }
 
+    /// A field as CSV writes it.
     static func quoted(_ field: String) -> String {
-        guard field.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) else {
-            return field
-        }
-        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        var output = OutputBuffer()
+        var field = field
+        field.withUTF8 { appendField($0, to: &output) }
+        return output.string
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import SQLiveEngine
 
 /// Draws `box`, `table` and `markdown` grids.
@@ -30,23 +31,34 @@ struct GridRenderer: RowRenderer {
         self.settings = settings
     }
 
-    mutating func begin(columns: [String], into output: inout String) {
+    mutating func begin(columns: [String], into output: inout OutputBuffer) {
         self.columns = columns
         rows = []
     }
 
-    mutating func row(_ values: [SQLValue], into output: inout String) {
-        rows.append(
-            values.map { value in
-                let text = CellText.singleLine(CellText.text(value, nullText: settings.nullText))
-                let escaped = settings.mode == .markdown ? text.replacingOccurrences(of: "|", with: "\\|") : text
-                return Cell(
-                    text: escaped, width: CellText.width(escaped), rightAligned: CellText.isNumeric(value),
-                    isNull: value.isNull)
-            })
+    mutating func row(_ row: some RowValues, into output: inout OutputBuffer) {
+        var cells: [Cell] = []
+        cells.reserveCapacity(row.count)
+        for column in 0..<row.count {
+            let type = row.type(at: column)
+            var text =
+                switch type {
+                case .null: settings.nullText
+                case .integer: String(row.integer(at: column))
+                case .real: CellText.real(row.real(at: column))
+                case .text: CellText.singleLine(row.withUTF8(at: column) { String(decoding: $0, as: UTF8.self) })
+                case .blob: CellText.blobLiteral(row.withBlob(at: column) { Data($0) })
+                }
+            if settings.mode == .markdown { text = text.replacingOccurrences(of: "|", with: "\\|") }
+            cells.append(
+                Cell(
+                    text: text, width: CellText.width(text), rightAligned: type == .integer || type == .real,
+                    isNull: type == .null))
+        }
+        rows.append(cells)
     }
 
-    mutating func end(into output: inout String) {
+    mutating func end(into output: inout OutputBuffer) {
         let headers = columns.map { name in
             let text = CellText.singleLine(name)
             return Cell(text: text, width: CellText.width(text), rightAligned: false, isNull: false)
@@ -62,28 +74,30 @@ struct GridRenderer: RowRenderer {
         }
         switch settings.mode {
         case .box:
-            output += "┌" + widths.map { String(repeating: "─", count: $0 + 2) }.joined(separator: "┬") + "┐\n"
+            output.append("┌" + widths.map { String(repeating: "─", count: $0 + 2) }.joined(separator: "┬") + "┐\n")
             line(headers, widths: widths, separator: "│", centered: true, into: &output)
-            output += "├" + widths.map { String(repeating: "─", count: $0 + 2) }.joined(separator: "┼") + "┤\n"
+            output.append("├" + widths.map { String(repeating: "─", count: $0 + 2) }.joined(separator: "┼") + "┤\n")
             for row in rows { line(row, widths: widths, separator: "│", centered: false, into: &output) }
-            output += "└" + widths.map { String(repeating: "─", count: $0 + 2) }.joined(separator: "┴") + "┘\n"
+            output.append("└" + widths.map { String(repeating: "─", count: $0 + 2) }.joined(separator: "┴") + "┘\n")
         case .table:
             let rule = "+" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "+") + "+\n"
-            output += rule
+            output.append(rule)
             line(headers, widths: widths, separator: "|", centered: false, into: &output)
-            output += rule
+            output.append(rule)
             for row in rows { line(row, widths: widths, separator: "|", centered: false, into: &output) }
-            output += rule
+            output.append(rule)
         default:
             line(headers, widths: widths, separator: "|", centered: false, into: &output)
-            output += "|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|\n"
+            output.append("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|\n")
             for row in rows { line(row, widths: widths, separator: "|", centered: false, into: &output) }
         }
         rows = []
     }
 
-    private func line(_ cells: [Cell], widths: [Int], separator: String, centered: Bool, into output: inout String) {
-        output += separator
+    private func line(
+        _ cells: [Cell], widths: [Int], separator: String, centered: Bool, into output: inout OutputBuffer
+    ) {
+        output.append(separator)
         for (index, width) in widths.enumerated() {
             var cell = index < cells.count ? cells[index] : Cell(text: "", width: 0, rightAligned: false, isNull: false)
             if cell.width > width {
@@ -95,15 +109,16 @@ struct GridRenderer: RowRenderer {
                 centered
                 ? (padding / 2, padding - padding / 2)
                 : cell.rightAligned ? (padding, 0) : (0, padding)
-            output += " " + String(repeating: " ", count: left)
+            output.append(repeating: 0x20, count: left + 1)
             if cell.isNull && settings.colour {
-                output += ANSI.dim + cell.text + ANSI.reset
+                output.append(ANSI.dim + cell.text + ANSI.reset)
             } else {
-                output += cell.text
+                output.append(cell.text)
             }
-            output += String(repeating: " ", count: right) + " " + separator
+            output.append(repeating: 0x20, count: right + 1)
+            output.append(separator)
         }
-        output += "\n"
+        output.append(byte: 0x0A)
     }
 
     /// Narrows the widest columns until the grid fits, keeping each column

@@ -1,3 +1,4 @@
+import Foundation
 import SQLiveEngine
 
 /// Writes each statement's result as a JSON array of objects, one line per
@@ -8,55 +9,85 @@ import SQLiveEngine
 /// JSON-RPC protocol, and a REAL that JSON cannot hold (NaN, infinity) is
 /// `null`. An empty result is `[]`.
 struct JSONRenderer: RowRenderer {
-    private var keys: [String] = []
+    private var keys: [[UInt8]] = []
     private var rowCount = 0
 
-    mutating func begin(columns: [String], into output: inout String) {
-        keys = columns.map { Self.string($0) + ":" }
+    mutating func begin(columns: [String], into output: inout OutputBuffer) {
+        keys = columns.map { Array((Self.string($0) + ":").utf8) }
         rowCount = 0
     }
 
-    mutating func row(_ values: [SQLValue], into output: inout String) {
-        output += rowCount == 0 ? "[{" : ",\n{"
-        for (index, value) in values.enumerated() {
-            if index > 0 { output += "," }
-            output += index < keys.count ? keys[index] : "\"\":"
-            Self.append(value, to: &output)
+    mutating func row(_ row: some RowValues, into output: inout OutputBuffer) {
+        output.append(rowCount == 0 ? "[{" : ",\n{")
+        for column in 0..<row.count {
+            if column > 0 { output.append(byte: UInt8(ascii: ",")) }
+            if column < keys.count {
+                keys[column].withUnsafeBufferPointer { output.append($0) }
+            } else {
+                output.append("\"\":")
+            }
+            switch row.type(at: column) {
+            case .null: output.append("null")
+            case .integer: output.append(integer: row.integer(at: column))
+            case .real:
+                let value = row.real(at: column)
+                output.append(value.isFinite ? "\(value)" : "null")
+            case .text: row.withUTF8(at: column) { Self.appendString($0, to: &output) }
+            case .blob:
+                output.append("{\"$blob\":\"")
+                output.append(row.withBlob(at: column) { Data($0) }.base64EncodedString())
+                output.append("\"}")
+            }
         }
-        output += "}"
+        output.append(byte: UInt8(ascii: "}"))
         rowCount += 1
     }
 
-    mutating func end(into output: inout String) {
-        output += rowCount == 0 ? "[]\n" : "]\n"
+    mutating func end(into output: inout OutputBuffer) {
+        output.append(rowCount == 0 ? "[]\n" : "]\n")
     }
 
-    static func append(_ value: SQLValue, to output: inout String) {
-        switch value {
-        case .null: output += "null"
-        case .integer(let value): output += String(value)
-        case .real(let value): output += value.isFinite ? "\(value)" : "null"
-        case .text(let text): output += string(text)
-        case .blob(let data): output += "{\"$blob\":\"" + data.base64EncodedString() + "\"}"
+    /// Appends UTF-8 text as a JSON string literal.
+    static func appendString(_ text: UnsafeBufferPointer<UInt8>, to output: inout OutputBuffer) {
+        let start = output.count
+        output.append(byte: 0x22)
+        var asciiOnly = true
+        for byte in text {
+            switch byte {
+            case 0x22: output.append("\\\"")
+            case 0x5C: output.append("\\\\")
+            case 0x0A: output.append("\\n")
+            case 0x0D: output.append("\\r")
+            case 0x09: output.append("\\t")
+            case 0..<0x20:
+                let digits: StaticString = "0123456789abcdef"
+                output.append("\\u00")
+                digits.withUTF8Buffer { digits in
+                    output.append(byte: digits[Int(byte >> 4)])
+                    output.append(byte: digits[Int(byte & 0xF)])
+                }
+            default:
+                if byte >= 0x80 { asciiOnly = false }
+                output.append(byte: byte)
+            }
         }
+        output.append(byte: 0x22)
+        // Text SQLite holds is not always valid UTF-8: JSON must be.
+        if !asciiOnly, String(validating: text, as: UTF8.self) == nil {
+            output.truncate(to: start)
+            appendString(Array(String(decoding: text, as: UTF8.self).utf8), to: &output)
+        }
+    }
+
+    private static func appendString(_ text: [UInt8], to output: inout OutputBuffer) {
+        text.withUnsafeBufferPointer { appendString($0, to: &output) }
     }
 
     /// A JSON string literal.
     static func string(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        var output = OutputBuffer()
+        var text = text
+        text.withUTF8 { appendString($0, to: &output) }
+        return output.string
     }
 }

@@ -11,22 +11,21 @@ struct LineRenderer: RowRenderer {
         self.settings = settings
     }
 
-    mutating func begin(columns: [String], into output: inout String) {
+    mutating func begin(columns: [String], into output: inout OutputBuffer) {
         let width = columns.map(CellText.width).max() ?? 0
         names = columns.map { String(repeating: " ", count: width - CellText.width($0)) + $0 + " = " }
         rowCount = 0
     }
 
-    mutating func row(_ values: [SQLValue], into output: inout String) {
-        if rowCount > 0 { output += "\n" }
-        for (index, value) in values.enumerated() {
-            output += index < names.count ? names[index] : " = "
-            let text = CellText.text(value, nullText: settings.nullText)
-            output += value.isNull && settings.colour ? ANSI.dim + text + ANSI.reset : text
-            output += "\n"
+    mutating func row(_ row: some RowValues, into output: inout OutputBuffer) {
+        if rowCount > 0 { output.append(byte: 0x0A) }
+        for column in 0..<row.count {
+            output.append(column < names.count ? names[column] : " = ")
+            output.appendCell(row, at: column, nullText: settings.nullText, colour: settings.colour)
+            output.append(byte: 0x0A)
         }
         rowCount += 1
     }
 
-    mutating func end(into output: inout String) {}
+    mutating func end(into output: inout OutputBuffer) {}
 }

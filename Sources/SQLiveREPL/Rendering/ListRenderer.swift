@@ -5,27 +5,19 @@ import SQLiveEngine
 struct ListRenderer: RowRenderer {
     let settings: RenderSettings
 
-    mutating func begin(columns: [String], into output: inout String) {
+    mutating func begin(columns: [String], into output: inout OutputBuffer) {
         guard settings.headers else { return }
-        output += columns.joined(separator: "|")
-        output += "\n"
+        output.append(columns.joined(separator: "|"))
+        output.append(byte: 0x0A)
     }
 
-    mutating func row(_ values: [SQLValue], into output: inout String) {
-        var first = true
-        for value in values {
-            if !first { output += "|" }
-            first = false
-            switch value {
-            case .text(let text): output += text
-            case .integer(let value): output += String(value)
-            case .null:
-                output += settings.colour ? ANSI.dim + settings.nullText + ANSI.reset : settings.nullText
-            default: output += CellText.text(value, nullText: settings.nullText)
-            }
+    mutating func row(_ row: some RowValues, into output: inout OutputBuffer) {
+        for column in 0..<row.count {
+            if column > 0 { output.append(byte: UInt8(ascii: "|")) }
+            output.appendCell(row, at: column, nullText: settings.nullText, colour: settings.colour)
         }
-        output += "\n"
+        output.append(byte: 0x0A)
     }
 
-    mutating func end(into output: inout String) {}
+    mutating func end(into output: inout OutputBuffer) {}
 }

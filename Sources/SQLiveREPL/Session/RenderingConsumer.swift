@@ -16,9 +16,10 @@ struct RenderingConsumer: ResultConsumer {
     let trace: DotCommand.TraceMode
     let signals: SignalState?
     private var renderer: (any RowRenderer)?
-    private var buffer = ""
-    /// The SQL of each statement started, by index: errors locate the failing one.
-    private(set) var statements: [Int: String] = [:]
+    private var buffer = OutputBuffer(capacity: 1 << 16)
+    /// The statement running now, or the last one that started: an error
+    /// is located in it.
+    private(set) var current: StatementHeader?
 
     init(settings: RenderSettings, sink: OutputSink, trace: DotCommand.TraceMode, signals: SignalState?) {
         self.settings = settings
@@ -29,7 +30,7 @@ struct RenderingConsumer: ResultConsumer {
 
     mutating func statementDidStart(_ header: StatementHeader) throws {
         if signals?.isInterruptRequested == true { throw Interrupted() }
-        statements[header.index] = header.sql
+        current = header
         if header.columns.isEmpty {
             renderer = nil
         } else {
@@ -39,26 +40,35 @@ struct RenderingConsumer: ResultConsumer {
         }
     }
 
-    mutating func consume(row: [SQLValue]) throws {
+    mutating func consume(row: StatementRow) throws {
         renderer?.row(row, into: &buffer)
-        if buffer.utf8.count >= 1 << 16 { try flush() }
+        if buffer.count >= 1 << 16 { try flush() }
     }
 
     mutating func statementDidFinish(_ summary: StatementSummary) throws {
         renderer?.end(into: &buffer)
         renderer = nil
-        if trace != .off, let sql = statements[summary.index] {
-            buffer += TraceLine.format(
-                sql: sql, elapsed: trace == .profile ? summary.elapsed : nil,
-                rows: trace == .profile ? summary.rowCount : nil, live: false)
+        if trace != .off, let current, current.index == summary.index {
+            buffer.append(
+                TraceLine.format(
+                    sql: current.sql, elapsed: trace == .profile ? summary.elapsed : nil,
+                    rows: trace == .profile ? summary.rowCount : nil, live: false))
         }
         try flush()
     }
 
     /// Writes what is buffered.
     mutating func flush() throws(OutputSink.Closed) {
-        defer { buffer.removeAll(keepingCapacity: true) }
-        try sink.write(buffer)
+        defer { buffer.removeAll() }
+        let closed = buffer.bytes.withUnsafeBytes { bytes in
+            do {
+                try sink.write(bytes)
+                return false
+            } catch {
+                return true
+            }
+        }
+        if closed { throw OutputSink.Closed() }
     }
 }
 

@@ -161,6 +161,7 @@ extension Session {
                 let seconds = SQLValue.format(real: timeout.milliseconds / 1000)
                 throw CommandFailure("timed out: no change of \(name ?? "any live query") within \(seconds) s")
             }
+            sink.flush()
             wake.wait(timeout: min(remaining, .milliseconds(250)))
         }
     }

@@ -26,7 +26,7 @@ final class Session {
 
     let interactive: Bool
     let bail: Bool
-    let sink = OutputSink()
+    let sink: OutputSink
     let wake = WakePipe()
     let signals: SignalState
     let events: EventQueue
@@ -57,6 +57,7 @@ final class Session {
         self.interactive = interactive
         self.bail = bail
         self.mode = mode ?? (interactive ? .box : .list)
+        sink = OutputSink(buffered: !interactive)
         let environment = ProcessInfo.processInfo.environment
         colour =
             interactive && isatty(1) != 0 && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
@@ -191,7 +192,7 @@ final class Session {
             return true
         } catch let failure as SQLiteFailure {
             flush(&consumer)
-            let errorLine = Self.line(of: failure, in: sql, statements: consumer.statements, startLine: line)
+            let errorLine = Self.line(of: failure, in: sql, current: consumer.current, startLine: line)
             reportError(failure.message, line: errorLine, source: source)
             if interactive, source.name == nil, let offset = failure.offset,
                 let pointer = Self.pointer(at: offset, in: sql)
@@ -238,22 +239,14 @@ final class Session {
 
     /// The line of the script where a failure happened: where SQLite
     /// located it, or else where the failing statement starts.
-    static func line(of failure: SQLiteFailure, in sql: String, statements: [Int: String], startLine: Int) -> Int {
+    static func line(of failure: SQLiteFailure, in sql: String, current: StatementHeader?, startLine: Int) -> Int {
         let utf8 = Array(sql.utf8)
         var offset: Int?
         if let errorOffset = failure.offset, errorOffset <= utf8.count {
             offset = errorOffset
-        } else if let index = failure.statementIndex {
-            var searchFrom = sql.startIndex
-            for statementIndex in 0...index {
-                guard let text = statements[statementIndex],
-                    let range = sql.range(of: text, range: searchFrom..<sql.endIndex)
-                else { continue }
-                searchFrom = range.upperBound
-                if statementIndex == index {
-                    offset = sql.utf8.distance(from: sql.startIndex, to: range.lowerBound)
-                }
-            }
+        } else if let current, current.index == failure.statementIndex, current.range.upperBound <= utf8.count {
+            // Where the statement's own text starts, after blanks and comments.
+            offset = current.range.lowerBound + InputAccumulator.blankPrefixLength(utf8[current.range])
         }
         guard let offset else {
             // The first non-blank line of the input.
@@ -295,6 +288,12 @@ final class Session {
     /// The statement of a lone `EXPLAIN QUERY PLAN ...`, which prints as a
     /// tree, as in sqlite3.
     static func explainedQuery(_ sql: String) -> String? {
+        // Most statements are not: look at the first word before anything else.
+        let explain = Array("EXPLAIN".utf8)
+        guard
+            sql.utf8.drop(while: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }).prefix(7)
+                .elementsEqual(explain, by: { $0 & 0xDF == $1 })
+        else { return nil }
         var text = sql.trimmingCharacters(in: .whitespacesAndNewlines)
         while text.hasSuffix(";") { text = String(text.dropLast()).trimmingCharacters(in: .whitespacesAndNewlines) }
         let words = text.split(maxSplits: 3, whereSeparator: { $0.isWhitespace })
@@ -381,7 +380,7 @@ final class Session {
 
     /// Prints the live-query and trace events that arrived.
     func printEvents() {
-        wake.drain()
+        wake.drainIfPosted()
         let items = events.takeAll()
         guard !items.isEmpty else { return }
         let printer = LiveQueryPrinter(settings: renderSettings)

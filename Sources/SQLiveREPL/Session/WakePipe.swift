@@ -1,10 +1,14 @@
 import Foundation
+import Synchronization
 
 /// A pipe that wakes a `poll` loop: live-query events, Ctrl-C and window
 /// resizes write a byte to it; the loop drains it and looks at what changed.
 final class WakePipe: Sendable {
     let readDescriptor: Int32
     private let writeDescriptor: Int32
+    /// Set by `post`, cleared by `drainIfPosted`: lets the session skip a
+    /// system call per statement when nothing was posted.
+    private let posted = Atomic<Bool>(false)
 
     init() {
         var fds: [Int32] = [0, 0]
@@ -21,14 +25,25 @@ final class WakePipe: Sendable {
 
     /// Wakes the loop. Never blocks: a full pipe already wakes it.
     func post() {
+        posted.store(true, ordering: .releasing)
         var byte: UInt8 = 1
         _ = Foundation.write(writeDescriptor, &byte, 1)
     }
 
     /// Empties the pipe.
     func drain() {
-        var buffer = [UInt8](repeating: 0, count: 256)
-        while Foundation.read(readDescriptor, &buffer, buffer.count) > 0 {}
+        posted.store(false, ordering: .relaxed)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { buffer in
+            while Foundation.read(readDescriptor, buffer.baseAddress!, buffer.count) > 0 {}
+        }
+    }
+
+    /// Empties the pipe if anything was posted since the last drain.
+    ///
+    /// A byte posted just after the check stays in the pipe: loops that
+    /// `poll` the pipe call `drain`, which always reads.
+    func drainIfPosted() {
+        if posted.exchange(false, ordering: .acquiring) { drain() }
     }
 
     /// Waits until the pipe is posted or the timeout passes; true when posted.

@@ -12,10 +12,16 @@ import GRDB
 /// schema; a rollback sends `.rolledBack`. It also keeps the
 /// `LocalCommitLedger`, so the probe can tell the session's commits from
 /// other writers'.
+///
+/// It is installed only while some live query exists (or is being
+/// registered): without it, GRDB has no observer on the connection, and
+/// scripts run on SQLite directly (`ScriptRunner`), at the C shell's pace.
+/// `prepareForScript` installs and removes it between transactions.
 final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
     // Mutable State
     //
-    // `candidates`, `touched` and `schemaVersions` are only accessed from
+    // `candidates`, `touched`, `schemaVersions`, `isInstalled` and
+    // `missedChanges` are only accessed from
     // the writer's dispatch queue, where GRDB calls transaction observers:
     // hence `@unchecked Sendable`. `interest` and `ledger` are Sendable
     // objects with their own locks.
@@ -28,6 +34,11 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
     private var schemaVersions: [Int?] = []
     /// Whether `databaseWillCommit` ran for the current transaction.
     private var commitStarted = false
+    /// Whether the recorder is one of GRDB's transaction observers.
+    private(set) var isInstalled = false
+    /// Set when the recorder was installed inside a transaction: what ran
+    /// before it was not observed, so its commit refreshes everything.
+    private var missedChanges = false
 
     let interest: Interest
     let ledger: LocalCommitLedger
@@ -50,6 +61,35 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
             try Int.fetchOne(db, sql: "PRAGMA main.schema_version"),
             try Int.fetchOne(db, sql: "PRAGMA temp.schema_version"),
         ]
+    }
+
+    /// Installs or removes the recorder before a script runs on the
+    /// session's connection; returns whether it is installed (then the
+    /// script's statements must run through GRDB, which reports their row
+    /// events).
+    ///
+    /// Installed when a live query exists; removed when none does, but
+    /// only between transactions, so a transaction it observed in part is
+    /// still reported.
+    func prepareForScript(_ db: Database) throws -> Bool {
+        let wanted = interest.queryCount > 0
+        if wanted && !isInstalled {
+            try prime(db)
+            missedChanges = db.isInsideTransaction
+            db.add(transactionObserver: self, extent: .observerLifetime)
+            isInstalled = true
+        } else if !wanted && isInstalled && !db.isInsideTransaction {
+            db.remove(transactionObserver: self)
+            isInstalled = false
+        }
+        return isInstalled
+    }
+
+    /// Removes the recorder (when the database closes).
+    func uninstall(_ db: Database) {
+        guard isInstalled else { return }
+        db.remove(transactionObserver: self)
+        isInstalled = false
     }
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
@@ -79,8 +119,11 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
 
     func databaseDidCommit(_ db: Database) {
         let touched = self.touched
+        let missedChanges = self.missedChanges
         reset()
-        if !touched.isEmpty {
+        if missedChanges {
+            emit(.localUnobserved)
+        } else if !touched.isEmpty {
             emit(.local(touched))
         }
         do {
@@ -106,6 +149,7 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
         }
         candidates.removeAll(keepingCapacity: true)
         touched.removeAll(keepingCapacity: true)
+        missedChanges = false
     }
 }
 

@@ -4,6 +4,10 @@ import GRDB
 enum ChangeSignal: Sendable {
     /// sqlive committed a transaction that modified these kinds of rows.
     case local([DatabaseEventKind])
+    /// sqlive committed changes that were not observed row by row (they ran
+    /// while no live query existed, or one was registered meanwhile): every
+    /// live query may be affected.
+    case localUnobserved
     /// The session rolled a transaction back: what live queries read on
     /// the session's own connection may have shown is gone.
     case rolledBack

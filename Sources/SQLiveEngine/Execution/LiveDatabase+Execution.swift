@@ -29,7 +29,7 @@ extension LiveDatabase {
                 defer { live.scriptDidRun(script, db) }
                 var collector = ResultCollector()
                 do {
-                    try runner.run(in: db, consumer: &collector)
+                    try Self.run(runner, in: db, live: live, consumer: &collector)
                     return (collector.results, nil)
                 } catch {
                     var results = collector.results
@@ -67,12 +67,34 @@ extension LiveDatabase {
         do {
             try writer.writeWithoutTransaction { db in
                 defer { live.scriptDidRun(script, db) }
-                try runner.run(in: db, consumer: &consumer)
+                try Self.run(runner, in: db, live: live, consumer: &consumer)
             }
         } catch let failure as SQLiteFailure {
             throw failure
         } catch let error as DatabaseError {
             throw SQLiteFailure(error)
+        }
+    }
+
+    /// Runs a script on the session's connection: through GRDB while a
+    /// live query exists, on SQLite directly otherwise.
+    private static func run(
+        _ runner: ScriptRunner, in db: Database, live: LiveQueryCenter, consumer: inout some ResultConsumer
+    ) throws {
+        let observed = try live.scriptWillRun(db)
+        guard !observed && runner.parameters.isEmpty else {
+            try runner.run(in: db, consumer: &consumer)
+            return
+        }
+        var wrote = false
+        defer { if wrote { live.unobservedScriptDidWrite(db) } }
+        do {
+            wrote = try runner.runDirectly(in: db, consumer: &consumer, ledger: live.ledger)
+        } catch {
+            // A statement that failed may have written before (a trigger, a
+            // partial multi-row insert outside a transaction).
+            wrote = true
+            throw error
         }
     }
 

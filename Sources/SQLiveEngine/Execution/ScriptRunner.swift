@@ -7,6 +7,16 @@ import GRDBSQLite
 /// Each statement is prepared when the one before it has run, so a script
 /// may create a table and then use it. When a statement fails, the runner
 /// reports which one, and where in the script SQLite located the error.
+///
+/// Two paths, the same results. While a live query exists, statements go
+/// through GRDB, whose transaction observation reports their row events to
+/// the `ChangeRecorder` (`run`). Otherwise, without parameters, they
+/// run on SQLite's C API directly (`runDirectly`), as the sqlite3 shell runs them: a
+/// statement then costs what SQLite costs, and GRDB's per-statement work
+/// (its authorizer, its observation broker, its cursor) is not paid for
+/// nothing. The direct path keeps what GRDB's did for sqlive: the commit
+/// ledger (every statement that may commit is counted), and GRDB's schema
+/// cache (cleared after a statement that may change the schema).
 struct ScriptRunner {
     var script: String
     var parameters: QueryParameters
@@ -20,13 +30,7 @@ struct ScriptRunner {
     /// - throws: `ScriptRunner.Failure` with the number of statements that
     ///   completed, or the consumer's own error.
     func run(in db: Database, consumer: inout some ResultConsumer) throws {
-        // SQLite would read the text only up to a NUL byte, and run half of it.
-        if let nul = script.utf8.firstIndex(of: 0) {
-            let offset = script.utf8.distance(from: script.utf8.startIndex, to: nul)
-            throw SQLiteFailure(
-                code: 1, extendedCode: 1, message: "the SQL holds a NUL byte at offset \(offset)", offset: offset,
-                statementIndex: 0)
-        }
+        try refuseNUL()
         let arguments: StatementArguments? = parameters.isEmpty ? nil : parameters.statementArguments
         let statements =
             if let arguments {
@@ -90,6 +94,178 @@ struct ScriptRunner {
 }
 
 extension ScriptRunner {
+    /// Runs the script on SQLite's C API, statement by statement.
+    ///
+    /// - returns: Whether a statement may have written (the caller tells
+    ///   live queries registered meanwhile).
+    @discardableResult
+    func runDirectly(
+        in db: Database, consumer: inout some ResultConsumer, ledger: LocalCommitLedger?
+    ) throws -> Bool {
+        try refuseNUL()
+        guard let connection = db.sqliteConnection else { throw SQLiveError.closed }
+        let tracer = tracer?.isEnabled == true ? tracer : nil
+        let text = script.utf8CString
+        var wrote = false
+        var schemaMayChange = false
+        defer {
+            if schemaMayChange { db.clearSchemaCache() }
+        }
+        return try text.withUnsafeBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            let end = buffer.count - 1
+            let clock = ContinuousClock()
+            var offset = 0
+            var index = 0
+            while offset < end {
+                let start = clock.now
+                var prepared: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let code = sqlite3_prepare_v3(
+                    connection, base + offset, Int32(end - offset + 1), 0, &prepared, &tail)
+                if code != SQLITE_OK {
+                    let errorOffset = Int(sqlite3_error_offset(connection))
+                    throw Self.failure(
+                        connection, code: code, offset: errorOffset >= 0 ? offset + errorOffset : nil,
+                        statementIndex: index)
+                }
+                let next = tail.map { $0 - base } ?? end
+                guard let statement = prepared else {
+                    // Only blanks and comments were left.
+                    offset = next
+                    continue
+                }
+                defer { sqlite3_finalize(statement) }
+                let columnCount = Int(sqlite3_column_count(statement))
+                var columns: [String] = []
+                if columnCount > 0 {
+                    columns.reserveCapacity(columnCount)
+                    for column in 0..<Int32(columnCount) {
+                        columns.append(sqlite3_column_name(statement, column).map { String(cString: $0) } ?? "")
+                    }
+                }
+                let header = StatementHeader(index: index, script: script, range: offset..<next, columns: columns)
+                try consumer.statementDidStart(header)
+
+                // A statement that writes, or ends a transaction, may commit:
+                // the ledger counts it, so the probe cannot mistake the
+                // commit for another writer's (counting more is safe).
+                let readonly = sqlite3_stmt_readonly(statement) != 0
+                let mayCommit = !readonly || sqlite3_get_autocommit(connection) == 0
+                if mayCommit {
+                    wrote = true
+                    if Self.mayChangeSchema(buffer, from: offset, to: next) { schemaMayChange = true }
+                    ledger?.commitWillStart()
+                }
+                defer { if mayCommit { ledger?.commitDidSettle() } }
+
+                let totalChangesBefore = sqlite3_total_changes64(connection)
+                var rowCount = 0
+                var truncated = false
+                stepping: while true {
+                    let step = sqlite3_step(statement)
+                    switch step {
+                    case SQLITE_ROW:
+                        if let maxRows, rowCount >= maxRows {
+                            truncated = true
+                            break stepping
+                        }
+                        try consumer.consume(row: StatementRow(statement, columnCount: columnCount))
+                        rowCount += 1
+                    case SQLITE_DONE:
+                        break stepping
+                    default:
+                        throw Self.failure(
+                            connection, code: step, offset: nil, statementIndex: index, sql: header.sql)
+                    }
+                }
+                let changes =
+                    sqlite3_total_changes64(connection) > totalChangesBefore ? Int(sqlite3_changes64(connection)) : 0
+                let elapsed = clock.now - start
+                tracer?.record(sql: header.sql, elapsed: elapsed, rows: rowCount, origin: origin)
+                try consumer.statementDidFinish(
+                    StatementSummary(
+                        index: index, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: elapsed))
+                index += 1
+                offset = next
+            }
+            return wrote
+        }
+    }
+
+    /// SQLite would read the text only up to a NUL byte, and run half of it.
+    private func refuseNUL() throws {
+        if let offset = Self.offsetOfNUL(in: script) {
+            throw SQLiteFailure(
+                code: 1, extendedCode: 1, message: "the SQL holds a NUL byte at offset \(offset)", offset: offset,
+                statementIndex: 0)
+        }
+    }
+
+    /// The offset of the first NUL byte in the text, if any.
+    static func offsetOfNUL(in text: String) -> Int? {
+        let contiguous: Int?? = text.utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+            guard let base = bytes.baseAddress, let nul = memchr(base, 0, bytes.count) else { return nil }
+            return UnsafeRawPointer(nul) - UnsafeRawPointer(base)
+        }
+        if let contiguous { return contiguous }
+        return text.utf8.firstIndex(of: 0).map { text.utf8.distance(from: text.utf8.startIndex, to: $0) }
+    }
+
+    /// The failure SQLite reports on the connection, as GRDB's path reports it.
+    private static func failure(
+        _ connection: OpaquePointer, code: Int32, offset: Int?, statementIndex: Int, sql: String? = nil
+    ) -> SQLiteFailure {
+        let extended = sqlite3_extended_errcode(connection)
+        let primary = code & 0xFF
+        let message =
+            primary == SQLITE_INTERRUPT
+            ? "interrupted" : sqlite3_errmsg(connection).map { String(cString: $0) } ?? "SQLite error \(code)"
+        return SQLiteFailure(
+            code: primary, extendedCode: extended, message: message, offset: offset, statementIndex: statementIndex,
+            sql: sql)
+    }
+
+    /// Whether a statement that may write can change the schema, judged
+    /// by its first word: anything but `INSERT`, `UPDATE`, `DELETE`,
+    /// `REPLACE`, `SELECT`, `VALUES`, `WITH`, `BEGIN`, `COMMIT`, `END` and
+    /// `SAVEPOINT` may (`ROLLBACK` may undo a `CREATE`).
+    private static func mayChangeSchema(_ text: UnsafeBufferPointer<CChar>, from start: Int, to end: Int) -> Bool {
+        let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(text)[start..<end])
+        var index = 0
+        // Skip blanks and comments.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 0x20 || (0x09...0x0D).contains(byte) {
+                index += 1
+            } else if byte == UInt8(ascii: "-"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "-") {
+                while index < bytes.count, bytes[index] != 0x0A { index += 1 }
+            } else if byte == UInt8(ascii: "/"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "*") {
+                index += 2
+                while index + 1 < bytes.count,
+                    !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/"))
+                {
+                    index += 1
+                }
+                index += 2
+            } else {
+                break
+            }
+        }
+        var word: [UInt8] = []
+        while index < bytes.count, word.count < 10 {
+            let byte = bytes[index] & 0xDF
+            guard byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") else { break }
+            word.append(byte)
+            index += 1
+        }
+        return !Self.dataWords.contains(word)
+    }
+
+    private static let dataWords: Set<[UInt8]> = Set(
+        ["INSERT", "UPDATE", "DELETE", "REPLACE", "SELECT", "VALUES", "WITH", "BEGIN", "COMMIT", "END", "SAVEPOINT"]
+            .map { Array($0.utf8) })
+
     /// Where SQLite locates the error in the statement that starts at
     /// `start` (a byte offset in the script), relative to that start.
     ///

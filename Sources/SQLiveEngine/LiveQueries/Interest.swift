@@ -19,10 +19,18 @@ final class Interest: Sendable {
     private struct State {
         var region = DatabaseRegion()
         var isStale = false
+        var queryCount = 0
     }
     private let state = Locked(State())
 
     var region: DatabaseRegion { state.withLock { $0.region } }
+
+    /// How many live queries exist or are being registered: the session's
+    /// connection observes its commits only when there is one.
+    var queryCount: Int {
+        get { state.withLock { $0.queryCount } }
+        set { state.withLock { $0.queryCount = newValue } }
+    }
 
     /// Whether a kind of row event can modify a live query's result.
     func isModified(byEventsOfKind kind: DatabaseEventKind) -> Bool {

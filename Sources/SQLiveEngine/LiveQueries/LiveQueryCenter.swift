@@ -26,7 +26,7 @@ final class LiveQueryCenter: Sendable {
     let reader: LiveQueryReader
     let interest = Interest()
     private let recorder: ChangeRecorder
-    private let ledger = LocalCommitLedger()
+    let ledger = LocalCommitLedger()
     private let session: any DatabaseWriter
     private let location: DatabaseLocation
     private let options: LiveQueryOptions
@@ -70,8 +70,9 @@ final class LiveQueryCenter: Sendable {
         let recorder = recorder
         let resolver = resolver
         try await session.writeWithoutTransaction { db in
+            // The recorder is installed when the first live query comes
+            // (`scriptWillRun`).
             try recorder.prime(db)
-            db.add(transactionObserver: recorder, extent: .observerLifetime)
             try resolver.prime("main", db)
         }
         if let path = location.filePath, isWatching {
@@ -176,6 +177,24 @@ final class LiveQueryCenter: Sendable {
         }
     }
 
+    /// Called on the session's connection before each script: whether its
+    /// statements must run through GRDB, whose transaction observation
+    /// reports their row events (a live query exists). Otherwise they run
+    /// on SQLite directly.
+    func scriptWillRun(_ db: Database) throws -> Bool {
+        try recorder.prepareForScript(db)
+    }
+
+    /// Called on the session's connection after a script that ran on
+    /// SQLite directly and may have written: a live query that was
+    /// registered meanwhile refreshes, since its first read may have
+    /// come before the script's commit.
+    func unobservedScriptDidWrite(_ db: Database) {
+        if interest.queryCount > 0 {
+            signalContinuation.yield(.localUnobserved)
+        }
+    }
+
     /// Called on the session's connection after each script: follows the
     /// databases it attached or detached on the committed connection.
     func scriptDidRun(_ script: String, _ db: Database) {
@@ -207,7 +226,7 @@ final class LiveQueryCenter: Sendable {
         events.finish()
         let recorder = recorder
         do {
-            try await session.writeWithoutTransaction { db in db.remove(transactionObserver: recorder) }
+            try await session.writeWithoutTransaction { db in recorder.uninstall(db) }
         } catch {
             Log.monitor.debug("removing the change recorder: \(error)")
         }

@@ -157,7 +157,7 @@ struct LiveQueryRegistry {
             }.map(\.definition)
         case .rolledBack:
             evaluations.values.filter { $0.home == .session }.map(\.definition)
-        case .external, .schemaChanged, .damage, .fileWritten:
+        case .localUnobserved, .external, .schemaChanged, .damage, .fileWritten:
             Array(evaluations.keys)
         case .fileChanged:
             []

@@ -41,6 +41,8 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     private var machine: CoalescingStateMachine<LiveQueryDefinition, C.Instant>
     private var registry = LiveQueryRegistry()
     private var isShutDown = false
+    /// Registrations fetching their first result.
+    private var registering = 0
     /// What is wrong with the main database file, while it is damaged:
     /// every live query fails with it, and none is read.
     private var damage: SQLiteFailure?
@@ -68,6 +70,14 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     func register(name: String, definition: LiveQueryDefinition) async throws(SQLiveError) -> LiveQuerySnapshot {
         guard !isShutDown else { throw .closed }
         guard registry.queries[name] == nil else { throw .liveQueryNameTaken(name) }
+        // Counted before the first read: a script that commits meanwhile
+        // must be observed (or report that it was not).
+        registering += 1
+        publishQueryCount()
+        defer {
+            registering -= 1
+            publishQueryCount()
+        }
         let (result, tables) = try await firstResult(for: definition)
         // Another registration of the same name may have won the race while
         // this one was fetching.
@@ -102,6 +112,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         guard let definition = registry.remove(name) else { throw .unknownLiveQuery(name) }
         forgetIfInactive(definition)
         interest.markStale()
+        publishQueryCount()
     }
 
     func unregisterAll() {
@@ -109,6 +120,12 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         registry.removeAll()
         interest.markStale()
         interest.narrowIfStale { DatabaseRegion() }
+        publishQueryCount()
+    }
+
+    /// Tells the interest how many live queries exist or are being registered.
+    private func publishQueryCount() {
+        interest.queryCount = registry.queries.count + registering
     }
 
     func pause(name: String) throws(SQLiveError) {
@@ -203,7 +220,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         case .fileWritten:
             cachesToDrop = [.committed, .session]
             cause = .external
-        case .local, .rolledBack: cause = .local
+        case .local, .localUnobserved, .rolledBack: cause = .local
         case .external: cause = .external
         case .schemaChanged(let schemaCause): cause = schemaCause
         }

@@ -1,0 +1,83 @@
+import Foundation
+import SQLiveTestSupport
+import Testing
+
+@testable import SQLiveEngine
+
+/// Scripts run on SQLite directly while no live query exists, through
+/// GRDB (whose observation reports row events) while one does. These
+/// tests cross the border between the two paths.
+@Suite("Scripts run directly on SQLite")
+struct DirectExecutionTests {
+    @Test(
+        "Rows written in a transaction before a live query existed reach it at commit",
+        arguments: JournalMode.allCases)
+    func transactionSpanningRegistration(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let database = try await LiveDatabase.open(
+            .file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)))
+        let recorder = EventRecorder(database)
+        // No live query: these statements run directly, unobserved.
+        _ = try await database.execute("BEGIN; INSERT INTO players(gameID, name, score) VALUES (9, 'Zed', 1000);")
+        let snapshot = try await database.registerLiveQuery(
+            name: "top", LiveQueryDefinition(sql: "SELECT name FROM players ORDER BY score DESC LIMIT 1"))
+        // The first result reads committed rows: not Zed's yet.
+        #expect(snapshot.result.rows != [[.text("Zed")]])
+        // Now observed through GRDB, whose recorder joined mid-transaction.
+        _ = try await database.execute("COMMIT")
+        try await recorder.waitForRows("top") { $0 == [[.text("Zed")]] }
+        #expect(recorder.changes("top").last?.cause == .local)
+        await database.close()
+    }
+
+    @Test("After the last live query leaves, writes run directly, and the next live query sees them")
+    func leavingAndComingBack() async throws {
+        let directory = try TemporaryDirectory()
+        let database = try await LiveDatabase.open(
+            .file(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)))
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'A')")
+        try await recorder.waitForRows("n") { $0 == [[.integer(5)]] }
+        try await database.unregisterLiveQuery(name: "n")
+        _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'B')")
+        let again = try await database.registerLiveQuery(
+            name: "m", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        #expect(again.result.rows == [[.integer(6)]])
+        _ = try await database.execute("DELETE FROM players WHERE name = 'B'")
+        try await recorder.waitForRows("m") { $0 == [[.integer(5)]] }
+        await database.close()
+    }
+
+    @Test("Schema changes made directly are seen by the schema, completion's source")
+    func schemaCacheFollowsDirectChanges() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute("CREATE TABLE a(x)")
+        #expect(try await database.schema().tables.map(\.name).contains("a"))
+        _ = try await database.execute("ALTER TABLE a ADD COLUMN y; CREATE TABLE b(z)")
+        let schema = try await database.schema()
+        #expect(schema.tables.first { $0.name == "a" }?.columns.map(\.name) == ["x", "y"])
+        #expect(schema.tables.map(\.name).contains("b"))
+        _ = try await database.execute("BEGIN; DROP TABLE b; ROLLBACK")
+        #expect(try await database.schema().tables.map(\.name).contains("b"))
+        await database.close()
+    }
+
+    @Test("Errors from the direct path say which statement failed, and where")
+    func directErrors() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        let failure = await #expect(throws: ScriptFailure.self) {
+            try await database.execute("CREATE TABLE t(x UNIQUE); INSERT INTO t VALUES (1);\nINSERT INTO t VALUES (1)")
+        }
+        #expect(failure?.completed.count == 2)
+        #expect(failure?.failure.statementIndex == 2)
+        #expect(failure?.failure.message == "UNIQUE constraint failed: t.x")
+        let syntax = await #expect(throws: ScriptFailure.self) {
+            try await database.execute("SELECT 1; SELEC 2")
+        }
+        #expect(syntax?.failure.statementIndex == 1)
+        #expect(syntax?.failure.offset == 10)
+        #expect(syntax?.completed.map(\.sql) == ["SELECT 1"])
+        await database.close()
+    }
+}

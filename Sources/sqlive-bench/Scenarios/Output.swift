@@ -1,15 +1,18 @@
 import Foundation
 import GRDB
 
-/// One million rows in csv mode to /dev/null through a scripted session,
-/// against the sqlite3 CLI doing the same, in the same run.
+/// One million rows to /dev/null through a scripted session, in csv, json
+/// and box modes, against the sqlite3 CLI doing the same, in the same run.
 enum Output: Scenario {
     static let name = "output"
 
     static func run(quick: Bool, directory: URL) async throws -> ResultTable {
         let rows = quick ? 50_000 : 1_000_000
+        let runs = quick ? 1 : 3
         var table = ResultTable(
-            scenario: name, note: "\(rows) rows (id, text, integer, real) as CSV to /dev/null; best of 3 runs.")
+            scenario: name,
+            note: "\(rows) rows (id, text, integer, real) to /dev/null; best of \(runs) alternating runs; "
+                + "peak memory of each process, measured by GNU time.")
         guard let sqlive = ChildProcess.sqlivePath else {
             table.checks.append("skipped: no sqlive binary next to sqlive-bench")
             return table
@@ -22,23 +25,19 @@ enum Output: Scenario {
             INSERT INTO t SELECT i, 'player ' || i, i * 7 % 1000, i / 3.0 FROM n;
             """)
         let query = "SELECT * FROM t"
-        let ours = [sqlive, path, "--mode", "csv", "-c", query]
-        let theirs = ["/usr/bin/sqlite3", "-csv", path, query]
-        let probe = try ChildProcess.measure([sqlive, path, "--mode", "csv", "-c", "SELECT 1"])
+        let probe = try ChildProcess.time([sqlive, path, "--mode", "csv", "-c", "SELECT 1"])
         guard probe.status == 0 else {
             table.checks.append("skipped: sqlive's scripted sessions do not run yet (exit \(probe.status))")
             return table
         }
-        var best = (ours: (seconds: Double.infinity, peak: 0.0), theirs: (seconds: Double.infinity, peak: 0.0))
-        for _ in 0..<3 {
-            let a = try ChildProcess.measure(ours)
-            let b = try ChildProcess.measure(theirs)
-            guard a.status == 0, b.status == 0 else { throw BenchmarkCheckFailed(description: "a CSV run failed") }
-            if a.seconds < best.ours.seconds { best.ours = (a.seconds, a.peakMiB) }
-            if b.seconds < best.theirs.seconds { best.theirs = (b.seconds, b.peakMiB) }
+        for mode in ["csv", "json", "box"] {
+            let result = try SideBySide(
+                ours: [sqlive, path, "--mode", mode, "-c", query],
+                theirs: ["/usr/bin/sqlite3", "-\(mode)", path, query], runs: runs)
+            table.add("\(mode): wall time (s)", result.ours.seconds, anchor: result.theirs.seconds, "sqlite3 -\(mode)")
+            table.add(
+                "\(mode): peak memory (MiB)", result.ours.peakMiB, anchor: result.theirs.peakMiB, "sqlite3 -\(mode)")
         }
-        table.add("wall time (s)", best.ours.seconds, anchor: best.theirs.seconds, "sqlite3 -csv")
-        table.add("peak resident memory (MiB)", best.ours.peak, anchor: best.theirs.peak, "sqlite3 -csv")
         return table
     }
 }

@@ -1,15 +1,18 @@
 import Foundation
 import GRDB
 
-/// Pipelined `query/execute` of a small query over the real binary's
-/// stdio, against executing the same query directly with GRDB.
+/// Pipelined `query/execute` of one-row queries over the real binary's
+/// stdio, from its start to the last answer, against `sqlite3 -json`
+/// running the same statements as a script (its start included), and
+/// against direct GRDB reads of them in this process.
 enum RPC: Scenario {
     static let name = "rpc"
 
     static func run(quick: Bool, directory: URL) async throws -> ResultTable {
         let requests = quick ? 500 : 10_000
         var table = ResultTable(
-            scenario: name, note: "\(requests) pipelined query/execute requests of a one-row query.")
+            scenario: name,
+            note: "\(requests) pipelined query/execute requests of one-row SELECTs (each a distinct statement).")
         guard let sqlive = ChildProcess.sqlivePath else {
             table.checks.append("skipped: no sqlive binary next to sqlive-bench")
             return table
@@ -21,16 +24,26 @@ enum RPC: Scenario {
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
             INSERT INTO players SELECT i, 'player ' || i, i % 100 FROM n;
             """)
-        let sql = "SELECT id, name, score FROM players WHERE id = ?"
+        @Sendable func sql(_ index: Int) -> String { "SELECT id, name, score FROM players WHERE id = \(index % 1000 + 1)" }
 
         // Direct GRDB: the same statements, one read each.
         let queue = try DatabaseQueue(path: path)
         let directStart = Monotonic.now()
-        for index in 0..<requests {
-            _ = try await queue.read { db in try Row.fetchAll(db, sql: sql, arguments: [index % 1000 + 1]).count }
+        for index in 1...requests {
+            _ = try await queue.read { db in try Row.fetchAll(db, sql: sql(index)).count }
         }
         let direct = Double(Monotonic.now() - directStart) / 1e9
         try queue.close()
+
+        // The sqlite3 shell in json mode, the same statements as a script.
+        let script = directory.appendingPathComponent("rpc.sql").path
+        try (1...requests).map { sql($0) + ";\n" }.joined().write(toFile: script, atomically: true, encoding: .utf8)
+        var shell = Double.infinity
+        for _ in 0..<3 {
+            let run = try ChildProcess.time(["/usr/bin/sqlite3", "-json", path], input: script)
+            guard run.status == 0 else { throw BenchmarkCheckFailed(description: "sqlite3 -json failed") }
+            shell = min(shell, run.seconds)
+        }
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: sqlive)
@@ -40,6 +53,7 @@ enum RPC: Scenario {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
+        let start = Monotonic.now()
         try process.run()
         func frame(_ json: String) -> Data {
             let body = Data(json.utf8)
@@ -48,10 +62,9 @@ enum RPC: Scenario {
         var batch = frame(#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#)
         for index in 1...requests {
             batch += frame(
-                #"{"jsonrpc":"2.0","id":\#(index),"method":"query/execute","params":{"sql":"\#(sql)","params":[\#(index % 1000 + 1)]}}"#
+                #"{"jsonrpc":"2.0","id":\#(index),"method":"query/execute","params":{"sql":"\#(sql(index))"}}"#
             )
         }
-        let start = Monotonic.now()
         let payload = batch
         let writer = Thread {
             input.fileHandleForWriting.write(payload)
@@ -90,6 +103,7 @@ enum RPC: Scenario {
                 "skipped: the server answered \(received) of \(requests + 1) requests, \(errors) errors")
             return table
         }
+        table.add("wall time, start to last answer (s)", wall, anchor: shell, "sqlite3 -json, same statements")
         table.add(
             "requests per second", Double(requests) / wall, anchor: Double(requests) / direct, "direct GRDB reads",
             lowerIsBetter: false)

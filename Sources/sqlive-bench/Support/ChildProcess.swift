@@ -90,23 +90,52 @@ enum ChildProcess {
         return try WriterCommit.parse(String(decoding: data, as: UTF8.self))
     }
 
-    /// Runs a command with its output sent to /dev/null; returns wall seconds and peak resident MiB.
-    static func measure(_ arguments: [String]) throws -> (seconds: Double, peakMiB: Double, status: Int32) {
+    /// Runs a command with its output sent to /dev/null (and its input
+    /// read from a file, if given); returns its wall seconds and exit status.
+    static func time(_ arguments: [String], input: String? = nil) throws -> (seconds: Double, status: Int32) {
         var pid: pid_t = 0
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        if let input { posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0) }
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let start = Monotonic.now()
         let code = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
         guard code == 0 else { throw BenchmarkCheckFailed(description: "cannot start \(arguments[0]): \(code)") }
         var status: Int32 = 0
-        var usage = rusage()
-        _ = wait4(pid, &status, 0, &usage)
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let seconds = Double(Monotonic.now() - start) / 1e9
-        let exit = (status >> 8) & 0xFF
-        return (seconds, Double(usage.ru_maxrss) / 1024, exit)
+        return (seconds, (status >> 8) & 0xFF)
+    }
+
+    /// The peak resident memory of one run of a command, in MiB: its own.
+    ///
+    /// `wait4`'s `ru_maxrss` for a child spawned from this process is not
+    /// the child's own peak: `posix_spawn` shares this process's memory
+    /// until `exec`, and Linux carries the larger high-water mark across
+    /// `exec`. GNU time forks from a small process, so the figure it reads
+    /// is the command's own (or time's, about 2 MiB, if larger).
+    static func peakMemory(_ arguments: [String], input: String? = nil) throws -> Double? {
+        let gnuTime = "/usr/bin/time"
+        guard FileManager.default.isExecutableFile(atPath: gnuTime) else { return nil }
+        let report = FileManager.default.temporaryDirectory.appendingPathComponent("sqlive-bench-time-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: report) }
+        let run = try time([gnuTime, "-f", "%M", "-o", report.path] + arguments, input: input)
+        guard run.status == 0, let text = try? String(contentsOf: report, encoding: .utf8),
+            let kibibytes = text.split(separator: "\n").last.flatMap({ Double($0) })
+        else { return nil }
+        return kibibytes / 1024
+    }
+
+    /// Runs a command with its output sent to /dev/null; returns wall seconds and peak resident MiB.
+    static func measure(_ arguments: [String], input: String? = nil) throws -> (
+        seconds: Double, peakMiB: Double, status: Int32
+    ) {
+        let run = try time(arguments, input: input)
+        let peak = run.status == 0 ? try peakMemory(arguments, input: input) ?? .nan : .nan
+        return (run.seconds, peak, run.status)
     }
 }

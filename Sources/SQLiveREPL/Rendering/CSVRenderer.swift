@@ -1,7 +1,8 @@
 import SQLiveEngine
 
 /// Writes RFC 4180 CSV: fields with a comma, a quote, a CR or a LF are
-/// quoted, quotes doubled, lines end with CRLF. NULL is an empty field.
+/// quoted, quotes doubled, lines end with CRLF. NULL is an empty field,
+/// empty text `""`.
 struct CSVRenderer: RowRenderer {
     let settings: RenderSettings
 
@@ -22,7 +23,11 @@ struct CSVRenderer: RowRenderer {
             case .null: break
             case .integer: output.append(integer: row.integer(at: column))
             case .real: output.append(real: row.real(at: column))
-            case .text: row.withUTF8(at: column) { Self.appendField($0, to: &output) }
+            case .text:
+                row.withUTF8(at: column) { text in
+                    // Quoted when empty, as in sqlite3: an empty text is not NULL.
+                    if text.isEmpty { output.append("\"\"") } else { Self.appendField(text, to: &output) }
+                }
             case .blob: output.appendBlobLiteral(row, at: column)
             }
         }

@@ -87,7 +87,7 @@ extension LiveDatabase {
             return
         }
         var wrote = false
-        defer { if wrote { live.unobservedScriptDidWrite(db) } }
+        defer { if wrote { live.unobservedScriptDidWrite() } }
         do {
             wrote = try runner.runDirectly(in: db, consumer: &consumer, ledger: live.ledger)
         } catch {

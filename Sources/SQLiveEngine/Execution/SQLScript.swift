@@ -83,6 +83,35 @@ public enum SQLScript {
         var parameters = Statement()
     }
 
+    /// How many bytes of whitespace and comments the text starts with (an
+    /// unterminated block comment runs to the end).
+    ///
+    /// ```swift
+    /// SQLScript.blankPrefixLength(Array("  -- note\nSELECT 1".utf8)[...])   // 10
+    /// ```
+    public static func blankPrefixLength(_ bytes: ArraySlice<UInt8>) -> Int {
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C {
+                index += 1
+            } else if byte == UInt8(ascii: "-"), index + 1 < bytes.endIndex, bytes[index + 1] == UInt8(ascii: "-") {
+                while index < bytes.endIndex, bytes[index] != 0x0A { index += 1 }
+            } else if byte == UInt8(ascii: "/"), index + 1 < bytes.endIndex, bytes[index + 1] == UInt8(ascii: "*") {
+                index += 2
+                while index + 1 < bytes.endIndex,
+                    !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/"))
+                {
+                    index += 1
+                }
+                index = min(index + 2, bytes.endIndex)
+            } else {
+                break
+            }
+        }
+        return index - bytes.startIndex
+    }
+
     /// Splits the script at each `;` outside literals and comments, and
     /// numbers each statement's parameters as SQLite does: `?` takes the
     /// next number, `?NNN` the number NNN, a name its first number.

@@ -83,11 +83,9 @@ struct ScriptRunner {
                 throw SQLiteFailure(error, statementIndex: index)
             }
             let changes = db.totalChangesCount > totalChangesBefore ? db.changesCount : 0
-            let elapsed = clock.now - start
-            tracer?.record(sql: header.sql, elapsed: elapsed, rows: rowCount, origin: origin)
-            try consumer.statementDidFinish(
-                StatementSummary(
-                    index: index, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: elapsed))
+            try finish(
+                header, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: clock.now - start,
+                tracer: tracer, consumer: &consumer)
             index += 1
         }
     }
@@ -98,7 +96,6 @@ extension ScriptRunner {
     ///
     /// - returns: Whether a statement may have written (the caller tells
     ///   live queries registered meanwhile).
-    @discardableResult
     func runDirectly(
         in db: Database, consumer: inout some ResultConsumer, ledger: LocalCommitLedger?
     ) throws -> Bool {
@@ -181,16 +178,25 @@ extension ScriptRunner {
                 }
                 let changes =
                     sqlite3_total_changes64(connection) > totalChangesBefore ? Int(sqlite3_changes64(connection)) : 0
-                let elapsed = clock.now - start
-                tracer?.record(sql: header.sql, elapsed: elapsed, rows: rowCount, origin: origin)
-                try consumer.statementDidFinish(
-                    StatementSummary(
-                        index: index, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: elapsed))
+                try finish(
+                    header, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: clock.now - start,
+                    tracer: tracer, consumer: &consumer)
                 index += 1
                 offset = next
             }
             return wrote
         }
+    }
+
+    /// Reports a statement that ran: to the tracer, then to the consumer.
+    private func finish(
+        _ header: StatementHeader, rowCount: Int, truncated: Bool, changes: Int, elapsed: Duration,
+        tracer: StatementTracer?, consumer: inout some ResultConsumer
+    ) throws {
+        tracer?.record(sql: header.sql, elapsed: elapsed, rows: rowCount, origin: origin)
+        try consumer.statementDidFinish(
+            StatementSummary(
+                index: header.index, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: elapsed))
     }
 
     /// SQLite would read the text only up to a NUL byte, and run half of it.
@@ -231,33 +237,12 @@ extension ScriptRunner {
     /// `REPLACE`, `SELECT`, `VALUES`, `WITH`, `BEGIN`, `COMMIT`, `END` and
     /// `SAVEPOINT` may (`ROLLBACK` may undo a `CREATE`).
     private static func mayChangeSchema(_ text: UnsafeBufferPointer<CChar>, from start: Int, to end: Int) -> Bool {
-        let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(text)[start..<end])
-        var index = 0
-        // Skip blanks and comments.
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == 0x20 || (0x09...0x0D).contains(byte) {
-                index += 1
-            } else if byte == UInt8(ascii: "-"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "-") {
-                while index < bytes.count, bytes[index] != 0x0A { index += 1 }
-            } else if byte == UInt8(ascii: "/"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "*") {
-                index += 2
-                while index + 1 < bytes.count,
-                    !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/"))
-                {
-                    index += 1
-                }
-                index += 2
-            } else {
-                break
-            }
-        }
+        let statement = ArraySlice(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(text)[start..<end]))
         var word: [UInt8] = []
-        while index < bytes.count, word.count < 10 {
-            let byte = bytes[index] & 0xDF
-            guard byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") else { break }
-            word.append(byte)
-            index += 1
+        for byte in statement.dropFirst(SQLScript.blankPrefixLength(statement)) {
+            let letter = byte & 0xDF
+            guard letter >= UInt8(ascii: "A") && letter <= UInt8(ascii: "Z"), word.count < 10 else { break }
+            word.append(letter)
         }
         return !Self.dataWords.contains(word)
     }

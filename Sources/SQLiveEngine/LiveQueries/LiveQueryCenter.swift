@@ -71,7 +71,9 @@ final class LiveQueryCenter: Sendable {
         let resolver = resolver
         try await session.writeWithoutTransaction { db in
             // The recorder is installed when the first live query comes
-            // (`scriptWillRun`).
+            // (`scriptWillRun`). Priming it now also opens the temp schema
+            // on the session's connection, which decides where a live query
+            // of `sqlite_temp_master` reads.
             try recorder.prime(db)
             try resolver.prime("main", db)
         }
@@ -189,7 +191,7 @@ final class LiveQueryCenter: Sendable {
     /// SQLite directly and may have written: a live query that was
     /// registered meanwhile refreshes, since its first read may have
     /// come before the script's commit.
-    func unobservedScriptDidWrite(_ db: Database) {
+    func unobservedScriptDidWrite() {
         if interest.queryCount > 0 {
             signalContinuation.yield(.localUnobserved)
         }

@@ -44,13 +44,24 @@ extension SQLValue: CustomStringConvertible {
     /// This runs once per REAL cell of every printed result, so it calls
     /// SQLite's own formatter through a small C function, into a stack buffer.
     public static func format(real value: Double) -> String {
-        if value.isNaN { return "NaN" }
-        if value.isInfinite { return value < 0 ? "-Inf" : "Inf" }
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { buffer in
-            let count = Int(sqlive_format_real(value, buffer.baseAddress!, 48))
-            return String(
-                decoding: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: max(0, min(count, 47))),
-                as: UTF8.self)
+        withFormatted(real: value) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Calls `body` with a REAL formatted as `format(real:)` formats it, in
+    /// a stack buffer (valid only during the call): renderers copy it to
+    /// their output without making a string.
+    public static func withFormatted<R>(real value: Double, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows
+        -> R
+    {
+        if !value.isFinite {
+            var text = value.isNaN ? "NaN" : value < 0 ? "-Inf" : "Inf"
+            return try text.withUTF8(body)
+        }
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 48) { buffer in
+            let count = buffer.withMemoryRebound(to: CChar.self) {
+                Int(sqlive_format_real(value, $0.baseAddress!, 48))
+            }
+            return try body(UnsafeBufferPointer(rebasing: buffer[..<max(0, min(count, 47))]))
         }
     }
 }

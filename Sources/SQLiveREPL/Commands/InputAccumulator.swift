@@ -70,30 +70,6 @@ struct InputAccumulator {
 
     /// Whether the bytes hold only whitespace and comments.
     static func isBlank(_ bytes: [UInt8]) -> Bool {
-        blankPrefixLength(bytes[...]) == bytes.count
-    }
-
-    /// How many bytes of whitespace and comments the text starts with.
-    static func blankPrefixLength(_ bytes: ArraySlice<UInt8>) -> Int {
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C {
-                index += 1
-            } else if byte == UInt8(ascii: "-"), index + 1 < bytes.endIndex, bytes[index + 1] == UInt8(ascii: "-") {
-                while index < bytes.endIndex, bytes[index] != 0x0A { index += 1 }
-            } else if byte == UInt8(ascii: "/"), index + 1 < bytes.endIndex, bytes[index + 1] == UInt8(ascii: "*") {
-                index += 2
-                while index + 1 < bytes.endIndex,
-                    !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/"))
-                {
-                    index += 1
-                }
-                index = min(index + 2, bytes.endIndex)
-            } else {
-                break
-            }
-        }
-        return index - bytes.startIndex
+        SQLScript.blankPrefixLength(bytes[...]) == bytes.count
     }
 }

@@ -49,12 +49,4 @@ struct CSVRenderer: RowRenderer {
         }
         output.append(byte: 0x22)
     }
-
-    /// A field as CSV writes it.
-    static func quoted(_ field: String) -> String {
-        var output = OutputBuffer()
-        var field = field
-        field.withUTF8 { appendField($0, to: &output) }
-        return output.string
-    }
 }

@@ -3,33 +3,16 @@ import SQLiveEngine
 
 /// How values look in the human-readable modes, and how wide they are on a terminal.
 enum CellText {
-    /// The text of a value: NULL as `nullText`, a REAL like sqlite3, a BLOB
-    /// as an `X'...'` literal (its bytes are rarely printable).
-    static func text(_ value: SQLValue, nullText: String) -> String {
-        switch value {
-        case .null: nullText
-        case .integer(let value): String(value)
-        case .real(let value): real(value)
-        case .text(let value): value
-        case .blob(let data): blobLiteral(data)
-        }
-    }
-
     /// A REAL as sqlite3 prints it (`%!.15g`).
     static func real(_ value: Double) -> String {
         SQLValue.format(real: value)
     }
 
-    static func blobLiteral(_ data: Data) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes: [UInt8] = Array("X'".utf8)
-        bytes.reserveCapacity(data.count * 2 + 3)
-        for byte in data {
-            bytes.append(digits[Int(byte >> 4)])
-            bytes.append(digits[Int(byte & 0xF)])
-        }
-        bytes.append(UInt8(ascii: "'"))
-        return String(decoding: bytes, as: UTF8.self)
+    /// A BLOB as an `X'...'` literal (its bytes are rarely printable).
+    static func blobLiteral(_ blob: UnsafeRawBufferPointer) -> String {
+        var output = OutputBuffer(capacity: blob.count * 2 + 3)
+        output.append(blobLiteral: blob)
+        return output.string
     }
 
     /// The text with control characters made visible, so that a grid cell
@@ -101,13 +84,5 @@ enum CellText {
             used += w
         }
         return result + "…"
-    }
-
-    /// Whether a value is shown right-aligned in a grid.
-    static func isNumeric(_ value: SQLValue) -> Bool {
-        switch value {
-        case .integer, .real: true
-        default: false
-        }
     }
 }

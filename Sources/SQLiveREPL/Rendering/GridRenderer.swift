@@ -47,7 +47,7 @@ struct GridRenderer: RowRenderer {
                 case .integer: String(row.integer(at: column))
                 case .real: CellText.real(row.real(at: column))
                 case .text: CellText.singleLine(row.withUTF8(at: column) { String(decoding: $0, as: UTF8.self) })
-                case .blob: CellText.blobLiteral(row.withBlob(at: column) { Data($0) })
+                case .blob: row.withBlob(at: column) { CellText.blobLiteral($0) }
                 }
             if settings.mode == .markdown { text = text.replacingOccurrences(of: "|", with: "\\|") }
             cells.append(

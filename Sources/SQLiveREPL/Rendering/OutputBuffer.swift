@@ -1,4 +1,3 @@
-import CSQLiveSupport
 import SQLiveEngine
 
 /// Bytes of output, appended to by renderers and written out in chunks.
@@ -73,16 +72,20 @@ public struct OutputBuffer {
 
     /// Appends a REAL as the sqlite3 shell prints it (`%!.15g`).
     public mutating func append(real value: Double) {
-        guard value.isFinite else {
-            append(SQLValue.format(real: value))
-            return
-        }
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { buffer in
-            let count = max(0, min(Int(sqlive_format_real(value, buffer.baseAddress!, 48)), 47))
-            UnsafeRawBufferPointer(start: buffer.baseAddress!, count: count).withMemoryRebound(to: UInt8.self) {
-                bytes.append(contentsOf: $0)
+        SQLValue.withFormatted(real: value) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends bytes as an `X'...'` literal, as sqlite3 shows a BLOB.
+    public mutating func append(blobLiteral blob: UnsafeRawBufferPointer) {
+        let digits: StaticString = "0123456789abcdef"
+        append("X'")
+        digits.withUTF8Buffer { digits in
+            for byte in blob {
+                bytes.append(digits[Int(byte >> 4)])
+                bytes.append(digits[Int(byte & 0xF)])
             }
         }
+        bytes.append(UInt8(ascii: "'"))
     }
 
     /// Drops what was appended after the first `count` bytes.

@@ -70,18 +70,8 @@ extension OutputBuffer {
         }
     }
 
-    /// Appends a BLOB as an `X'...'` literal.
+    /// Appends a BLOB column as an `X'...'` literal.
     mutating func appendBlobLiteral(_ row: some RowValues, at column: Int) {
-        let digits: StaticString = "0123456789abcdef"
-        append("X'")
-        row.withBlob(at: column) { blob in
-            digits.withUTF8Buffer { digits in
-                for byte in blob {
-                    append(byte: digits[Int(byte >> 4)])
-                    append(byte: digits[Int(byte & 0xF)])
-                }
-            }
-        }
-        append(byte: UInt8(ascii: "'"))
+        row.withBlob(at: column) { append(blobLiteral: $0) }
     }
 }

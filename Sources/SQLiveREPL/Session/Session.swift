@@ -246,7 +246,7 @@ final class Session {
             offset = errorOffset
         } else if let current, current.index == failure.statementIndex, current.range.upperBound <= utf8.count {
             // Where the statement's own text starts, after blanks and comments.
-            offset = current.range.lowerBound + InputAccumulator.blankPrefixLength(utf8[current.range])
+            offset = current.range.lowerBound + SQLScript.blankPrefixLength(utf8[current.range])
         }
         guard let offset else {
             // The first non-blank line of the input.

@@ -24,7 +24,9 @@ enum RPC: Scenario {
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
             INSERT INTO players SELECT i, 'player ' || i, i % 100 FROM n;
             """)
-        @Sendable func sql(_ index: Int) -> String { "SELECT id, name, score FROM players WHERE id = \(index % 1000 + 1)" }
+        @Sendable func sql(_ index: Int) -> String {
+            "SELECT id, name, score FROM players WHERE id = \(index % 1000 + 1)"
+        }
 
         // Direct GRDB: the same statements, one read each.
         let queue = try DatabaseQueue(path: path)

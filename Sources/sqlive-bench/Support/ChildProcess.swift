@@ -129,13 +129,4 @@ enum ChildProcess {
         else { return nil }
         return kibibytes / 1024
     }
-
-    /// Runs a command with its output sent to /dev/null; returns wall seconds and peak resident MiB.
-    static func measure(_ arguments: [String], input: String? = nil) throws -> (
-        seconds: Double, peakMiB: Double, status: Int32
-    ) {
-        let run = try time(arguments, input: input)
-        let peak = run.status == 0 ? try peakMemory(arguments, input: input) ?? .nan : .nan
-        return (run.seconds, peak, run.status)
-    }
 }

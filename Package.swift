@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .executable(name: "sqlive", targets: ["sqlive"]),
         .library(name: "SQLiveEngine", targets: ["SQLiveEngine"]),
+        .library(name: "SQLiveProtocol", targets: ["SQLiveProtocol"]),
         .library(name: "SQLiveRPC", targets: ["SQLiveRPC"]),
         .library(name: "SQLiveREPL", targets: ["SQLiveREPL"]),
     ],
@@ -37,10 +38,15 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
 
-        // JSON-RPC 2.0 over stdio, in Language Server style.
+        // The protocol's wire: JSON, message types, ids, error codes,
+        // framing. No engine inside: a Swift client can use it alone.
+        .target(name: "SQLiveProtocol"),
+
+        // The JSON-RPC 2.0 server over stdio, in Language Server style:
+        // dispatch, lifecycle, handlers over the engine.
         .target(
             name: "SQLiveRPC",
-            dependencies: ["SQLiveEngine", "SQLiveLocks"]),
+            dependencies: ["SQLiveProtocol", "SQLiveEngine", "SQLiveLocks"]),
 
         // The interactive REPL and scripted sessions.
         .target(
@@ -82,8 +88,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(
+            name: "SQLiveProtocolTests",
+            dependencies: ["SQLiveProtocol", "SQLiveTestSupport"]),
+        .testTarget(
             name: "SQLiveRPCTests",
-            dependencies: ["SQLiveRPC", "SQLiveEngine", "SQLiveLocks", "SQLiveTestSupport"]),
+            dependencies: ["SQLiveRPC", "SQLiveProtocol", "SQLiveEngine", "SQLiveLocks", "SQLiveTestSupport"]),
         .testTarget(
             name: "SQLiveREPLTests",
             dependencies: ["SQLiveREPL", "SQLiveEngine"]),
@@ -97,6 +106,6 @@ if Context.environment["SQLIVE_FUZZ"] != nil {
     package.targets.append(
         .executableTarget(
             name: "sqlive-fuzz",
-            dependencies: ["SQLiveRPC", "SQLiveREPL", "SQLiveEngine"],
+            dependencies: ["SQLiveRPC", "SQLiveProtocol", "SQLiveREPL", "SQLiveEngine"],
             path: "Fuzz/Sources/sqlive-fuzz"))
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveProtocol
 import SQLiveRPC
 import SQLiveTestSupport
 import Testing
@@ -101,7 +102,7 @@ struct FuzzTests {
 
     @Test func tenThousandMalformedMessagesDoNotEndTheServer() async throws {
         let directory = try TemporaryDirectory()
-        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)
+        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url, binary: true)
         _ = try await server.result("query/execute", ["sql": "CREATE TABLE t(a)"])
 
         var random = SeededRandom(seed: 0x5EED_2026)

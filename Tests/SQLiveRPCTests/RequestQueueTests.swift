@@ -1,3 +1,4 @@
+import Foundation
 import SQLiveLocks
 import Testing
 
@@ -16,6 +17,7 @@ struct RequestQueueTests {
     final class Gate: Sendable {
         private let opened = Locked(false)
         func open() { opened.withLock { $0 = true } }
+        var isOpen: Bool { opened.withLock { $0 } }
         func wait() async {
             while !opened.withLock({ $0 }) {
                 try? await Task.sleep(for: .milliseconds(1))
@@ -25,6 +27,7 @@ struct RequestQueueTests {
 
     @Test func serialRequestsRunInOrder() async {
         let queue = RequestQueue()
+        defer { queue.stop() }
         let journal = Journal()
         for index in 0..<50 {
             queue.schedule(.serial) {
@@ -38,6 +41,7 @@ struct RequestQueueTests {
 
     @Test func concurrentRequestsOvertakeARunningStatement() async {
         let queue = RequestQueue()
+        defer { queue.stop() }
         let journal = Journal()
         let gate = Gate()
         queue.schedule(.serial) {
@@ -46,7 +50,7 @@ struct RequestQueueTests {
         }
         queue.schedule(.serial) { journal.append("next query") }
         let list = queue.schedule(.concurrent) { journal.append("list") }
-        await list.value
+        await list.ended()
         #expect(journal.all == ["list"])
         gate.open()
         #expect(await queue.waitForAll(timeout: .seconds(30)))
@@ -55,6 +59,7 @@ struct RequestQueueTests {
 
     @Test func concurrentRequestsWaitForLiveQueryChangesAndBarriers() async {
         let queue = RequestQueue()
+        defer { queue.stop() }
         let journal = Journal()
         let gate = Gate()
         queue.schedule(.barrier) {
@@ -72,13 +77,58 @@ struct RequestQueueTests {
 
     @Test func cancellationReachesTheOperation() async {
         let queue = RequestQueue()
-        let task = queue.schedule(.serial) {
+        defer { queue.stop() }
+        let started = Gate()
+        let work = queue.schedule(.serial) {
+            started.open()
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(1))
             }
         }
-        queue.cancelAll()
-        await task.value
-        #expect(task.isCancelled)
+        await started.wait()
+        #expect(work.cancel() == .whileRunning)
+        await work.ended()
+        #expect(work.isCancelled)
+    }
+
+    @Test func cancellingBlockingWorkCallsItsInterrupt() async {
+        let queue = RequestQueue()
+        defer { queue.stop() }
+        let started = Gate()
+        let interrupted = Gate()
+        let journal = Journal()
+        let work = queue.schedule(.serial) { work in
+            work.whileRunning(interrupt: { interrupted.open() }) {
+                started.open()
+                // A statement that runs until it is interrupted.
+                while !interrupted.isOpen { usleep(1000) }
+                journal.append("interrupted")
+            }
+        }
+        let queued = queue.schedule(.serial) { _ in journal.append("queued ran") }
+        await started.wait()
+        #expect(queued.cancel() == .beforeStart)
+        #expect(work.cancel() == .whileRunning)
+        #expect(work.cancel() == .tooLate)
+        await work.ended()
+        #expect(await queue.waitForAll(timeout: .seconds(30)))
+        #expect(journal.all == ["interrupted"])
+    }
+
+    @Test func barriersWaitForConcurrentWorkBeforeThem() async {
+        let queue = RequestQueue()
+        defer { queue.stop() }
+        let journal = Journal()
+        let gate = Gate()
+        queue.schedule(.concurrent) {
+            await gate.wait()
+            journal.append("list")
+        }
+        queue.schedule(.barrier) { _ in journal.append("shutdown") }
+        try? await Task.sleep(for: .milliseconds(20))
+        #expect(journal.all.isEmpty)
+        gate.open()
+        #expect(await queue.waitForAll(timeout: .seconds(30)))
+        #expect(journal.all == ["list", "shutdown"])
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveProtocol
 import SQLiveRPC
 import SQLiveTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveProtocol
 import SQLiveRPC
 import SQLiveTestSupport
 import Testing
@@ -8,7 +9,7 @@ import Testing
 struct ServerLifecycleTests {
     @Test func shutdownThenExitEndsWithZero() async throws {
         let directory = try TemporaryDirectory()
-        let server = try await ServerProcess.started(directory: directory.url)
+        let server = try await ServerProcess.started(directory: directory.url, binary: true)
         let response = try await server.request("shutdown")
         #expect(response["result"] == .null)
         #expect(response["error"] == nil)
@@ -18,7 +19,7 @@ struct ServerLifecycleTests {
 
     @Test func exitWithoutShutdownEndsWithOne() async throws {
         let directory = try TemporaryDirectory()
-        let server = try await ServerProcess.started(directory: directory.url)
+        let server = try await ServerProcess.started(directory: directory.url, binary: true)
         server.notify("exit")
         #expect(try await server.waitForExit() == 1)
     }
@@ -32,7 +33,7 @@ struct ServerLifecycleTests {
 
     @Test func endOfInputEndsCleanlyAfterAnsweringWhatWasRead() async throws {
         let directory = try TemporaryDirectory()
-        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)
+        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url, binary: true)
         // Sent with the end of input right behind: still answered.
         let id = server.sendRequest("query/execute", ["sql": "SELECT 42"])
         server.closeInput()
@@ -43,7 +44,7 @@ struct ServerLifecycleTests {
 
     @Test func pipelinedShutdownAndExitAnswerEverything() async throws {
         let directory = try TemporaryDirectory()
-        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)
+        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url, binary: true)
         let query = server.sendRequest("query/execute", ["sql": "CREATE TABLE t(a); INSERT INTO t VALUES (1)"])
         let shutdown = server.sendRequest("shutdown")
         server.notify("exit")
@@ -89,7 +90,7 @@ struct ServerLifecycleTests {
 
     @Test func requestsAfterShutdownAreRefused() async throws {
         let directory = try TemporaryDirectory()
-        let server = try await ServerProcess.started(directory: directory.url)
+        let server = try await ServerProcess.started(directory: directory.url, binary: true)
         _ = try await server.result("shutdown")
         #expect(try await server.error("query/execute", ["sql": "SELECT 1"])["code"] == -32600)
         server.notify("exit")
@@ -98,7 +99,7 @@ struct ServerLifecycleTests {
 
     @Test func idsAreEchoedExactly() async throws {
         let directory = try TemporaryDirectory()
-        let server = try await ServerProcess.started(directory: directory.url)
+        let server = try await ServerProcess.started(directory: directory.url, binary: true)
         for id in [RequestID.number(Int64.max), .number(Int64.min), .number(0), .string(""), .string("é 🎉 \"x\"")] {
             server.sendRequest("liveQuery/list", id: id)
             let response = try await server.response(to: id)
@@ -108,7 +109,7 @@ struct ServerLifecycleTests {
 
     @Test func batchesAreAnsweredAsArrays() async throws {
         let directory = try TemporaryDirectory()
-        let server = try await ServerProcess.started(database: ":memory:", directory: directory.url)
+        let server = try await ServerProcess.started(database: ":memory:", directory: directory.url, binary: true)
         server.send([
             ["jsonrpc": "2.0", "id": "a", "method": "query/execute", "params": ["sql": "SELECT 1"]],
             ["jsonrpc": "2.0", "method": "some/notification"],
@@ -140,7 +141,7 @@ struct ServerLifecycleTests {
         // stderr.
         let directory = try TemporaryDirectory()
         let server = try await ServerProcess.started(
-            database: "db.sqlite", directory: directory.url)
+            database: "db.sqlite", directory: directory.url, binary: true)
         server.sendRaw(Array("garbage that the server logs\r\n".utf8))
         _ = try await server.result("liveQuery/list")
         server.notify("exit")

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveProtocol
 import SQLiveRPC
 import SQLiveTestSupport
 import Testing
@@ -35,7 +36,7 @@ struct ServerResourceTests {
             try sqlite3(path, "PRAGMA journal_mode=\(index % 2 == 0 ? "wal" : "delete"); CREATE TABLE t(x);")
             return path
         }
-        let server = try await ServerProcess.started(directory: directory.url)
+        let server = try await ServerProcess.started(directory: directory.url, binary: true)
         let pid = server.process.processIdentifier
         func cycle(_ index: Int) async throws {
             let path = paths[index % paths.count]

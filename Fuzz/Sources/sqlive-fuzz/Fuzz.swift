@@ -2,6 +2,7 @@ import Foundation
 import SQLiveEngine
 
 @testable import SQLiveREPL
+@testable import SQLiveProtocol
 @testable import SQLiveRPC
 
 /// libFuzzer's entry point: one executable, four targets, picked by
@@ -40,7 +41,7 @@ enum FuzzTargets {
     static func frames(_ bytes: [UInt8]) {
         guard let first = bytes.first else { return }
         let chunk = Int(first % 64) + 1
-        let parser0 = JSONMessageParser(maximumContentLength: 4096)
+        let parser0 = FrameParser(maximumContentLength: 4096)
         var parser = parser0
         var index = 1
         var skipped = 0

@@ -22,26 +22,10 @@ extension LiveDatabase {
         _ script: String, parameters: QueryParameters = .none, maxRows: Int? = nil
     ) async throws(ScriptFailure) -> [StatementResult] {
         let runner = ScriptRunner(script: script, parameters: parameters, maxRows: maxRows, tracer: tracer)
-        let outcome: (results: [StatementResult], failure: SQLiteFailure?)
         let live = live
+        let outcome: (results: [StatementResult], failure: SQLiteFailure?)
         do {
-            outcome = try await writer.writeWithoutTransaction { db in
-                defer { live.scriptDidRun(script, db) }
-                var collector = ResultCollector()
-                do {
-                    try Self.run(runner, in: db, live: live, consumer: &collector)
-                    return (collector.results, nil)
-                } catch {
-                    var results = collector.results
-                    // The failing statement's partial result is not a result.
-                    if let failure = error as? SQLiteFailure, let index = failure.statementIndex,
-                        results.count > index
-                    {
-                        results.removeLast(results.count - index)
-                    }
-                    return (results, Self.failure(from: error))
-                }
-            }
+            outcome = try await writer.writeWithoutTransaction { db in Self.collect(runner, in: db, live: live) }
         } catch {
             throw ScriptFailure(completed: [], failure: Self.failure(from: error))
         }
@@ -49,6 +33,54 @@ extension LiveDatabase {
             throw ScriptFailure(completed: outcome.results, failure: failure)
         }
         return outcome.results
+    }
+
+    /// Runs a script and collects each statement's result, on the calling
+    /// thread.
+    ///
+    /// This is `execute` for a thread of your own (the RPC server's serial
+    /// requests run on one): it blocks until the script ends, and costs no
+    /// hop to another thread. Call `interrupt()` from another thread to
+    /// stop a long statement. Never call it from Swift concurrency's pool.
+    ///
+    /// - throws: `ScriptFailure`, with the results of the statements that ran.
+    public func executeBlocking(
+        _ script: String, parameters: QueryParameters = .none, maxRows: Int? = nil
+    ) throws(ScriptFailure) -> [StatementResult] {
+        let runner = ScriptRunner(script: script, parameters: parameters, maxRows: maxRows, tracer: tracer)
+        let live = live
+        // The writer's queue runs the closure on this thread, and fails only
+        // when it cannot (a closed database).
+        let outcome: (results: [StatementResult], failure: SQLiteFailure?)
+        do {
+            outcome = try writer.writeWithoutTransaction { db throws in Self.collect(runner, in: db, live: live) }
+        } catch {
+            throw ScriptFailure(completed: [], failure: Self.failure(from: error))
+        }
+        if let failure = outcome.failure {
+            throw ScriptFailure(completed: outcome.results, failure: failure)
+        }
+        return outcome.results
+    }
+
+    /// Runs a script on the session's connection and collects its results,
+    /// up to the failing statement.
+    private static func collect(
+        _ runner: ScriptRunner, in db: Database, live: LiveQueryCenter
+    ) -> (results: [StatementResult], failure: SQLiteFailure?) {
+        defer { live.scriptDidRun(runner.script, db) }
+        var collector = ResultCollector()
+        do {
+            try run(runner, in: db, live: live, consumer: &collector)
+            return (collector.results, nil)
+        } catch {
+            var results = collector.results
+            // The failing statement's partial result is not a result.
+            if let failure = error as? SQLiteFailure, let index = failure.statementIndex, results.count > index {
+                results.removeLast(results.count - index)
+            }
+            return (results, failure(from: error))
+        }
     }
 
     /// Runs a script synchronously, streaming results to a consumer.

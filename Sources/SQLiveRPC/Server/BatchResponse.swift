@@ -1,4 +1,5 @@
 import SQLiveLocks
+import SQLiveProtocol
 
 /// Collects the responses to a batch, and sends them as one array.
 ///

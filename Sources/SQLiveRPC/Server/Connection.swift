@@ -1,14 +1,16 @@
 import Foundation
 import SQLiveEngine
 import SQLiveLocks
+import SQLiveProtocol
 
 /// Reads messages, schedules requests, and ends the session.
 ///
-/// The connection is the one reader of the input. For each frame it decodes
-/// the envelope, asks the lifecycle whether the request may run, and hands
-/// it to the request queue as a task: the reading loop never waits for a
-/// request, so `$/cancelRequest` and `exit` are seen at once, even while a
-/// long query runs.
+/// The connection is the one reader of the input. A thread of its own
+/// reads the input, splits it into frames, decodes each message's JSON
+/// once, asks the lifecycle whether a request may run, and hands it to the
+/// request queue: the reading thread never waits for a request, so
+/// `$/cancelRequest` and `exit` are seen at once, even while a long query
+/// runs.
 final class Connection: Sendable {
     let writer: MessageWriter
     let session: Session
@@ -19,52 +21,35 @@ final class Connection: Sendable {
     /// A request being handled: what `$/cancelRequest` needs to cancel it.
     final class InFlightRequest: Sendable {
         let reply: Reply
-        // Mutable State: guarded by the mutex; the task is set right after
-        // scheduling, `started` by the task itself.
-        private struct State {
-            var task: Task<Void, Never>?
-            var started = false
-            var cancelled = false
-        }
-        private let state = Locked(State())
+        // Mutable State: set once by the reading thread, right after the
+        // request is scheduled, and read by the same thread when a
+        // `$/cancelRequest` names it: the mutex only satisfies the checker.
+        private let scheduled = Locked<ScheduledWork?>(nil)
 
         init(reply: Reply) {
             self.reply = reply
         }
 
-        func attach(_ task: Task<Void, Never>) {
-            let cancelled = state.withLock { state in
-                state.task = task
-                return state.cancelled
-            }
-            if cancelled { task.cancel() }
+        func attach(_ work: ScheduledWork) {
+            scheduled.withLock { $0 = work }
         }
 
-        /// Marks the request as started; false if it was cancelled before.
-        func start() -> Bool {
-            state.withLock { state in
-                state.started = true
-                return !state.cancelled
-            }
-        }
-
-        /// Cancels the task; a request that has not started yet answers
+        /// Cancels the work; a request that has not started yet answers
         /// -32800 at once, a running one when its statement is interrupted.
-        func cancel() {
-            let (task, started) = state.withLock { state in
-                state.cancelled = true
-                return (state.task, state.started)
-            }
-            task?.cancel()
-            if !started { reply(.failure(.requestCancelled)) }
+        ///
+        /// - returns: Whether the request was answered here (it will never run).
+        func cancel() -> Bool {
+            guard let work = scheduled.withLock({ $0 }), work.cancel() == .beforeStart else { return false }
+            reply(.failure(.requestCancelled))
+            return true
         }
     }
 
     // Mutable State
     //
     // Guarded by the mutex. `lifecycle` is only advanced by the reading
-    // loop, in message order; `inFlight` is added to by the reading loop
-    // and emptied by the request tasks as they end.
+    // thread, in message order; `inFlight` is added to by the reading
+    // thread and emptied by the requests as they end.
     private struct State {
         var lifecycle = Lifecycle()
         var inFlight: [RequestID: InFlightRequest] = [:]
@@ -84,42 +69,42 @@ final class Connection: Sendable {
         case exit
     }
 
-    /// Serves the input until `exit` or its end.
+    /// Serves the input until `exit` or its end, then closes the session.
+    ///
+    /// The input is read by a thread of its own, which ends with this call;
+    /// the descriptor is not closed.
     ///
     /// - returns: The exit code: 0 after `shutdown` then `exit` or after the
     ///   end of the input, 1 for `exit` without `shutdown`.
-    func run(input: AsyncStream<[UInt8]>) async -> Int32 {
-        var parser = JSONMessageParser(maximumContentLength: maximumMessageLength)
-        var exitRequested = false
-        reading: for await chunk in input {
-            parser.append(chunk)
-            while let event = parser.next() {
-                if case .exit = handle(event) {
-                    exitRequested = true
-                    break reading
-                }
+    func run(input fileDescriptor: Int32) async -> Int32 {
+        let exitRequested = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let thread = Thread { [self] in
+                continuation.resume(returning: read(fileDescriptor))
             }
+            thread.name = "sqlive.rpc.reader"
+            thread.start()
         }
         let shutDown = state.withLock { $0.lifecycle.state == .shutDown }
         if exitRequested && !shutDown {
             // The client is leaving abruptly: what still runs is cancelled.
-            queue.cancelAll()
+            cancelAll()
             _ = await queue.waitForAll(timeout: .seconds(2))
         } else if exitRequested {
             // After `shutdown`, the requests before it are answered; an
             // `exit` sent right after `shutdown` waits for them.
             if await !queue.waitForAll(timeout: .seconds(10)) {
-                queue.cancelAll()
+                cancelAll()
                 _ = await queue.waitForAll(timeout: .seconds(2))
             }
         } else {
             // End of input: the requests already read are answered.
             ServerLog.debug("end of input")
             if await !queue.waitForAll(timeout: .seconds(60)) {
-                queue.cancelAll()
+                cancelAll()
                 _ = await queue.waitForAll(timeout: .seconds(2))
             }
         }
+        queue.stop()
         await session.close()
         if !writer.flush() {
             ServerLog.warning("the client did not read the last messages")
@@ -127,8 +112,42 @@ final class Connection: Sendable {
         return exitRequested ? state.withLock { $0.lifecycle.exitCode } : 0
     }
 
+    /// Reads and handles the input until `exit` or its end.
+    ///
+    /// - returns: Whether `exit` ended it.
+    private func read(_ fileDescriptor: Int32) -> Bool {
+        var parser = FrameParser(maximumContentLength: maximumMessageLength)
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(fileDescriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                parser.append(buffer[0..<count])
+                while let event = parser.next() {
+                    if case .exit = handle(event) { return true }
+                }
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                if count < 0 {
+                    ServerLog.warning("cannot read the input: \(String(cString: strerror(errno)))")
+                }
+                return false
+            }
+        }
+    }
+
+    /// Cancels every request in flight.
+    private func cancelAll() {
+        let requests = state.withLock { Array($0.inFlight.values) }
+        for request in requests { cancel(request) }
+    }
+
+    private func cancel(_ request: InFlightRequest) {
+        if request.cancel() { finished(request) }
+    }
+
     /// Handles one event of the framing parser.
-    func handle(_ event: JSONMessageParser.Event) -> Outcome {
+    func handle(_ event: FrameParser.Event) -> Outcome {
         switch event {
         case .skipped(let count):
             ServerLog.warning("skipped \(count) bytes that were not part of a message")
@@ -198,8 +217,9 @@ final class Connection: Sendable {
             do {
                 let params = try JSONCoding.decode(
                     CancelRequestNotification.Params.self, from: params ?? .object([:]))
-                let request = state.withLock { $0.inFlight[params.id] }
-                request?.cancel()
+                if let request = state.withLock({ $0.inFlight[params.id] }) {
+                    cancel(request)
+                }
             } catch {
                 ServerLog.warning("invalid $/cancelRequest: \(ResponseError(decoding: error).message)")
             }
@@ -225,20 +245,30 @@ final class Connection: Sendable {
         let request = InFlightRequest(reply: Reply(id: id, method: method, sink: respond))
         state.withLock { $0.inFlight[id] = request }
         let session = self.session
-        let task = queue.schedule(handler.scheduling) { [weak self] in
-            defer { self?.finished(request) }
-            guard request.start(), !Task.isCancelled else {
-                request.reply(.failure(.requestCancelled))
-                return
+        let work: ScheduledWork
+        switch handler.call(params) {
+        case .blocking(let body):
+            work = queue.schedule(handler.scheduling) { [weak self] work in
+                defer { self?.finished(request) }
+                let result = body(session, work)
+                if case .failure = result, work.isCancelled {
+                    request.reply(.failure(.requestCancelled))
+                } else {
+                    request.reply(result)
+                }
             }
-            let result = await handler.run(params, session)
-            if case .failure = result, Task.isCancelled {
-                request.reply(.failure(.requestCancelled))
-            } else {
-                request.reply(result)
+        case .async(let body):
+            work = queue.schedule(handler.scheduling) { [weak self] in
+                defer { self?.finished(request) }
+                let result = await body(session)
+                if case .failure = result, Task.isCancelled {
+                    request.reply(.failure(.requestCancelled))
+                } else {
+                    request.reply(result)
+                }
             }
         }
-        request.attach(task)
+        request.attach(work)
     }
 
     private func finished(_ request: InFlightRequest) {

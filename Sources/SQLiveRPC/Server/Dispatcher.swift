@@ -1,17 +1,31 @@
+import SQLiveProtocol
+
 /// Finds the handler of each request method.
 ///
 /// Each entry ties a request type of `MessageRegistry` to the code that
-/// answers it and to its scheduling. Handlers receive params decoded by
-/// Foundation's `JSONDecoder` and return a Codable result, encoded when the
-/// response is written; decoding errors become -32602 naming the field.
+/// answers it and to its scheduling. Handlers receive params decoded once,
+/// from the message's parsed JSON, and return a Codable result, encoded
+/// when the response is written; decoding errors become -32602 naming the
+/// field. A handler is `blocking` when it only needs the database: it runs
+/// on the request queue's serial lane, without a task or an actor hop.
 ///
 /// To serve a new method (a Language Server Protocol one, say), add its
 /// type to `MessageRegistry` and a line here.
 struct Dispatcher: Sendable {
-    /// Runs a request: decodes params, calls the handler, returns its result.
+    /// Decodes a request's params and makes the call that answers it.
     struct Handler: Sendable {
         var scheduling: Scheduling
-        var run: @Sendable (_ params: JSONValue?, _ session: Session) async -> Answer
+        /// Decodes the params, on the reading thread; params that cannot
+        /// be decoded make a call that answers their -32602 error.
+        var call: @Sendable (_ params: JSONValue?) -> Call
+    }
+
+    /// A request ready to run, its params decoded.
+    enum Call: Sendable {
+        /// Awaits the session (an actor) and the engine, as a task.
+        case async(@Sendable (_ session: Session) async -> Answer)
+        /// Runs on the serial lane's thread; `work` takes its interrupt.
+        case blocking(@Sendable (_ session: Session, _ work: ScheduledWork) -> Answer)
     }
 
     /// A handler's answer: a result to encode, or an error.
@@ -33,17 +47,43 @@ struct Dispatcher: Sendable {
         _ type: R.Type, _ scheduling: Scheduling,
         _ body: @escaping @Sendable (Session, R.Params) async throws(ResponseError) -> R.Result
     ) {
-        handlers[R.method] = Handler(scheduling: scheduling) { json, session in
+        handlers[R.method] = Handler(scheduling: scheduling) { json in
             let params: R.Params
             do {
                 params = try JSONCoding.decode(R.Params.self, from: json ?? .object([:]))
             } catch {
-                return .failure(ResponseError(decoding: error))
+                let failure = ResponseError(decoding: error)
+                return .async { _ in .failure(failure) }
             }
-            do throws(ResponseError) {
-                return .success(try await body(session, params))
+            return .async { session in
+                do throws(ResponseError) {
+                    return .success(try await body(session, params))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+    }
+
+    /// Serves a serial request type with a handler that runs on the lane.
+    mutating func registerBlocking<R: RequestType>(
+        _ type: R.Type,
+        _ body: @escaping @Sendable (Session, R.Params, ScheduledWork) throws(ResponseError) -> R.Result
+    ) {
+        handlers[R.method] = Handler(scheduling: .serial) { json in
+            let params: R.Params
+            do {
+                params = try JSONCoding.decode(R.Params.self, from: json ?? .object([:]))
             } catch {
-                return .failure(error)
+                let failure = ResponseError(decoding: error)
+                return .blocking { _, _ in .failure(failure) }
+            }
+            return .blocking { session, work in
+                do throws(ResponseError) {
+                    return .success(try body(session, params, work))
+                } catch {
+                    return .failure(error)
+                }
             }
         }
     }
@@ -64,8 +104,8 @@ struct Dispatcher: Sendable {
         dispatcher.register(DatabaseSchemaRequest.self, .serial) { session, params throws(ResponseError) in
             try await session.schema(params)
         }
-        dispatcher.register(QueryExecuteRequest.self, .serial) { session, params throws(ResponseError) in
-            try await session.execute(params)
+        dispatcher.registerBlocking(QueryExecuteRequest.self) { session, params, work throws(ResponseError) in
+            try session.execute(params, work: work)
         }
         dispatcher.register(ExplainRequest.self, .serial) { session, params throws(ResponseError) in
             try await session.explain(params)

@@ -1,3 +1,5 @@
+import SQLiveProtocol
+
 /// The lifecycle of a session, as the Language Server Protocol defines it.
 ///
 /// `initialize` comes first: requests before it are refused with -32002.

@@ -1,5 +1,6 @@
 import Foundation
 import SQLiveEngine
+import SQLiveProtocol
 
 /// The JSON-RPC 2.0 server of `sqlive --rpc`.
 ///
@@ -28,10 +29,31 @@ public enum RPCServer {
     ///   end of input; 1 after `exit` without `shutdown`.
     public static func run(database: String?, readonly: Bool) async -> Int32 {
         let output = StandardIO.takeOverStandardOutput()
+        return await serve(input: STDIN_FILENO, output: output, database: database, readonly: readonly)
+    }
+
+    /// Serves one client over two file descriptors (pipes, or the two ends
+    /// of a socket pair) until `exit` or the end of the input, in this
+    /// process; neither descriptor is closed.
+    ///
+    /// This is how tests serve a client without a process, and how a host
+    /// program can embed the server. Relative database paths, on the
+    /// command line or in `database/open`, are read from `directory` when
+    /// given, from the current directory otherwise.
+    ///
+    /// ```swift
+    /// let status = await RPCServer.serve(input: fromClient, output: toClient, database: nil, readonly: false)
+    /// ```
+    ///
+    /// - returns: The exit code, as `run` returns it.
+    public static func serve(
+        input: Int32, output: Int32, database: String?, readonly: Bool, directory: URL? = nil
+    ) async -> Int32 {
+        signal(SIGPIPE, SIG_IGN)
         let writer = MessageWriter(fileDescriptor: output)
-        let session = Session(writer: writer)
+        let session = Session(writer: writer, directory: directory)
         await session.openAtStart(path: database ?? ":memory:", readonly: readonly)
         let connection = Connection(writer: writer, session: session, maximumMessageLength: maximumMessageLength)
-        return await connection.run(input: StandardIO.chunks(of: STDIN_FILENO))
+        return await connection.run(input: input)
     }
 }

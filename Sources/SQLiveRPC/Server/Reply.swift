@@ -1,4 +1,5 @@
 import SQLiveLocks
+import SQLiveProtocol
 
 /// The answer to one request, which can be given only once.
 ///

@@ -1,3 +1,4 @@
+import Foundation
 import SQLiveLocks
 
 /// How a request runs with respect to the others.
@@ -18,92 +19,367 @@ enum Scheduling: Sendable {
     case barrier
 }
 
-/// Runs requests as tasks, in the order their scheduling asks for.
+/// Runs requests in the order their scheduling asks for.
 ///
-/// Each request is a `Task`, so that a long query never blocks the reading
-/// of messages: a `$/cancelRequest` or a concurrent request overtakes it.
-/// Order is kept by making each task wait for the ones it depends on.
+/// Serial requests, live-query changes and barriers run one after the
+/// other, in arrival order, on the *serial lane*: a thread of the queue's
+/// own. A request that only needs the database runs there directly
+/// (`blocking:`), as the REPL runs a statement: the connection's queue
+/// runs it on the calling thread, so a `query/execute` costs one hop, from
+/// the reading thread to the lane. A request that awaits actors
+/// (`operation:`) runs as a task while the lane waits for it.
+///
+/// Concurrent requests are tasks that wait only for the live-query changes
+/// and barriers before them: a `$/cancelRequest` or a `liveQuery/list`
+/// overtakes a long statement, because the reading thread never waits for
+/// a request.
+///
+/// ```swift
+/// let queue = RequestQueue()
+/// let work = queue.schedule(.serial, blocking: { _ in runStatement() })
+/// work.cancel()  // .beforeStart if it had not started
+/// ```
 final class RequestQueue: Sendable {
+    /// Work to run on the lane.
+    private struct LaneJob: Sendable {
+        var sequence: Int
+        var work: ScheduledWork
+        /// Concurrent work a barrier waits for before it runs.
+        var waitsFor: [ScheduledWork]
+        var run: @Sendable () -> Void
+    }
+
     // Mutable State
     //
-    // Guarded by the mutex. `schedule` is called by the connection, in the
-    // order messages arrive; tasks remove themselves from `running` when done.
+    // Guarded by the mutex. `schedule` is called by the connection's
+    // reading thread, in the order messages arrive; the lane pops `jobs` in
+    // order and advances `completed`; concurrent tasks remove themselves
+    // from `concurrent` when done. Invariant: lane sequences are given in
+    // increasing order, and `completed` is the sequence of the last lane
+    // job that ended (jobs end in sequence order, as the lane runs one at
+    // a time), so a waiter for sequence n resumes once `completed >= n`.
     private struct State {
-        var lastBarrier: Task<Void, Never>?
-        var lastSerial: Task<Void, Never>?
-        var lastLiveQueryChange: Task<Void, Never>?
-        var running: [Int: Task<Void, Never>] = [:]
-        var nextKey = 0
+        var jobs: [LaneJob] = []
+        var nextJob = 0
+        var nextSequence = 1
+        var completed = 0
+        /// The sequence of the last barrier or live-query change
+        /// scheduled: what concurrent requests wait for.
+        var lastLiveQueryChange = 0
+        var concurrent: [ObjectIdentifier: ScheduledWork] = [:]
+        var waiters: [(sequence: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var laneStarted = false
+        var stopped = false
     }
     private let state = Locked(State())
+    /// Counts the lane's jobs not taken yet, plus one when stopping.
+    private let jobsAvailable = DispatchSemaphore(value: 0)
 
-    /// Schedules an operation; returns its task, for cancellation.
+    init() {}
+
+    /// Schedules work that runs on the lane thread, blocking it.
+    ///
+    /// - parameter body: Runs unless the work was cancelled before it
+    ///   started; it receives the work, to install an interrupt handler.
     @discardableResult
-    func schedule(_ scheduling: Scheduling, operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
-        state.withLock { state in
-            let key = state.nextKey
-            state.nextKey += 1
-            let dependencies: [Task<Void, Never>] =
-                switch scheduling {
-                case .concurrent: [state.lastBarrier, state.lastLiveQueryChange].compactMap { $0 }
-                case .serial, .liveQueryChange: [state.lastBarrier, state.lastSerial].compactMap { $0 }
-                case .barrier: Array(state.running.values)
-                }
-            let task = Task {
-                for dependency in dependencies {
-                    await dependency.value
-                }
-                await operation()
-                self.finish(key)
+    func schedule(_ scheduling: Scheduling, blocking body: @escaping @Sendable (ScheduledWork) -> Void)
+        -> ScheduledWork
+    {
+        precondition(scheduling != .concurrent, "concurrent work runs as a task")
+        let work = ScheduledWork()
+        enqueue(scheduling, work) {
+            guard work.begin() else { return }
+            body(work)
+            work.end()
+        }
+        return work
+    }
+
+    /// Schedules work that runs as a task, in the order its scheduling asks.
+    ///
+    /// A serial, live-query change or barrier task holds the lane until it
+    /// ends; a concurrent one runs alongside it.
+    @discardableResult
+    func schedule(_ scheduling: Scheduling, operation: @escaping @Sendable () async -> Void) -> ScheduledWork {
+        let work = ScheduledWork()
+        guard scheduling == .concurrent else {
+            enqueue(scheduling, work) {
+                guard work.begin() else { return }
+                let done = DispatchSemaphore(value: 0)
+                work.attach(
+                    Task {
+                        await operation()
+                        done.signal()
+                    })
+                done.wait()
+                work.end()
             }
-            state.running[key] = task
+            return work
+        }
+        let waitFor = state.withLock { state in
+            state.concurrent[ObjectIdentifier(work)] = work
+            return state.lastLiveQueryChange
+        }
+        work.attach(
+            Task {
+                await self.waitUntilCompleted(waitFor)
+                if work.begin() {
+                    await operation()
+                    work.end()
+                }
+                self.state.withLock { _ = $0.concurrent.removeValue(forKey: ObjectIdentifier(work)) }
+            })
+        return work
+    }
+
+    private func enqueue(_ scheduling: Scheduling, _ work: ScheduledWork, _ run: @escaping @Sendable () -> Void) {
+        let (accepted, startLane) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopped else { return (false, false) }
+            let sequence = state.nextSequence
+            state.nextSequence += 1
             switch scheduling {
-            case .concurrent:
+            case .concurrent, .serial:
                 break
-            case .serial:
-                state.lastSerial = task
             case .liveQueryChange:
-                state.lastSerial = task
-                state.lastLiveQueryChange = task
+                state.lastLiveQueryChange = sequence
             case .barrier:
-                state.lastSerial = task
-                state.lastLiveQueryChange = task
-                state.lastBarrier = task
+                state.lastLiveQueryChange = sequence
             }
-            return task
+            let waitsFor = scheduling == .barrier ? Array(state.concurrent.values) : []
+            state.jobs.append(LaneJob(sequence: sequence, work: work, waitsFor: waitsFor, run: run))
+            defer { state.laneStarted = true }
+            return (true, !state.laneStarted)
+        }
+        guard accepted else {
+            // After `stop`: the work never runs.
+            _ = work.cancel()
+            return
+        }
+        if startLane { startLaneThread() }
+        jobsAvailable.signal()
+    }
+
+    private func startLaneThread() {
+        let thread = Thread { [self] in
+            while true {
+                jobsAvailable.wait()
+                let next: LaneJob? = state.withLock { state in
+                    guard state.nextJob < state.jobs.count else { return nil }
+                    let job = state.jobs[state.nextJob]
+                    state.nextJob += 1
+                    // Drop the jobs taken, now and then, not one by one.
+                    if state.nextJob >= 64 && state.nextJob * 2 >= state.jobs.count {
+                        state.jobs.removeFirst(state.nextJob)
+                        state.nextJob = 0
+                    }
+                    return job
+                }
+                guard let job = next else { return }
+                for work in job.waitsFor {
+                    work.waitUntilEnded()
+                }
+                job.run()
+                let resumed = state.withLock { state in
+                    state.completed = job.sequence
+                    let ready = state.waiters.filter { $0.sequence <= job.sequence }
+                    state.waiters.removeAll { $0.sequence <= job.sequence }
+                    return ready
+                }
+                for waiter in resumed { waiter.continuation.resume() }
+            }
+        }
+        thread.name = "sqlive.rpc.serial"
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    /// Waits until the lane job of sequence `sequence` (and every one
+    /// before it) has ended.
+    private func waitUntilCompleted(_ sequence: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                if state.completed >= sequence { return true }
+                state.waiters.append((sequence, continuation))
+                return false
+            }
+            if done { continuation.resume() }
         }
     }
 
-    private func finish(_ key: Int) {
-        state.withLock { _ = $0.running.removeValue(forKey: key) }
+    /// Whether work is queued or running.
+    private var lastScheduled: (lane: Int, concurrent: [ScheduledWork]) {
+        state.withLock { ($0.nextSequence - 1, Array($0.concurrent.values)) }
     }
 
-    /// The tasks not finished yet.
-    var runningTasks: [Task<Void, Never>] {
-        state.withLock { Array($0.running.values) }
-    }
-
-    /// Cancels every task not finished yet.
+    /// Cancels every work not finished yet: work not started never runs.
     func cancelAll() {
-        for task in runningTasks { task.cancel() }
+        let all = state.withLock { state in
+            state.jobs[state.nextJob...].map(\.work) + Array(state.concurrent.values)
+        }
+        for work in all { _ = work.cancel() }
     }
 
-    /// Waits until every task scheduled so far has finished, for at most
+    /// Waits until every work scheduled so far has finished, for at most
     /// `timeout`.
     ///
-    /// - returns: Whether they all finished in time.
+    /// - returns: Whether it all finished in time.
     func waitForAll(timeout: Duration) async -> Bool {
-        let tasks = runningTasks
-        guard !tasks.isEmpty else { return true }
+        let (lane, concurrent) = lastScheduled
         return await firstOf(
             {
-                for task in tasks { await task.value }
+                await self.waitUntilCompleted(lane)
+                for work in concurrent { await work.ended() }
                 return true
             },
             {
                 try? await Task.sleep(for: timeout)
                 return false
             })
+    }
+
+    /// Ends the lane thread once the work queued before has run; work
+    /// scheduled later never runs.
+    func stop() {
+        let wasStarted = state.withLock { state in
+            state.stopped = true
+            return state.laneStarted
+        }
+        if wasStarted { jobsAvailable.signal() }
+    }
+}
+
+/// One request's work in the queue: what cancelling it needs.
+///
+/// Work is cancelled at most once. Cancelled before it starts, it never
+/// runs, and the caller answers for it; cancelled while it runs, its task
+/// is cancelled and its interrupt handler (a blocking statement's) called.
+final class ScheduledWork: Sendable {
+    enum Cancellation: Equatable {
+        /// The work had not started: it never will.
+        case beforeStart
+        /// The work was running: it was asked to stop.
+        case whileRunning
+        /// The work had ended, or was cancelled already.
+        case tooLate
+    }
+
+    // Mutable State: guarded by the mutex. `phase` only moves forward:
+    // queued → running → ended, or queued → cancelled. The interrupt
+    // handler is called under the mutex, so it can never reach work that
+    // ended (the lane starts the next work only after `end()`).
+    private enum Phase {
+        case queued, running, ended, cancelled
+    }
+    private struct State {
+        var phase = Phase.queued
+        var cancelRequested = false
+        var task: Task<Void, Never>?
+        var interrupt: (@Sendable () -> Void)?
+        var endWaiters: [CheckedContinuation<Void, Never>] = []
+        var endSemaphores: [DispatchSemaphore] = []
+    }
+    private let state = Locked(State())
+
+    /// Whether cancellation was asked for.
+    var isCancelled: Bool {
+        state.withLock { $0.cancelRequested }
+    }
+
+    /// Marks the work started; false if it was cancelled before.
+    func begin() -> Bool {
+        state.withLock { state in
+            guard state.phase == .queued else { return false }
+            state.phase = .running
+            return true
+        }
+    }
+
+    /// Marks the work ended, and wakes whoever waits for it.
+    func end() {
+        let (waiters, semaphores) = state.withLock { state in
+            state.phase = .ended
+            state.interrupt = nil
+            defer {
+                state.endWaiters = []
+                state.endSemaphores = []
+            }
+            return (state.endWaiters, state.endSemaphores)
+        }
+        for waiter in waiters { waiter.resume() }
+        for semaphore in semaphores { semaphore.signal() }
+    }
+
+    /// Ties the work to the task that runs it, for cancellation.
+    func attach(_ task: Task<Void, Never>) {
+        let cancelled = state.withLock { state in
+            state.task = task
+            return state.cancelRequested
+        }
+        if cancelled { task.cancel() }
+    }
+
+    /// Runs `body` with `interrupt` as the way to stop it when cancelled.
+    func whileRunning<T, Failure: Error>(
+        interrupt: @escaping @Sendable () -> Void, _ body: () throws(Failure) -> T
+    ) throws(Failure) -> T {
+        let cancelled = state.withLock { state in
+            state.interrupt = interrupt
+            return state.cancelRequested
+        }
+        if cancelled { interrupt() }
+        defer { state.withLock { $0.interrupt = nil } }
+        return try body()
+    }
+
+    /// Cancels the work.
+    func cancel() -> Cancellation {
+        let (outcome, task) = state.withLock { state -> (Cancellation, Task<Void, Never>?) in
+            guard !state.cancelRequested else { return (.tooLate, nil) }
+            state.cancelRequested = true
+            switch state.phase {
+            case .queued:
+                state.phase = .cancelled
+                // The lane skips it; whoever waits for it need not wait.
+                for waiter in state.endWaiters { waiter.resume() }
+                for semaphore in state.endSemaphores { semaphore.signal() }
+                state.endWaiters = []
+                state.endSemaphores = []
+                return (.beforeStart, nil)
+            case .running:
+                // Under the mutex: the work cannot end meanwhile, so the
+                // interrupt never reaches the next work's statement.
+                state.interrupt?()
+                return (.whileRunning, state.task)
+            case .ended, .cancelled:
+                return (.tooLate, nil)
+            }
+        }
+        // Outside the mutex: the task's cancellation handlers run now.
+        task?.cancel()
+        return outcome
+    }
+
+    /// Waits until the work has ended or was cancelled before it started.
+    func ended() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                guard state.phase == .queued || state.phase == .running else { return true }
+                state.endWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// Blocks the calling thread (the lane) until the work has ended.
+    func waitUntilEnded() {
+        let semaphore = DispatchSemaphore(value: 0)
+        let done = state.withLock { state in
+            guard state.phase == .queued || state.phase == .running else { return true }
+            state.endSemaphores.append(semaphore)
+            return false
+        }
+        if !done { semaphore.wait() }
     }
 }
 

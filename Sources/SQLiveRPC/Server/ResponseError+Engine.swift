@@ -1,4 +1,5 @@
 import SQLiveEngine
+import SQLiveProtocol
 
 extension ResponseError {
     /// The error that answers an engine error.

@@ -1,6 +1,7 @@
 import Foundation
 import SQLiveEngine
 import SQLiveLocks
+import SQLiveProtocol
 
 /// The state of one client's session: the open database and its live queries.
 ///
@@ -16,32 +17,55 @@ actor Session {
 
     // Mutable State
     //
-    // Isolated to the actor. `database` changes only in barrier requests
-    // (`database/open`, `shutdown`), so no other request runs meanwhile.
-    private var database: LiveDatabase?
-    /// Why the database named on the command line could not be opened.
-    private var startupFailure: String?
+    // `opened` is guarded by its mutex, so that requests on the serial
+    // lane read it without a hop to the actor; it changes only in barrier
+    // requests (`database/open`, `shutdown`), so no other request runs
+    // meanwhile. The rest is isolated to the actor.
+    private struct Opened {
+        var database: LiveDatabase?
+        /// Why the database named on the command line could not be opened.
+        var startupFailure: String?
+    }
+    private let opened = Locked(Opened())
     private var forwarders: [Task<Void, Never>] = []
     private var traceSettings = TraceSettings.off
     /// The live queries whose notifications carry a diff; read by the
     /// forwarding task for each change, hence the mutex.
     let diffNames = Locked<Set<String>>([])
 
-    init(writer: MessageWriter, databaseOptions: LiveDatabase.Options = LiveDatabase.Options()) {
+    /// Where relative database paths are read from; nil for the current
+    /// directory.
+    let directory: URL?
+
+    init(
+        writer: MessageWriter, directory: URL? = nil, databaseOptions: LiveDatabase.Options = LiveDatabase.Options()
+    ) {
         self.writer = writer
+        self.directory = directory
         self.databaseOptions = databaseOptions
+    }
+
+    /// A database path, read from `directory` when relative.
+    nonisolated func resolved(_ path: String) -> String {
+        guard let directory, case .file(let file) = DatabaseLocation(path), !file.hasPrefix("/") else { return path }
+        return directory.appendingPathComponent(file).path
     }
 
     /// The open database.
     ///
     /// - throws: -32010 when none is open.
-    func openDatabase() throws(ResponseError) -> LiveDatabase {
-        guard let database else {
+    nonisolated func openDatabase() throws(ResponseError) -> LiveDatabase {
+        let current = opened.withLock { $0 }
+        guard let database = current.database else {
             var message = "No database open: send 'database/open' first"
-            if let startupFailure { message += " (\(startupFailure))" }
+            if let startupFailure = current.startupFailure { message += " (\(startupFailure))" }
             throw ResponseError(.noDatabase, message)
         }
         return database
+    }
+
+    private var database: LiveDatabase? {
+        opened.withLock { $0.database }
     }
 
     /// Opens the database named on the command line; a failure is logged
@@ -51,7 +75,7 @@ actor Session {
             _ = try await open(path: path, readonly: readonly)
         } catch {
             ServerLog.warning("cannot open \(path): \(error.message)")
-            startupFailure = error.message
+            opened.withLock { $0.startupFailure = error.message }
         }
     }
 
@@ -61,7 +85,7 @@ actor Session {
         options.readonly = readonly
         let opened: LiveDatabase
         do {
-            opened = try await LiveDatabase.open(DatabaseLocation(path), options: options)
+            opened = try await LiveDatabase.open(DatabaseLocation(resolved(path)), options: options)
         } catch {
             throw ResponseError(error)
         }
@@ -69,13 +93,13 @@ actor Session {
         if !dropped.isEmpty {
             ServerLog.warning("opening \(path) dropped the live queries \(dropped.joined(separator: ", "))")
         }
-        startupFailure = nil
-        database = opened
+        self.opened.withLock { $0 = Opened(database: opened) }
         opened.traceSettings = traceSettings
         startForwarding(opened)
         let info = opened.info
         return DatabaseOpenRequest.Result(
-            path: info.path, readonly: info.readonly, sqliteVersion: info.sqliteVersion,
+            // The path as the client gave it, even when read from `directory`.
+            path: resolved(path) == path ? info.path : path, readonly: info.readonly, sqliteVersion: info.sqliteVersion,
             journalMode: info.journalMode, droppedLiveQueries: dropped)
     }
 
@@ -85,7 +109,7 @@ actor Session {
     @discardableResult
     func close() async -> [String] {
         guard let old = database else { return [] }
-        database = nil
+        opened.withLock { $0.database = nil }
         let dropped = await old.liveQueries().map(\.name)
         for forwarder in forwarders { forwarder.cancel() }
         forwarders = []

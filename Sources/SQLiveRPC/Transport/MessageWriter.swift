@@ -1,18 +1,37 @@
 import Foundation
 import SQLiveLocks
+import SQLiveProtocol
 
 /// The one owner of the protocol's output: frames never interleave.
 ///
-/// `send` encodes a message with Foundation's `JSONEncoder` and hands its
-/// frame to a serial queue that writes it whole, so responses and
-/// notifications sent from any task come out one frame after the other. Writing happens off Swift's cooperative
-/// pool: a client slow to read never blocks a task.
+/// `send` appends a message to the pending ones; a serial queue encodes
+/// what is pending and writes it, whole, in as few `write(2)` calls as it
+/// can: while it writes, messages sent meanwhile gather, and go out
+/// together next. Encoding there keeps it off the thread that runs
+/// statements. Frames come out in the order they were sent, and writing
+/// happens off Swift's cooperative pool: a client slow to read never
+/// blocks a task.
 public final class MessageWriter: Sendable {
     private let fileDescriptor: Int32
     private let queue = DispatchQueue(label: "sqlive.rpc.writer")
-    // Mutable State: set once when writing fails (the client went away);
-    // guarded by the mutex, read before each write.
-    private let failed = Locked(false)
+
+    // Mutable State
+    //
+    // Guarded by the mutex. `pending` holds messages sent and not yet taken
+    // by the queue; `draining` is true from the moment a drain is queued
+    // until it finds `pending` empty, so at most one drain is queued, and
+    // a frame appended while it runs is written by it. `failed` is set
+    // once when writing fails (the client went away).
+    private enum Pending: Sendable {
+        case message(OutgoingMessage)
+        case frame([UInt8])
+    }
+    private struct State {
+        var pending: [Pending] = []
+        var draining = false
+        var failed = false
+    }
+    private let state = Locked(State())
 
     /// A writer to a file descriptor, which it does not close.
     public init(fileDescriptor: Int32) {
@@ -21,15 +40,26 @@ public final class MessageWriter: Sendable {
 
     /// Sends one message (a response, a notification or a batch).
     ///
-    /// The message is encoded by the caller's task, and written in order.
+    /// The message is encoded by the writer's queue, and written in order.
     public func send(_ message: OutgoingMessage) {
-        guard let frame = MessageFraming.frame(message) else { return }
-        send(frame: frame)
+        append(.message(message))
     }
 
     /// Sends bytes as they are; tests use it to write raw frames.
     public func send(frame: [UInt8]) {
-        queue.async { self.write(frame) }
+        append(.frame(frame))
+    }
+
+    private func append(_ pending: Pending) {
+        let startDrain = state.withLock { state -> Bool in
+            guard !state.failed else { return false }
+            state.pending.append(pending)
+            defer { state.draining = true }
+            return !state.draining
+        }
+        if startDrain {
+            queue.async { self.drain() }
+        }
     }
 
     /// Waits until every message sent so far is written, for at most
@@ -38,6 +68,8 @@ public final class MessageWriter: Sendable {
     /// - returns: Whether everything was written in time.
     @discardableResult
     public func flush(timeout: Duration = .seconds(5)) -> Bool {
+        // A drain runs until nothing is pending: a block queued after it
+        // runs once everything sent before this call is written.
         let written = DispatchSemaphore(value: 0)
         queue.async { written.signal() }
         let (seconds, attoseconds) = timeout.components
@@ -45,8 +77,39 @@ public final class MessageWriter: Sendable {
         return written.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success
     }
 
+    /// Encodes and writes what is pending until nothing is.
+    private func drain() {
+        var taken: [Pending] = []
+        var bytes: [UInt8] = []
+        while true {
+            taken.removeAll(keepingCapacity: true)
+            let more = state.withLock { state -> Bool in
+                guard !state.pending.isEmpty, !state.failed else {
+                    state.pending = []
+                    state.draining = false
+                    return false
+                }
+                swap(&taken, &state.pending)
+                return true
+            }
+            guard more else { return }
+            bytes.removeAll(keepingCapacity: true)
+            for item in taken {
+                switch item {
+                case .frame(let frame):
+                    bytes.append(contentsOf: frame)
+                case .message(let message):
+                    let content = message.encoded { error in
+                        ServerLog.warning("cannot encode a message: \(error)")
+                    }
+                    if let content { MessageFraming.append(content, to: &bytes) }
+                }
+            }
+            write(bytes)
+        }
+    }
+
     private func write(_ bytes: [UInt8]) {
-        guard !failed.withLock({ $0 }) else { return }
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { buffer in
@@ -55,7 +118,7 @@ public final class MessageWriter: Sendable {
             if written < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 let reason = String(cString: strerror(errno))
-                failed.withLock { $0 = true }
+                state.withLock { $0.failed = true }
                 ServerLog.warning("cannot write to the client: \(reason); further messages are dropped")
                 return
             }

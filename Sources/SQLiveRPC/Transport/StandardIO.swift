@@ -23,32 +23,4 @@ enum StandardIO {
         }
         return saved
     }
-
-    /// The bytes of a file descriptor, chunk by chunk, until end of file.
-    ///
-    /// A thread of its own does the blocking reads, so that waiting for the
-    /// client occupies none of Swift's cooperative threads.
-    static func chunks(of fileDescriptor: Int32) -> AsyncStream<[UInt8]> {
-        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
-        let thread = Thread {
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress, $0.count) }
-                if count > 0 {
-                    continuation.yield(Array(buffer[0..<count]))
-                } else if count < 0 && errno == EINTR {
-                    continue
-                } else {
-                    if count < 0 {
-                        ServerLog.warning("cannot read the input: \(String(cString: strerror(errno)))")
-                    }
-                    continuation.finish()
-                    return
-                }
-            }
-        }
-        thread.name = "sqlive.rpc.reader"
-        thread.start()
-        return stream
-    }
 }

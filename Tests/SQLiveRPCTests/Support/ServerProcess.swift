@@ -1,19 +1,29 @@
 import Foundation
 import SQLiveLocks
+import SQLiveProtocol
 import SQLiveRPC
 import SQLiveTestSupport
 import Testing
 
-/// A running `sqlive --rpc`, driven over pipes as an editor would.
+/// A running server, driven over pipes as an editor would: the real
+/// `sqlive --rpc` binary, or the same server served in this process
+/// (`RPCServer.serve`) over a pair of pipes.
 ///
 /// A thread reads the server's output through the same framing parser the
 /// server uses and keeps every message; tests wait for the ones they expect.
+/// In-process servers start in microseconds and share the test's
+/// sanitizers; the binary is for what crosses a process: exit codes,
+/// signals, standard error, memory.
 final class ServerProcess: Sendable {
-    let process: Process
+    private enum Backing {
+        case process(Process)
+        case inProcess(Task<Int32, Never>, pipes: [Pipe])
+    }
+    private let backing: Backing
     private let input: FileHandle
     // Mutable State: guarded by the mutex; filled by the reading threads.
     private struct State {
-        var parser = JSONMessageParser()
+        var parser = FrameParser()
         var messages: [JSONValue] = []
         var consumed: Set<Int> = []
         var stderr = Data()
@@ -26,9 +36,15 @@ final class ServerProcess: Sendable {
     /// How long a test waits for a message before it fails: only hangs hit it.
     static let timeout: Duration = .seconds(30)
 
+    /// The binary's process; only for servers started as one.
+    var process: Process {
+        guard case .process(let process) = backing else { preconditionFailure("an in-process server has no process") }
+        return process
+    }
+
     /// Starts `sqlive --rpc` with more arguments, in a directory.
-    init(arguments: [String] = [], directory: URL, environment: [String: String] = [:]) throws {
-        process = Process()
+    convenience init(arguments: [String] = [], directory: URL, environment: [String: String] = [:]) throws {
+        let process = Process()
         process.executableURL = URL(fileURLWithPath: SQLiveBinary.path)
         process.arguments = ["--rpc"] + arguments
         process.currentDirectoryURL = directory
@@ -42,6 +58,28 @@ final class ServerProcess: Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
+        self.init(backing: .process(process), input: stdin, output: stdout, stderr: stderr)
+    }
+
+    /// Serves a client in this process, over pipes; relative paths are
+    /// read from `directory`.
+    convenience init(inProcessDatabase database: String?, directory: URL, readonly: Bool = false) {
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let serverInput = stdin.fileHandleForReading.fileDescriptor
+        let serverOutput = stdout.fileHandleForWriting.fileDescriptor
+        let task = Task.detached {
+            let status = await RPCServer.serve(
+                input: serverInput, output: serverOutput, database: database, readonly: readonly, directory: directory)
+            // The client reads the end of the output, as from a process.
+            try? stdout.fileHandleForWriting.close()
+            return status
+        }
+        self.init(backing: .inProcess(task, pipes: [stdin, stdout]), input: stdin, output: stdout, stderr: nil)
+    }
+
+    private init(backing: Backing, input stdin: Pipe, output stdout: Pipe, stderr: Pipe?) {
+        self.backing = backing
         input = stdin.fileHandleForWriting
         startReading(stdout.fileHandleForReading) { state, data in
             if data.isEmpty {
@@ -64,16 +102,26 @@ final class ServerProcess: Sendable {
                 }
             }
         }
-        startReading(stderr.fileHandleForReading) { state, data in
-            state.stderr.append(data)
+        if let stderr {
+            startReading(stderr.fileHandleForReading) { state, data in
+                state.stderr.append(data)
+            }
         }
     }
 
-    /// Starts an initialized server, with a database when given.
+    /// Starts an initialized server, with a database when given: in this
+    /// process, unless `binary` or extra arguments ask for the real one.
     static func started(
-        database: String? = nil, directory: URL, extraArguments: [String] = []
+        database: String? = nil, directory: URL, extraArguments: [String] = [], binary: Bool = false
     ) async throws -> ServerProcess {
-        let server = try ServerProcess(arguments: (database.map { [$0] } ?? []) + extraArguments, directory: directory)
+        let server =
+            if binary || !extraArguments.isEmpty {
+                try ServerProcess(arguments: (database.map { [$0] } ?? []) + extraArguments, directory: directory)
+            } else {
+                ServerProcess(
+                    inProcessDatabase: database, directory: directory,
+                    readonly: false)
+            }
         let response = try await server.request("initialize", ["clientInfo": ["name": "tests"]])
         #expect(response["result"]?["serverInfo"]?["name"] == "sqlive")
         return server
@@ -217,6 +265,9 @@ final class ServerProcess: Sendable {
 
     /// Waits for the process to end and returns its exit code.
     func waitForExit() async throws -> Int32 {
+        if case .inProcess(let task, _) = backing {
+            return try await firstOf(task, or: Self.timeout)
+        }
         let clock = ContinuousClock()
         let deadline = clock.now + Self.timeout
         while process.isRunning {
@@ -231,7 +282,20 @@ final class ServerProcess: Sendable {
 
     deinit {
         try? input.close()
-        if process.isRunning { process.terminate() }
+        if case .process(let process) = backing, process.isRunning { process.terminate() }
+    }
+}
+
+/// A task's value, or an error after a time-out.
+private func firstOf(_ task: Task<Int32, Never>, or timeout: Duration) async throws -> Int32 {
+    try await withThrowingTaskGroup(of: Int32.self) { group in
+        group.addTask { await task.value }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            throw ServerProcessError.stillRunning(stderr: "(in process)")
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
     }
 }
 

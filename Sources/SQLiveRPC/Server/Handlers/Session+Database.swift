@@ -1,4 +1,5 @@
 import SQLiveEngine
+import SQLiveProtocol
 
 extension Session {
     /// `database/schema`.

@@ -1,4 +1,5 @@
 import SQLiveEngine
+import SQLiveProtocol
 
 extension Session {
     /// `initialize`: logs the client, answers with the server's capabilities.

@@ -1,5 +1,6 @@
 import Foundation
 import SQLiveEngine
+import SQLiveProtocol
 
 extension Session {
     /// `liveQuery/register`.
@@ -7,7 +8,7 @@ extension Session {
         -> LiveQuerySnapshotResult
     {
         let database = try openDatabase()
-        let definition = LiveQueryDefinition(sql: params.sql, parameters: params.params?.parameters ?? .none)
+        let definition = LiveQueryDefinition(sql: params.sql, parameters: params.params?.queryParameters ?? .none)
         // Set before registering: the first change may come at once.
         let hadDiff = wantsDiff(params.name)
         setDiff(params.diff ?? false, for: params.name)
@@ -26,7 +27,7 @@ extension Session {
         let database = try openDatabase()
         do {
             let snapshot = try await database.updateLiveQuery(
-                name: params.name, sql: params.sql, parameters: params.params?.parameters)
+                name: params.name, sql: params.sql, parameters: params.params?.queryParameters)
             if let diff = params.diff { setDiff(diff, for: params.name) }
             return Self.snapshotResult(snapshot)
         } catch {

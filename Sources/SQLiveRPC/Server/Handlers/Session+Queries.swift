@@ -1,22 +1,27 @@
 import SQLiveEngine
+import SQLiveProtocol
 
 extension Session {
-    /// `query/execute`.
-    func execute(_ params: QueryExecuteRequest.Params) async throws(ResponseError) -> QueryExecuteRequest.Result {
+    /// `query/execute`, on the serial lane: the statements run on the
+    /// calling thread, and cancelling `work` interrupts them.
+    nonisolated func execute(_ params: QueryExecuteRequest.Params, work: ScheduledWork) throws(ResponseError)
+        -> QueryExecuteRequest.Result
+    {
         let maxRows = params.maxRows ?? QueryExecuteRequest.defaultMaxRows
         guard maxRows >= 0 else {
             throw .invalidParams("must not be negative", field: "maxRows")
         }
         let database = try openDatabase()
-        let parameters = params.params?.parameters ?? .none
+        let parameters = params.params?.queryParameters ?? .none
         do {
             try SQLScript.check(params.sql, parameters: parameters)
         } catch {
             throw ResponseError(error)
         }
-        do {
-            let results = try await database.execute(
-                params.sql, parameters: parameters, maxRows: maxRows)
+        do throws(ScriptFailure) {
+            let results = try work.whileRunning(interrupt: database.interrupt) { () throws(ScriptFailure) in
+                try database.executeBlocking(params.sql, parameters: parameters, maxRows: maxRows)
+            }
             return QueryExecuteRequest.Result(results: results.map(Self.statementResult))
         } catch {
             throw ResponseError(error.failure, completed: Self.jsonResults(error.completed))

@@ -1,0 +1,23 @@
+extension JSONWriter {
+    /// Writes an array of strings (column names, table names).
+    public mutating func write(strings: [String]) {
+        beginArray()
+        for string in strings {
+            write(string: string)
+        }
+        endArray()
+    }
+
+    /// Writes rows of SQLite values, as results and notifications carry them.
+    public mutating func write(rows: RPCRows) {
+        beginArray()
+        for row in rows {
+            beginArray()
+            for value in row {
+                value.write(to: &self)
+            }
+            endArray()
+        }
+        endArray()
+    }
+}

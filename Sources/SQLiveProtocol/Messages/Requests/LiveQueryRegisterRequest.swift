@@ -1,0 +1,73 @@
+/// Registers a live query and answers with its first result, version 1.
+///
+/// From then on, each change of its result arrives as a `liveQuery/changed`
+/// notification, whoever wrote the database. With `diff: true`, those
+/// notifications also carry the rows added and removed. The SQL must be a
+/// single read-only statement (-32602 otherwise); a taken name is -32012.
+///
+/// ```json
+/// --> {"jsonrpc": "2.0", "id": 5, "method": "liveQuery/register",
+///      "params": {"name": "leaders", "sql": "SELECT name, score FROM players ORDER BY score DESC LIMIT 3"}}
+/// <-- {"jsonrpc": "2.0", "id": 5, "result": {"name": "leaders", "version": 1, "columns": ["name", "score"],
+///      "rows": [["Ann", 12]], "truncated": false, "tables": ["players"]}}
+/// ```
+public enum LiveQueryRegisterRequest: RequestType {
+    public static let method = "liveQuery/register"
+
+    public struct Params: Codable, Sendable {
+        public var name: String
+        public var sql: String
+        public var params: RPCParameters?
+        /// Whether `liveQuery/changed` notifications carry `diff`.
+        public var diff: Bool?
+
+        public init(name: String, sql: String, params: RPCParameters? = nil, diff: Bool? = nil) {
+            self.name = name
+            self.sql = sql
+            self.params = params
+            self.diff = diff
+        }
+    }
+
+    public typealias Result = LiveQuerySnapshotResult
+}
+
+/// A live query as it stands: the answer to registering or redefining it.
+public struct LiveQuerySnapshotResult: Codable, Sendable {
+    public var name: String
+    public var version: Int
+    public var columns: [String]
+    public var rows: RPCRows
+    /// Whether rows past the live-query row cap were left out.
+    public var truncated: Bool
+    /// The tables the query reads.
+    public var tables: [String]
+
+    public init(name: String, version: Int, columns: [String], rows: RPCRows, truncated: Bool, tables: [String]) {
+        self.name = name
+        self.version = version
+        self.columns = columns
+        self.rows = rows
+        self.truncated = truncated
+        self.tables = tables
+    }
+}
+
+extension LiveQuerySnapshotResult: JSONWritable {
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("columns")
+        writer.write(strings: columns)
+        writer.key("name")
+        writer.write(string: name)
+        writer.key("rows")
+        writer.write(rows: rows)
+        writer.key("tables")
+        writer.write(strings: tables)
+        writer.key("truncated")
+        writer.write(bool: truncated)
+        writer.key("version")
+        writer.write(integer: Int64(version))
+        writer.endObject()
+    }
+}

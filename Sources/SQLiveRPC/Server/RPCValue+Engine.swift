@@ -1,0 +1,52 @@
+import SQLiveEngine
+import SQLiveProtocol
+
+// The protocol's values know nothing of the engine: these conversions are
+// the one place where the two meet.
+
+extension RPCValue {
+    /// The protocol form of an engine value.
+    init(_ value: SQLValue) {
+        switch value {
+        case .null: self = .null
+        case .integer(let integer): self = .integer(integer)
+        case .real(let real): self = .real(real)
+        case .text(let text): self = .text(text)
+        case .blob(let data): self = .blob(data)
+        }
+    }
+
+    /// The engine value to bind.
+    var sqlValue: SQLValue {
+        switch self {
+        case .null: .null
+        case .integer(let integer): .integer(integer)
+        case .real(let real): .real(real)
+        case .text(let text): .text(text)
+        case .blob(let data): .blob(data)
+        }
+    }
+}
+
+extension RPCParameters {
+    /// The protocol form of an engine's parameters.
+    init(_ parameters: QueryParameters) {
+        switch parameters {
+        case .positional(let values): self = .positional(values.map(RPCValue.init))
+        case .named(let values): self = .named(values.mapValues(RPCValue.init))
+        }
+    }
+
+    /// The engine's parameters to bind.
+    var queryParameters: QueryParameters {
+        switch self {
+        case .positional(let values): .positional(values.map(\.sqlValue))
+        case .named(let values): .named(values.mapValues(\.sqlValue))
+        }
+    }
+}
+
+extension Array where Element == [SQLValue] {
+    /// The rows in their protocol form.
+    var rpcRows: RPCRows { map { $0.map(RPCValue.init) } }
+}

@@ -49,6 +49,38 @@ struct DirectExecutionTests {
         await database.close()
     }
 
+    @Test("Parameters bind the same on both paths: positional across statements, named by any prefix")
+    func parametersOnBothPaths() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute("CREATE TABLE t(a, b)")
+        let script = "INSERT INTO t VALUES (?, ?); SELECT a, b, ? FROM t WHERE a = ?"
+        let positional = QueryParameters.positional([
+            .integer(Int64.max), .blob(Data([0, 0xFF])), .text("é 🎉"), .integer(Int64.max),
+        ])
+        let named = QueryParameters.named(["a": .integer(7), "b": .null])
+        let namedScript = "SELECT :a, @a, $b, :a + 1"
+        // Directly (no live query), then through GRDB (one exists).
+        let direct = try await database.execute(script, parameters: positional)
+        let directNamed = try await database.execute(namedScript, parameters: named)
+        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        let observed = try await database.execute(script, parameters: positional)
+        let observedNamed = try await database.execute(namedScript, parameters: named)
+        let row: [SQLValue] = [.integer(Int64.max), .blob(Data([0, 0xFF])), .text("é 🎉")]
+        #expect(direct.last?.rows == [row])
+        #expect(observed.last?.rows == [row, row])
+        #expect(directNamed.map(\.rows) == observedNamed.map(\.rows))
+        #expect(directNamed.first?.rows == [[.integer(7), .integer(7), .null, .integer(8)]])
+        // Values left over, or missing, fail the same way on both paths.
+        for observedPath in [true, false] {
+            if !observedPath { try await database.unregisterLiveQuery(name: "n") }
+            let extra = await #expect(throws: ScriptFailure.self) {
+                try await database.execute("SELECT ?", parameters: .positional([.integer(1), .integer(2)]))
+            }
+            #expect(extra?.failure.message.contains("wrong number of statement arguments") == true)
+        }
+        await database.close()
+    }
+
     @Test("Schema changes made directly are seen by the schema, completion's source")
     func schemaCacheFollowsDirectChanges() async throws {
         let database = try await LiveDatabase.open(.memory)

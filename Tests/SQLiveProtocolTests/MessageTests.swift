@@ -151,3 +151,15 @@ struct ValueEncodingTests {
         #expect(response.message.contains("found an array"))
     }
 }
+
+@Suite("Params keep the kinds the client wrote")
+struct ParamKindTests {
+    @Test func doublesWrittenWithAFractionStayReal() throws {
+        let text = Array(#"{"sql": "SELECT ?, ?, ?", "params": [3.0, 1e2, 3]}"#.utf8)
+        let params = try JSONCoding.decode(QueryExecuteRequest.Params.self, from: text)
+        #expect(params.params == .positional([.real(3), .real(100), .integer(3)]))
+        let named = try JSONCoding.decode(
+            QueryExecuteRequest.Params.self, from: Array(#"{"sql": "SELECT :a", "params": {":a": 2.0}}"#.utf8))
+        #expect(named.params == .named(["a": .real(2)]))
+    }
+}

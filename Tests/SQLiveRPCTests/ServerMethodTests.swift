@@ -113,14 +113,14 @@ struct ServerMethodTests {
             ["sql": "SELECT ?, typeof(?), ?, ?, ?", "params": [.integer(Int64.max), 2.5, "x", nil, ["$blob": "AP8="]]])
         #expect(
             positional["results"]?[0]?["rows"] == [[.integer(Int64.max), "real", "x", nil, ["$blob": "AP8="]]])
-        // The known loss (docs/protocol.md): an integral number binds as an
-        // INTEGER, even written `2.0`.
+        // A number binds as the client wrote it: `2.0` and `2e0` as REAL,
+        // `2` as INTEGER (docs/protocol.md, "Value encoding").
         let request =
             #"{"jsonrpc":"2.0","id":"raw","method":"query/execute","#
-            + #""params":{"sql":"SELECT typeof(?)","params":[2.0]}}"#
+            + #""params":{"sql":"SELECT typeof(?), typeof(?), typeof(?)","params":[2.0, 2e0, 2]}}"#
         server.sendRaw(MessageFraming.frame(Array(request.utf8)))
-        let integral = try await server.response(to: .string("raw"))
-        #expect(integral["result"]?["results"]?[0]?["rows"] == [["integer"]])
+        let kinds = try await server.response(to: .string("raw"))
+        #expect(kinds["result"]?["results"]?[0]?["rows"] == [["real", "real", "integer"]])
         let named = try await server.result(
             "query/execute", ["sql": "SELECT :a, @b, $c", "params": [":a": 1, "b": "two", "$c": true]])
         #expect(named["results"]?[0]?["rows"] == [[1, "two", 1]])

@@ -114,7 +114,7 @@ extension LiveDatabase {
         _ runner: ScriptRunner, in db: Database, live: LiveQueryCenter, consumer: inout some ResultConsumer
     ) throws {
         let observed = try live.scriptWillRun(db)
-        guard !observed && runner.parameters.isEmpty else {
+        guard !observed else {
             try runner.run(in: db, consumer: &consumer)
             return
         }

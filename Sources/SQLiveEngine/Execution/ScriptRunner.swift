@@ -10,11 +10,12 @@ import GRDBSQLite
 ///
 /// Two paths, the same results. While a live query exists, statements go
 /// through GRDB, whose transaction observation reports their row events to
-/// the `ChangeRecorder` (`run`). Otherwise, without parameters, they
-/// run on SQLite's C API directly (`runDirectly`), as the sqlite3 shell runs them: a
-/// statement then costs what SQLite costs, and GRDB's per-statement work
-/// (its authorizer, its observation broker, its cursor) is not paid for
-/// nothing. The direct path keeps what GRDB's did for sqlive: the commit
+/// the `ChangeRecorder` (`run`). Otherwise they run on SQLite's C API
+/// directly (`runDirectly`), as the sqlite3 shell runs them, parameters
+/// bound as GRDB binds them: a statement then costs what SQLite costs, and
+/// GRDB's per-statement work (its observation broker, its cursor) is not
+/// paid for nothing. (GRDB's authorizer, set once on the connection, still
+/// runs while SQLite prepares: see docs/benchmarks.md.) The direct path keeps what GRDB's did for sqlive: the commit
 /// ledger (every statement that may commit is counted), and GRDB's schema
 /// cache (cleared after a statement that may change the schema).
 struct ScriptRunner {
@@ -114,6 +115,7 @@ extension ScriptRunner {
             let clock = ContinuousClock()
             var offset = 0
             var index = 0
+            var binder = ParameterBinder(parameters)
             while offset < end {
                 let start = clock.now
                 var prepared: OpaquePointer?
@@ -133,6 +135,12 @@ extension ScriptRunner {
                     continue
                 }
                 defer { sqlite3_finalize(statement) }
+                do throws(ParameterBinder.Failure) {
+                    try binder.bind(statement)
+                } catch {
+                    throw SQLiteFailure(
+                        code: 25, extendedCode: 25, message: error.message, offset: nil, statementIndex: index)
+                }
                 let columnCount = Int(sqlite3_column_count(statement))
                 var columns: [String] = []
                 if columnCount > 0 {
@@ -184,7 +192,84 @@ extension ScriptRunner {
                 index += 1
                 offset = next
             }
+            do throws(ParameterBinder.Failure) {
+                try binder.checkAllBound()
+            } catch {
+                throw SQLiteFailure(
+                    code: 25, extendedCode: 25, message: error.message, offset: nil, statementIndex: index)
+            }
             return wrote
+        }
+    }
+
+    /// Binds a script's values to its statements, one statement after the
+    /// other, as GRDB's statements consume them: positional values in
+    /// order (a statement takes as many as it has parameters), named ones
+    /// by name, whatever their prefix (`:a`, `@a` and `$a` bind "a").
+    struct ParameterBinder {
+        struct Failure: Error {
+            var message: String
+        }
+
+        let parameters: QueryParameters
+        /// The next positional value to bind.
+        private var next = 0
+
+        init(_ parameters: QueryParameters) {
+            self.parameters = parameters
+        }
+
+        /// Refuses positional values that no statement took.
+        func checkAllBound() throws(Failure) {
+            if case .positional(let values) = parameters, next < values.count {
+                throw Failure(message: "wrong number of statement arguments: \(values.count)")
+            }
+        }
+
+        mutating func bind(_ statement: OpaquePointer) throws(Failure) {
+            let count = Int(sqlite3_bind_parameter_count(statement))
+            guard count > 0 else { return }
+            switch parameters {
+            case .positional(let values):
+                guard next + count <= values.count else {
+                    throw Failure(message: "wrong number of statement arguments: \(values.count)")
+                }
+                for index in 1...count {
+                    Self.bind(values[next + index - 1], to: statement, at: Int32(index))
+                }
+                next += count
+            case .named(let values):
+                for index in 1...count {
+                    guard let cName = sqlite3_bind_parameter_name(statement, Int32(index)) else {
+                        throw Failure(message: "statement arguments given by name, but the SQL has ? parameters")
+                    }
+                    let name = String(String(cString: cName).dropFirst())
+                    guard let value = values[name] else {
+                        throw Failure(message: "missing statement argument: \(name)")
+                    }
+                    Self.bind(value, to: statement, at: Int32(index))
+                }
+            }
+        }
+
+        /// SQLite copies the bytes before the call returns.
+        private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+        private static func bind(_ value: SQLValue, to statement: OpaquePointer, at index: Int32) {
+            switch value {
+            case .null:
+                sqlite3_bind_null(statement, index)
+            case .integer(let integer):
+                sqlite3_bind_int64(statement, index, integer)
+            case .real(let real):
+                sqlite3_bind_double(statement, index, real)
+            case .text(let text):
+                sqlite3_bind_text(statement, index, text, Int32(text.utf8.count), transient)
+            case .blob(let data):
+                data.withUnsafeBytes { bytes in
+                    _ = sqlite3_bind_blob64(statement, index, bytes.baseAddress, UInt64(bytes.count), transient)
+                }
+            }
         }
     }
 

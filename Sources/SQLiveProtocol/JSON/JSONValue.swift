@@ -117,6 +117,12 @@ extension JSONValue: Codable {
     /// every range (`1e400`) or a string with an unpaired surrogate escape
     /// (`"\ud800"`): it is refused with its coding path.
     public init(from decoder: any Decoder) throws {
+        // From sqlive's own decoder, the value is there already, kind and
+        // all: `1.0` stays a double, which trying Int64 first would lose.
+        if let decoder = decoder as? ValueDecoder {
+            self = decoder.value
+            return
+        }
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null

@@ -88,10 +88,12 @@ private struct JSONParser {
     var depth = 0
     /// The bytes of the string being unescaped.
     var scratch: [UInt8] = []
-    /// The elements and members of the arrays and objects being parsed.
-    var values: [JSONValue] = []
-    /// The keys of the objects being parsed.
-    var keys: [String] = []
+    /// The elements and members of the arrays and objects being parsed
+    /// (elements with empty keys), shared by all levels.
+    /// Slots past `entryCount` hold empty keys and nulls, which need no
+    /// release: the stack never shrinks.
+    var entries: [(key: String, value: JSONValue)] = []
+    var entryCount = 0
 
     init(start: UnsafePointer<UInt8>, count: Int) {
         self.bytes = start
@@ -157,10 +159,25 @@ private struct JSONParser {
 
     // MARK: Containers
 
+    /// Moves past the bracket or brace that opens an array or an object, one
+    /// level deeper.
     mutating func enter() throws(JSONSyntaxError) {
         depth += 1
         if depth > JSONReader.maximumDepth { throw .tooDeep(at: index) }
         index += 1
+    }
+
+    /// Pushes a member of the object, or an element of the array (with an
+    /// empty key), being parsed.
+    @inline(__always)
+    mutating func push(key: String, value: JSONValue) {
+        if entryCount < entries.count {
+            entries[entryCount] = (key: key, value: value)
+        } else {
+            if entries.capacity == 0 { entries.reserveCapacity(16) }
+            entries.append((key: key, value: value))
+        }
+        entryCount += 1
     }
 
     mutating func parseArray() throws(JSONSyntaxError) -> JSONValue {
@@ -172,10 +189,10 @@ private struct JSONParser {
             depth -= 1
             return .array([])
         }
-        let first = values.count
+        let first = entryCount
         while true {
             let value = try parseValue()
-            values.append(value)
+            push(key: "", value: value)
             skipWhitespace()
             guard index < end else { throw .unexpectedEnd(at: end) }
             let byte = bytes[index]
@@ -188,8 +205,19 @@ private struct JSONParser {
                 throw unexpected(at: index - 1)
             }
         }
-        let elements = Array(values[first...])
-        values.removeSubrange(first...)
+        let count = entryCount - first
+        let elements = [JSONValue](unsafeUninitializedCapacity: count) { elements, initialized in
+            entries.withUnsafeMutableBufferPointer { entries in
+                let source = entries.baseAddress! + first
+                for offset in 0..<count {
+                    // Moved out, and replaced by a value without references.
+                    (elements.baseAddress! + offset).initialize(to: (source + offset).move().value)
+                    (source + offset).initialize(to: (key: "", value: .null))
+                }
+            }
+            initialized = count
+        }
+        entryCount = first
         depth -= 1
         return .array(elements)
     }
@@ -203,20 +231,19 @@ private struct JSONParser {
             depth -= 1
             return .object([:])
         }
-        let first = values.count
-        let firstKey = keys.count
+        let first = entryCount
         while true {
             guard index < end else { throw .unexpectedEnd(at: end) }
             guard bytes[index] == quote else { throw unexpected(at: index) }
             index += 1
-            keys.append(try parseString())
+            let key = try parseString()
             skipWhitespace()
             guard index < end else { throw .unexpectedEnd(at: end) }
             guard bytes[index] == UInt8(ascii: ":") else { throw unexpected(at: index) }
             index += 1
             skipWhitespace()
             let value = try parseValue()
-            values.append(value)
+            push(key: key, value: value)
             skipWhitespace()
             guard index < end else { throw .unexpectedEnd(at: end) }
             let byte = bytes[index]
@@ -229,14 +256,19 @@ private struct JSONParser {
                 throw unexpected(at: index - 1)
             }
         }
-        let count = keys.count - firstKey
+        let count = entryCount - first
         var members = [String: JSONValue](minimumCapacity: count)
-        for offset in 0..<count {
-            // Assignment: when a key repeats, the last member wins.
-            members[keys[firstKey + offset]] = values[first + offset]
+        entries.withUnsafeMutableBufferPointer { entries in
+            let source = entries.baseAddress! + first
+            for offset in 0..<count {
+                // Moved out, and replaced by a value without references.
+                let (key, value) = (source + offset).move()
+                (source + offset).initialize(to: (key: "", value: .null))
+                // Assignment: when a key repeats, the last member wins.
+                members[key] = value
+            }
         }
-        keys.removeSubrange(firstKey...)
-        values.removeSubrange(first...)
+        entryCount = first
         depth -= 1
         return .object(members)
     }

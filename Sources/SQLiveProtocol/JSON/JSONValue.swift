@@ -1,11 +1,13 @@
 /// A JSON value, with integers kept apart from other numbers.
 ///
 /// The protocol carries SQLite values, and an SQLite `INTEGER` is an exact
-/// 64-bit integer: a number that Foundation's `JSONDecoder` reads exactly as
-/// an `Int64` is an `.integer`, any other number a `.double`. Foundation
-/// reads an integral number such as `1.0` or `1e2` as an integer too: the
-/// value is the same, only its kind is lost (see docs/protocol.md, "Value
-/// encoding"). Objects are unordered; ``JSONWriter`` writes their keys sorted.
+/// 64-bit integer: ``JSONReader`` reads a number written without fraction
+/// nor exponent that fits an `Int64` as an `.integer`, any other number
+/// (`1.0`, `1e2`) as a `.double`, and ``JSONValueDecoder`` hands the parsed
+/// value over as it is. Through another decoder (Foundation's), `init(from:)`
+/// reads an integral number such as `1.0` as an integer: the value is the
+/// same, only its kind is lost. Objects are unordered; ``JSONWriter``
+/// writes their keys sorted.
 ///
 /// ```swift
 /// let value: JSONValue = .object(["id": .integer(Int64.max), "name": .string("games")])

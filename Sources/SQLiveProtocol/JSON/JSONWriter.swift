@@ -133,7 +133,7 @@ public struct JSONWriter: Sendable {
 
     /// Writes the comma that separates a value from the previous one, if any.
     @inline(__always)
-    private mutating func separate() {
+    mutating func separate() {
         if afterKey {
             afterKey = false
         } else if hasElement.top {
@@ -143,7 +143,7 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    private mutating func writeValue(_ value: JSONValue) {
+    mutating func writeValue(_ value: JSONValue) {
         switch value {
         case .null: append("null")
         case .bool(let bool): append(bool ? "true" : "false")
@@ -165,7 +165,30 @@ public struct JSONWriter: Sendable {
                 appendString(key)
                 bytes.append(UInt8(ascii: ":"))
                 writeValue(value)
-            } else if !members.isEmpty {
+            } else if members.count <= 32 {
+                // Insertion sort of the indices, without allocation: objects are small.
+                withUnsafeTemporaryAllocation(of: [String: JSONValue].Index.self, capacity: members.count) { order in
+                    var count = 0
+                    for index in members.indices {
+                        (order.baseAddress! + count).initialize(to: index)
+                        let key = members[index].key
+                        var j = count
+                        while j > 0 && utf8Precedes(key, members[order[j - 1]].key) {
+                            order.swapAt(j, j - 1)
+                            j -= 1
+                        }
+                        count += 1
+                    }
+                    for i in 0..<count {
+                        if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                        let (key, value) = members[order[i]]
+                        appendString(key)
+                        bytes.append(UInt8(ascii: ":"))
+                        writeValue(value)
+                    }
+                    _ = order.baseAddress!.deinitialize(count: count)
+                }
+            } else {
                 var first = true
                 for (key, value) in members.sorted(by: { utf8Precedes($0.key, $1.key) }) {
                     if first { first = false } else { bytes.append(UInt8(ascii: ",")) }
@@ -236,7 +259,7 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    private mutating func appendString(_ string: String) {
+    mutating func appendString(_ string: String) {
         var string = string
         string.withUTF8 { utf8 in appendEscaped(utf8) }
     }
@@ -272,18 +295,33 @@ public struct JSONWriter: Sendable {
 /// Whether a string's UTF-8 bytes sort before another's.
 ///
 /// This is the order of Foundation's `.sortedKeys`: "B" < "_" < "a" < "é".
+@inline(__always)
 func utf8Precedes(_ a: String, _ b: String) -> Bool {
+    utf8Compare(a, b) < 0
+}
+
+/// Compares the UTF-8 bytes of two strings: negative, zero or positive.
+func utf8Compare(_ a: String, _ b: String) -> Int {
     let result = a.utf8.withContiguousStorageIfAvailable { a in
         b.utf8.withContiguousStorageIfAvailable { b in
             let count = min(a.count, b.count)
             for i in 0..<count where a[i] != b[i] {
-                return a[i] < b[i]
+                return Int(a[i]) - Int(b[i])
             }
-            return a.count < b.count
+            return a.count - b.count
         }
     }
     if let result, let result { return result }
-    return a.utf8.lexicographicallyPrecedes(b.utf8)
+    var left = a.utf8.makeIterator()
+    var right = b.utf8.makeIterator()
+    while true {
+        switch (left.next(), right.next()) {
+        case (nil, nil): return 0
+        case (nil, _): return -1
+        case (_, nil): return 1
+        case (let x?, let y?): if x != y { return Int(x) - Int(y) }
+        }
+    }
 }
 
 /// A stack of Booleans, without allocation for the first 64 levels.

@@ -1,8 +1,8 @@
 import Foundation
 import SQLiveEngine
 
-@testable import SQLiveREPL
 @testable import SQLiveProtocol
+@testable import SQLiveREPL
 @testable import SQLiveRPC
 
 /// libFuzzer's entry point: one executable, four targets, picked by

@@ -170,7 +170,10 @@ final class Connection: Sendable {
             }
             switch incoming {
             case .message(let message):
-                return handle(message, respond: { [writer] in writer.send($0) })
+                // While more requests wait in line, a response is written
+                // with the ones that follow (200 µs at most).
+                return handle(
+                    message, respond: { [writer, queue] in writer.send($0, batching: queue.hasQueuedLaneWork) })
             case .batch(let messages):
                 return handleBatch(messages)
             }

@@ -206,7 +206,14 @@ final class RequestQueue: Sendable {
         }
     }
 
-    /// Whether work is queued or running.
+    /// Whether lane work waits in line, not started yet: a response sent
+    /// now is followed by others at once, and may wait to be written with
+    /// them (`MessageWriter.send(_:batching:)`).
+    var hasQueuedLaneWork: Bool {
+        state.withLock { $0.nextJob < $0.jobs.count }
+    }
+
+    /// The last lane sequence given, and the concurrent work not finished.
     private var lastScheduled: (lane: Int, concurrent: [ScheduledWork]) {
         state.withLock { ($0.nextSequence - 1, Array($0.concurrent.values)) }
     }

@@ -19,9 +19,10 @@ public final class MessageWriter: Sendable {
     //
     // Guarded by the mutex. `pending` holds messages sent and not yet taken
     // by the queue; `draining` is true from the moment a drain is queued
-    // until it finds `pending` empty, so at most one drain is queued, and
-    // a frame appended while it runs is written by it. `failed` is set
-    // once when writing fails (the client went away).
+    // until it finds `pending` empty, so a frame appended meanwhile is
+    // written by it. `timerArmed` is true while a deferred drain is
+    // scheduled for messages sent with `batching`. `failed` is set once
+    // when writing fails (the client went away).
     private enum Pending: Sendable {
         case message(OutgoingMessage)
         case frame([UInt8])
@@ -29,8 +30,15 @@ public final class MessageWriter: Sendable {
     private struct State {
         var pending: [Pending] = []
         var draining = false
+        var timerArmed = false
         var failed = false
     }
+
+    /// How long a message sent with `batching` may wait for others to
+    /// gather before it is written, at most.
+    static let batchingDelay = DispatchTimeInterval.microseconds(200)
+    /// How many messages gather at most before they are written anyway.
+    static let batchSize = 64
     private let state = Locked(State())
 
     /// A writer to a file descriptor, which it does not close.
@@ -41,24 +49,46 @@ public final class MessageWriter: Sendable {
     /// Sends one message (a response, a notification or a batch).
     ///
     /// The message is encoded by the writer's queue, and written in order.
-    public func send(_ message: OutgoingMessage) {
-        append(.message(message))
+    /// With `batching` (a sender that knows more messages follow at once,
+    /// such as a response while more requests wait in line), the writer is
+    /// not woken for this message alone: it is written with the ones that
+    /// follow, within `batchingDelay` at most.
+    public func send(_ message: OutgoingMessage, batching: Bool = false) {
+        append(.message(message), batching: batching)
     }
 
     /// Sends bytes as they are; tests use it to write raw frames.
     public func send(frame: [UInt8]) {
-        append(.frame(frame))
+        append(.frame(frame), batching: false)
     }
 
-    private func append(_ pending: Pending) {
-        let startDrain = state.withLock { state -> Bool in
-            guard !state.failed else { return false }
+    private enum Wake {
+        case none, drain, timer
+    }
+
+    private func append(_ pending: Pending, batching: Bool) {
+        let wake = state.withLock { state -> Wake in
+            guard !state.failed else { return .none }
             state.pending.append(pending)
-            defer { state.draining = true }
-            return !state.draining
+            if state.draining { return .none }
+            if batching && state.pending.count < Self.batchSize {
+                if state.timerArmed { return .none }
+                state.timerArmed = true
+                return .timer
+            }
+            state.draining = true
+            return .drain
         }
-        if startDrain {
+        switch wake {
+        case .none:
+            break
+        case .drain:
             queue.async { self.drain() }
+        case .timer:
+            queue.asyncAfter(deadline: .now() + Self.batchingDelay) {
+                self.state.withLock { $0.timerArmed = false }
+                self.drain()
+            }
         }
     }
 
@@ -68,16 +98,20 @@ public final class MessageWriter: Sendable {
     /// - returns: Whether everything was written in time.
     @discardableResult
     public func flush(timeout: Duration = .seconds(5)) -> Bool {
-        // A drain runs until nothing is pending: a block queued after it
-        // runs once everything sent before this call is written.
+        // A drain runs until nothing is pending: this one writes what was
+        // sent before this call, deferred messages included.
         let written = DispatchSemaphore(value: 0)
-        queue.async { written.signal() }
+        queue.async {
+            self.drain()
+            written.signal()
+        }
         let (seconds, attoseconds) = timeout.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         return written.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success
     }
 
-    /// Encodes and writes what is pending until nothing is.
+    /// Encodes and writes what is pending until nothing is; runs on the
+    /// queue, as often as it is asked (a drain that finds nothing returns).
     private func drain() {
         var taken: [Pending] = []
         var bytes: [UInt8] = []

@@ -80,6 +80,25 @@ struct ServerConcurrencyTests {
         #expect(server.messages.filter { $0["id"] == long.json }.count == 1)
     }
 
+    @Test func aResponseIsNotHeldBehindTheLongStatementAfterIt() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)
+        // In one write, so that the quick request's response is sent while
+        // the long one waits in line: the writer may hold it to batch it
+        // with the next response, but not until the long statement ends.
+        var bytes: [UInt8] = []
+        for (id, sql) in [("quick", JSONValue.string("SELECT 42")), ("long", Self.endlessQuery)] {
+            bytes += try MessageFraming.frame(
+                ["jsonrpc": "2.0", "id": .string(id), "method": "query/execute", "params": ["sql": sql]])
+        }
+        server.sendRaw(bytes)
+        let quick = try await server.response(to: .string("quick"))
+        #expect(quick["result"]?["results"]?[0]?["rows"] == [[42]])
+        #expect(!server.messages.contains { $0["id"] == "long" })
+        server.notify("$/cancelRequest", ["id": "long"])
+        #expect(try await server.response(to: .string("long"))["error"]?["code"] == -32800)
+    }
+
     @Test func exitCancelsRunningQueries() async throws {
         let directory = try TemporaryDirectory()
         let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)

@@ -128,6 +128,31 @@ struct RendererTests {
         #expect(text.contains("| 日本 |\n| ab   |"))
     }
 
+    @Test func gridCellsOfEveryKindAlign() {
+        // Each cell's text is kept as bytes until the end: reals, blobs,
+        // wide and combining characters, control characters, NULL, and a
+        // row shorter than the header all line up.
+        let text = render(
+            columns: ["n", "r", "b", "t"],
+            rows: [
+                [.integer(-12), .real(0.5), .blob(Data([0xAB])), .text("日本")],
+                [.null, .real(1e300), .null, .text("e\u{301}\tx")],
+                [.integer(7)],
+            ],
+            settings: RenderSettings(mode: .table))
+        #expect(
+            text == """
+                +------+----------+-------+------+
+                | n    | r        | b     | t    |
+                +------+----------+-------+------+
+                |  -12 |      0.5 | X'ab' | 日本 |
+                | NULL | 1.0e+300 | NULL  | e\u{301}\\tx |
+                |    7 |          |       |      |
+                +------+----------+-------+------+
+
+                """)
+    }
+
     @Test func controlCharactersStayOnOneLineInGrids() {
         let text = render(columns: ["t"], rows: [[.text("a\nb\tc")]], settings: RenderSettings(mode: .box))
         #expect(text.contains("│ a\\nb\\tc │"))

@@ -4,9 +4,12 @@ import SQLiveEngine
 /// Draws `box`, `table` and `markdown` grids.
 ///
 /// Column widths depend on every row, so the cells' texts are kept until
-/// `end`, as sqlite3 does. When the grid is wider than `maxWidth`, the
-/// widest columns are narrowed and their cells cut with `…` (markdown is
-/// never cut: it is meant to be pasted). Numbers are right-aligned.
+/// `end`, as sqlite3 does: as bytes, one after the other in one buffer,
+/// with a 16-byte record per cell (where it ends, its width, how to draw
+/// it), rather than a `String` and a record per value. When the grid is
+/// wider than `maxWidth`, the widest columns are narrowed and their cells
+/// cut with `…` (markdown is never cut: it is meant to be pasted). Numbers
+/// are right-aligned.
 ///
 /// ```text
 /// ┌────┬──────────────────┐
@@ -16,16 +19,47 @@ import SQLiveEngine
 /// └────┴──────────────────┘
 /// ```
 struct GridRenderer: RowRenderer {
-    struct Cell {
-        var text: String
-        var width: Int
+    /// A cell: its text runs from the previous cell's `end` to its own.
+    private struct Cell {
+        var end: Int
+        var width: Int32
         var rightAligned: Bool
         var isNull: Bool
     }
 
+    /// Cells and their texts, kept in order.
+    ///
+    /// Invariant: `cells[i]`'s text is `text.bytes[start(i)..<cells[i].end]`,
+    /// where `start(i)` is the previous cell's end (0 for the first).
+    private struct Cells {
+        var text = OutputBuffer()
+        var cells: [Cell] = []
+
+        func start(of index: Int) -> Int {
+            index == 0 ? 0 : cells[index - 1].end
+        }
+
+        /// Records the text appended since the last cell as a cell.
+        mutating func close(from start: Int, rightAligned: Bool, isNull: Bool) {
+            let bytes = text.bytes[start...]
+            let width =
+                bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
+                ? bytes.count : CellText.width(String(decoding: bytes, as: UTF8.self))
+            cells.append(Cell(end: text.count, width: Int32(width), rightAligned: rightAligned, isNull: isNull))
+        }
+
+        /// Replaces the text appended since `start` (a slow path, for
+        /// control characters and markdown's `|`).
+        mutating func replace(from start: Int, with replacement: String) {
+            text.truncate(to: start)
+            text.append(replacement)
+        }
+    }
+
     let settings: RenderSettings
     private var columns: [String] = []
-    private var rows: [[Cell]] = []
+    /// The rows' cells, `columns.count` per row.
+    private var body = Cells()
 
     init(settings: RenderSettings) {
         self.settings = settings
@@ -33,90 +67,113 @@ struct GridRenderer: RowRenderer {
 
     mutating func begin(columns: [String], into output: inout OutputBuffer) {
         self.columns = columns
-        rows = []
+        body = Cells()
     }
 
     mutating func row(_ row: some RowValues, into output: inout OutputBuffer) {
-        var cells: [Cell] = []
-        cells.reserveCapacity(row.count)
-        for column in 0..<row.count {
+        for column in 0..<columns.count {
+            let start = body.text.count
+            guard column < row.count else {
+                body.close(from: start, rightAligned: false, isNull: false)
+                continue
+            }
             let type = row.type(at: column)
-            var text =
-                switch type {
-                case .null: settings.nullText
-                case .integer: String(row.integer(at: column))
-                case .real: CellText.real(row.real(at: column))
-                case .text: CellText.singleLine(row.withUTF8(at: column) { String(decoding: $0, as: UTF8.self) })
-                case .blob: row.withBlob(at: column) { CellText.blobLiteral($0) }
+            switch type {
+            case .null:
+                body.text.append(settings.nullText)
+            case .integer:
+                body.text.append(integer: row.integer(at: column))
+            case .real:
+                body.text.append(real: row.real(at: column))
+            case .text:
+                row.withUTF8(at: column) { bytes in
+                    if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+                        body.text.append(CellText.singleLine(String(decoding: bytes, as: UTF8.self)))
+                    } else {
+                        body.text.append(bytes)
+                    }
                 }
-            if settings.mode == .markdown { text = text.replacingOccurrences(of: "|", with: "\\|") }
-            cells.append(
-                Cell(
-                    text: text, width: CellText.width(text), rightAligned: type == .integer || type == .real,
-                    isNull: type == .null))
+            case .blob:
+                row.withBlob(at: column) { body.text.append(blobLiteral: $0) }
+            }
+            if settings.mode == .markdown && body.text.bytes[start...].contains(UInt8(ascii: "|")) {
+                let text = String(decoding: body.text.bytes[start...], as: UTF8.self)
+                body.replace(from: start, with: text.replacingOccurrences(of: "|", with: "\\|"))
+            }
+            body.close(from: start, rightAligned: type == .integer || type == .real, isNull: type == .null)
         }
-        rows.append(cells)
     }
 
     mutating func end(into output: inout OutputBuffer) {
-        let headers = columns.map { name in
-            let text = CellText.singleLine(name)
-            return Cell(text: text, width: CellText.width(text), rightAligned: false, isNull: false)
+        var headers = Cells()
+        for name in columns {
+            let start = headers.text.count
+            headers.text.append(CellText.singleLine(name))
+            headers.close(from: start, rightAligned: false, isNull: false)
         }
-        var widths = headers.map(\.width)
-        for row in rows {
-            for (index, cell) in row.enumerated() where index < widths.count {
-                widths[index] = max(widths[index], cell.width)
+        var widths = headers.cells.map { Int($0.width) }
+        if !widths.isEmpty {
+            for (index, cell) in body.cells.enumerated() {
+                let column = index % widths.count
+                widths[column] = max(widths[column], Int(cell.width))
             }
         }
         if settings.mode != .markdown, let maxWidth = settings.maxWidth {
             widths = Self.fit(widths, into: maxWidth)
         }
+        let rowCount = widths.isEmpty ? 0 : body.cells.count / widths.count
+        let rows = 0..<rowCount
         switch settings.mode {
         case .box:
             output.append("┌" + widths.map { String(repeating: "─", count: $0 + 2) }.joined(separator: "┬") + "┐\n")
-            line(headers, widths: widths, separator: "│", centered: true, into: &output)
+            line(0, of: headers, widths: widths, separator: "│", centered: true, into: &output)
             output.append("├" + widths.map { String(repeating: "─", count: $0 + 2) }.joined(separator: "┼") + "┤\n")
-            for row in rows { line(row, widths: widths, separator: "│", centered: false, into: &output) }
+            for row in rows { line(row, of: body, widths: widths, separator: "│", centered: false, into: &output) }
             output.append("└" + widths.map { String(repeating: "─", count: $0 + 2) }.joined(separator: "┴") + "┘\n")
         case .table:
             let rule = "+" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "+") + "+\n"
             output.append(rule)
-            line(headers, widths: widths, separator: "|", centered: false, into: &output)
+            line(0, of: headers, widths: widths, separator: "|", centered: false, into: &output)
             output.append(rule)
-            for row in rows { line(row, widths: widths, separator: "|", centered: false, into: &output) }
+            for row in rows { line(row, of: body, widths: widths, separator: "|", centered: false, into: &output) }
             output.append(rule)
         default:
-            line(headers, widths: widths, separator: "|", centered: false, into: &output)
+            line(0, of: headers, widths: widths, separator: "|", centered: false, into: &output)
             output.append("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|\n")
-            for row in rows { line(row, widths: widths, separator: "|", centered: false, into: &output) }
+            for row in rows { line(row, of: body, widths: widths, separator: "|", centered: false, into: &output) }
         }
-        rows = []
+        body = Cells()
     }
 
+    /// Draws one row of cells.
     private func line(
-        _ cells: [Cell], widths: [Int], separator: String, centered: Bool, into output: inout OutputBuffer
+        _ row: Int, of cells: Cells, widths: [Int], separator: String, centered: Bool, into output: inout OutputBuffer
     ) {
         output.append(separator)
-        for (index, width) in widths.enumerated() {
-            var cell = index < cells.count ? cells[index] : Cell(text: "", width: 0, rightAligned: false, isNull: false)
-            if cell.width > width {
-                cell.text = CellText.truncate(cell.text, toWidth: width)
-                cell.width = CellText.width(cell.text)
+        cells.text.bytes.withUnsafeBufferPointer { text in
+            for (column, width) in widths.enumerated() {
+                let index = row * widths.count + column
+                let cell = cells.cells[index]
+                let bytes = UnsafeBufferPointer(rebasing: text[cells.start(of: index)..<cell.end])
+                var cut: String?
+                var cellWidth = Int(cell.width)
+                if cellWidth > width {
+                    let truncated = CellText.truncate(String(decoding: bytes, as: UTF8.self), toWidth: width)
+                    cut = truncated
+                    cellWidth = CellText.width(truncated)
+                }
+                let padding = width - cellWidth
+                let (left, right) =
+                    centered
+                    ? (padding / 2, padding - padding / 2)
+                    : cell.rightAligned ? (padding, 0) : (0, padding)
+                output.append(repeating: 0x20, count: left + 1)
+                if cell.isNull && settings.colour { output.append(ANSI.dim) }
+                if let cut { output.append(cut) } else { output.append(bytes) }
+                if cell.isNull && settings.colour { output.append(ANSI.reset) }
+                output.append(repeating: 0x20, count: right + 1)
+                output.append(separator)
             }
-            let padding = width - cell.width
-            let (left, right) =
-                centered
-                ? (padding / 2, padding - padding / 2)
-                : cell.rightAligned ? (padding, 0) : (0, padding)
-            output.append(repeating: 0x20, count: left + 1)
-            if cell.isNull && settings.colour {
-                output.append(ANSI.dim + cell.text + ANSI.reset)
-            } else {
-                output.append(cell.text)
-            }
-            output.append(repeating: 0x20, count: right + 1)
-            output.append(separator)
         }
         output.append(byte: 0x0A)
     }

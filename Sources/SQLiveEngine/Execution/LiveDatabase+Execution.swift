@@ -23,16 +23,13 @@ extension LiveDatabase {
     ) async throws(ScriptFailure) -> [StatementResult] {
         let runner = ScriptRunner(script: script, parameters: parameters, maxRows: maxRows, tracer: tracer)
         let live = live
-        let outcome: (results: [StatementResult], failure: SQLiteFailure?)
+        let outcome: Result<[StatementResult], ScriptFailure>
         do {
             outcome = try await writer.writeWithoutTransaction { db in Self.collect(runner, in: db, live: live) }
         } catch {
             throw ScriptFailure(completed: [], failure: Self.failure(from: error))
         }
-        if let failure = outcome.failure {
-            throw ScriptFailure(completed: outcome.results, failure: failure)
-        }
-        return outcome.results
+        return try outcome.get()
     }
 
     /// Runs a script and collects each statement's result, on the calling
@@ -51,35 +48,32 @@ extension LiveDatabase {
         let live = live
         // The writer's queue runs the closure on this thread, and fails only
         // when it cannot (a closed database).
-        let outcome: (results: [StatementResult], failure: SQLiteFailure?)
+        let outcome: Result<[StatementResult], ScriptFailure>
         do {
             outcome = try writer.writeWithoutTransaction { db throws in Self.collect(runner, in: db, live: live) }
         } catch {
             throw ScriptFailure(completed: [], failure: Self.failure(from: error))
         }
-        if let failure = outcome.failure {
-            throw ScriptFailure(completed: outcome.results, failure: failure)
-        }
-        return outcome.results
+        return try outcome.get()
     }
 
     /// Runs a script on the session's connection and collects its results,
     /// up to the failing statement.
     private static func collect(
         _ runner: ScriptRunner, in db: Database, live: LiveQueryCenter
-    ) -> (results: [StatementResult], failure: SQLiteFailure?) {
+    ) -> Result<[StatementResult], ScriptFailure> {
         defer { live.scriptDidRun(runner.script, db) }
         var collector = ResultCollector()
         do {
             try run(runner, in: db, live: live, consumer: &collector)
-            return (collector.results, nil)
+            return .success(collector.results)
         } catch {
             var results = collector.results
             // The failing statement's partial result is not a result.
             if let failure = error as? SQLiteFailure, let index = failure.statementIndex, results.count > index {
                 results.removeLast(results.count - index)
             }
-            return (results, failure(from: error))
+            return .failure(ScriptFailure(completed: results, failure: failure(from: error)))
         }
     }
 

@@ -16,14 +16,6 @@ public enum MessageFraming {
         bytes.append(contentsOf: content)
     }
 
-    /// A frame holding a message; nil when the message cannot be encoded
-    /// (see `OutgoingMessage.encoded(reportingFailure:)`).
-    public static func frame(
-        _ message: OutgoingMessage, reportingFailure report: (any Error) -> Void = { _ in }
-    ) -> [UInt8]? {
-        message.encoded(reportingFailure: report).map(frame)
-    }
-
     /// A frame holding a JSON value, as a client sends it.
     ///
     /// - throws: `EncodingError`, for values nested too deep.

@@ -193,17 +193,7 @@ private struct JSONParser {
         while true {
             let value = try parseValue()
             push(key: "", value: value)
-            skipWhitespace()
-            guard index < end else { throw .unexpectedEnd(at: end) }
-            let byte = bytes[index]
-            index += 1
-            if byte == UInt8(ascii: ",") {
-                skipWhitespace()
-            } else if byte == UInt8(ascii: "]") {
-                break
-            } else {
-                throw unexpected(at: index - 1)
-            }
+            if try containerEnds(at: UInt8(ascii: "]")) { break }
         }
         let count = entryCount - first
         let elements = [JSONValue](unsafeUninitializedCapacity: count) { elements, initialized in
@@ -220,6 +210,21 @@ private struct JSONParser {
         entryCount = first
         depth -= 1
         return .array(elements)
+    }
+
+    /// After a member or an element: a comma (then whitespace) means
+    /// another follows, `closing` that the container ends.
+    mutating func containerEnds(at closing: UInt8) throws(JSONSyntaxError) -> Bool {
+        skipWhitespace()
+        guard index < end else { throw .unexpectedEnd(at: end) }
+        let byte = bytes[index]
+        index += 1
+        if byte == UInt8(ascii: ",") {
+            skipWhitespace()
+            return false
+        }
+        guard byte == closing else { throw unexpected(at: index - 1) }
+        return true
     }
 
     mutating func parseObject() throws(JSONSyntaxError) -> JSONValue {
@@ -244,17 +249,7 @@ private struct JSONParser {
             skipWhitespace()
             let value = try parseValue()
             push(key: key, value: value)
-            skipWhitespace()
-            guard index < end else { throw .unexpectedEnd(at: end) }
-            let byte = bytes[index]
-            index += 1
-            if byte == UInt8(ascii: ",") {
-                skipWhitespace()
-            } else if byte == UInt8(ascii: "}") {
-                break
-            } else {
-                throw unexpected(at: index - 1)
-            }
+            if try containerEnds(at: UInt8(ascii: "}")) { break }
         }
         let count = entryCount - first
         var members = [String: JSONValue](minimumCapacity: count)

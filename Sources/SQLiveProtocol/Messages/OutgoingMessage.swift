@@ -10,7 +10,7 @@
 /// let message = OutgoingMessage.response(id: .number(1), result: EmptyResult())
 /// let text = try message.encoded()  // {"id":1,"jsonrpc":"2.0","result":{}}, in UTF-8
 /// ```
-public struct OutgoingMessage: Sendable, Encodable {
+public struct OutgoingMessage: Sendable {
     private enum Content: Sendable {
         case result(id: RequestID, any Encodable & Sendable)
         case error(id: RequestID?, ResponseError)
@@ -49,36 +49,6 @@ public struct OutgoingMessage: Sendable, Encodable {
     /// The responses to a batch, sent as one array.
     public static func batch(_ responses: [OutgoingMessage]) -> OutgoingMessage {
         OutgoingMessage(content: .batch(responses))
-    }
-
-    private enum Key: String, CodingKey {
-        case jsonrpc, id, result, error, method, params
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        switch content {
-        case .result(let id, let result):
-            var container = try Self.envelope(encoder)
-            try container.encode(id, forKey: .id)
-            try container.encode(result, forKey: .result)
-        case .error(let id, let error):
-            var container = try Self.envelope(encoder)
-            try container.encode(id?.json ?? .null, forKey: .id)
-            try container.encode(error, forKey: .error)
-        case .notification(let method, let params):
-            var container = try Self.envelope(encoder)
-            try container.encode(method, forKey: .method)
-            try container.encode(params, forKey: .params)
-        case .batch(let responses):
-            try responses.encode(to: encoder)
-        }
-    }
-
-    /// An object with `"jsonrpc": "2.0"`, to which the rest is added.
-    private static func envelope(_ encoder: any Encoder) throws -> KeyedEncodingContainer<Key> {
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode("2.0", forKey: .jsonrpc)
-        return container
     }
 
     /// The message as JSON text, in UTF-8.

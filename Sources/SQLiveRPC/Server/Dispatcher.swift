@@ -48,18 +48,16 @@ struct Dispatcher: Sendable {
         _ body: @escaping @Sendable (Session, R.Params) async throws(ResponseError) -> R.Result
     ) {
         handlers[R.method] = Handler(scheduling: scheduling) { json in
-            let params: R.Params
-            do {
-                params = try JSONCoding.decode(R.Params.self, from: json ?? .object([:]))
-            } catch {
-                let failure = ResponseError(decoding: error)
+            switch Self.decode(R.Params.self, json) {
+            case .failure(let failure):
                 return .async { _ in .failure(failure) }
-            }
-            return .async { session in
-                do throws(ResponseError) {
-                    return .success(try await body(session, params))
-                } catch {
-                    return .failure(error)
+            case .success(let params):
+                return .async { session in
+                    do throws(ResponseError) {
+                        return .success(try await body(session, params))
+                    } catch {
+                        return .failure(error)
+                    }
                 }
             }
         }
@@ -71,20 +69,28 @@ struct Dispatcher: Sendable {
         _ body: @escaping @Sendable (Session, R.Params, ScheduledWork) throws(ResponseError) -> R.Result
     ) {
         handlers[R.method] = Handler(scheduling: .serial) { json in
-            let params: R.Params
-            do {
-                params = try JSONCoding.decode(R.Params.self, from: json ?? .object([:]))
-            } catch {
-                let failure = ResponseError(decoding: error)
+            switch Self.decode(R.Params.self, json) {
+            case .failure(let failure):
                 return .blocking { _, _ in .failure(failure) }
-            }
-            return .blocking { session, work in
-                do throws(ResponseError) {
-                    return .success(try body(session, params, work))
-                } catch {
-                    return .failure(error)
+            case .success(let params):
+                return .blocking { session, work in
+                    do throws(ResponseError) {
+                        return .success(try body(session, params, work))
+                    } catch {
+                        return .failure(error)
+                    }
                 }
             }
+        }
+    }
+
+    /// A request's params, or the -32602 error naming the faulty field;
+    /// absent params read as `{}`.
+    private static func decode<P: Decodable>(_ type: P.Type, _ json: JSONValue?) -> Result<P, ResponseError> {
+        do {
+            return .success(try JSONCoding.decode(P.self, from: json ?? .object([:])))
+        } catch {
+            return .failure(ResponseError(decoding: error))
         }
     }
 

@@ -49,6 +49,8 @@ public enum RPCServer {
     public static func serve(
         input: Int32, output: Int32, database: String?, readonly: Bool, directory: URL? = nil
     ) async -> Int32 {
+        // Writing to a client that went away fails with EPIPE instead of
+        // killing the process.
         signal(SIGPIPE, SIG_IGN)
         let writer = MessageWriter(fileDescriptor: output)
         let session = Session(writer: writer, directory: directory)

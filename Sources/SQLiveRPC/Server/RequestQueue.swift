@@ -218,14 +218,6 @@ final class RequestQueue: Sendable {
         state.withLock { ($0.nextSequence - 1, Array($0.concurrent.values)) }
     }
 
-    /// Cancels every work not finished yet: work not started never runs.
-    func cancelAll() {
-        let all = state.withLock { state in
-            state.jobs[state.nextJob...].map(\.work) + Array(state.concurrent.values)
-        }
-        for work in all { _ = work.cancel() }
-    }
-
     /// Waits until every work scheduled so far has finished, for at most
     /// `timeout`.
     ///

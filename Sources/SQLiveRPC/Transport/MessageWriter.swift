@@ -11,7 +11,7 @@ import SQLiveProtocol
 /// statements. Frames come out in the order they were sent, and writing
 /// happens off Swift's cooperative pool: a client slow to read never
 /// blocks a task.
-public final class MessageWriter: Sendable {
+final class MessageWriter: Sendable {
     private let fileDescriptor: Int32
     private let queue = DispatchQueue(label: "sqlive.rpc.writer")
 
@@ -42,7 +42,7 @@ public final class MessageWriter: Sendable {
     private let state = Locked(State())
 
     /// A writer to a file descriptor, which it does not close.
-    public init(fileDescriptor: Int32) {
+    init(fileDescriptor: Int32) {
         self.fileDescriptor = fileDescriptor
     }
 
@@ -53,12 +53,12 @@ public final class MessageWriter: Sendable {
     /// such as a response while more requests wait in line), the writer is
     /// not woken for this message alone: it is written with the ones that
     /// follow, within `batchingDelay` at most.
-    public func send(_ message: OutgoingMessage, batching: Bool = false) {
+    func send(_ message: OutgoingMessage, batching: Bool = false) {
         append(.message(message), batching: batching)
     }
 
     /// Sends bytes as they are; tests use it to write raw frames.
-    public func send(frame: [UInt8]) {
+    func send(frame: [UInt8]) {
         append(.frame(frame), batching: false)
     }
 
@@ -97,7 +97,7 @@ public final class MessageWriter: Sendable {
     ///
     /// - returns: Whether everything was written in time.
     @discardableResult
-    public func flush(timeout: Duration = .seconds(5)) -> Bool {
+    func flush(timeout: Duration = .seconds(5)) -> Bool {
         // A drain runs until nothing is pending: this one writes what was
         // sent before this call, deferred messages included.
         let written = DispatchSemaphore(value: 0)

@@ -6,13 +6,11 @@ enum StandardIO {
     /// descriptor 1 at standard error.
     ///
     /// From then on, a stray `print` (ours, a library's) lands in the log
-    /// instead of corrupting the stream of frames. Writing to a client that
-    /// went away fails with `EPIPE` instead of killing the process.
+    /// instead of corrupting the stream of frames.
     ///
     /// - returns: A descriptor for the real standard output.
     static func takeOverStandardOutput() -> Int32 {
         fflush(nil)
-        signal(SIGPIPE, SIG_IGN)
         let saved = dup(STDOUT_FILENO)
         guard saved >= 0 else {
             ServerLog.warning("cannot duplicate standard output: \(String(cString: strerror(errno)))")

@@ -12,14 +12,18 @@ struct SQLive: AsyncParsableCommand {
         abstract: "A live SQLite query playground: queries that re-print whenever the data changes.",
         discussion: """
             Interactive when standard input is a terminal and neither -c nor -f is given; \
-            otherwise a scripted session. With --rpc, serves JSON-RPC 2.0 on standard input and output.
+            otherwise a scripted session. With --rpc (or --lsp), serves JSON-RPC 2.0 and the Language Server Protocol on standard input and output.
             """,
         version: SQLiveVersion.current)
 
     @Argument(help: "A database file path or a file: URI; omitted or :memory: opens an in-memory database.")
     var database: String?
 
-    @Flag(help: "Serve JSON-RPC 2.0 on stdin/stdout instead of the REPL (logs go to stderr).")
+    @Flag(
+        name: [.customLong("rpc"), .customLong("lsp")],
+        help:
+            "Serve JSON-RPC 2.0 and the Language Server Protocol on stdin/stdout instead of the REPL (logs go to stderr)."
+    )
     var rpc = false
 
     @Option(name: [.short, .customLong("command")], help: "Run TEXT (SQL or a dot-command), then exit. Repeatable.")

@@ -75,7 +75,7 @@ struct ServerLifecycleTests {
         let server = try ServerProcess(directory: directory.url)
         let result = try await server.result(
             "initialize", ["processId": 1, "clientInfo": ["name": "x"], "rootUri": nil])
-        let capabilities = try #require(result["capabilities"])
+        let capabilities = try #require(result["capabilities"]?["experimental"]?["sqlive"])
         #expect(capabilities["protocolVersion"] == "1.0")
         let methods = try #require(capabilities["methods"]?.arrayValue)
         for method in [

@@ -11,4 +11,11 @@
 /// faster than glibc's `%g`. It runs once per REAL cell of every result.
 int sqlive_format_real(double value, char *buffer, int size);
 
+typedef struct sqlite3 sqlite3;
+
+/// Turns the acceptance of double-quoted string literals in DML on or off
+/// on a connection (`SQLITE_DBCONFIG_DQS_DML`); returns an SQLite result
+/// code. `sqlite3_db_config` is variadic, which Swift cannot call.
+int sqlive_set_double_quoted_strings(sqlite3 *db, int enabled);
+
 #endif

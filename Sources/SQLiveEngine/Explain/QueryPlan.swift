@@ -1,3 +1,5 @@
+import Foundation
+
 /// The plan SQLite chose for a query, from `EXPLAIN QUERY PLAN`.
 ///
 /// The plan is a tree: each node has an `id` and the `id` of its parent
@@ -41,6 +43,77 @@ public struct QueryPlan: Hashable, Sendable {
         }
         render(parent: 0, prefix: "")
         return lines.joined(separator: "\n")
+    }
+}
+
+extension QueryPlan {
+    /// A step of a plan that costs more than it might, in words.
+    public struct Hint: Hashable, Sendable {
+        public enum Kind: Hashable, Sendable {
+            /// Every row of a table is read.
+            case fullScan(table: String)
+            /// Rows are sorted or deduplicated after they are read.
+            case temporaryBTree(purpose: String)
+            /// SQLite builds an index for this statement alone, each run.
+            case automaticIndex(table: String)
+        }
+        /// The node the hint is about.
+        public var node: Int
+        public var kind: Kind
+        /// What it means and what would help, for a person.
+        public var explanation: String
+    }
+
+    /// The costly steps: full scans of tables, temporary b-trees,
+    /// automatic indexes.
+    ///
+    /// Plans name tables by their aliases; `resolve` gives the table an
+    /// alias stands for, and its row count when known.
+    ///
+    /// ```swift
+    /// plan.hints { _ in ("players", 10_000) }.map(\.explanation)
+    /// // ["full scan of players (as p, about 10000 rows): every row is read; ..."]
+    /// ```
+    public func hints(resolve: (String) -> (table: String, rows: Int?)? = { _ in nil }) -> [Hint] {
+        nodes.compactMap { node -> Hint? in
+            let words = node.detail.split(separator: " ").map(String.init)
+            if words.first == "SCAN", words.count >= 2, words[1] != "CONSTANT", !node.detail.contains("VIRTUAL TABLE"),
+                !words[1].hasPrefix("(")
+            {
+                let alias = words[1]
+                let resolved = resolve(alias)
+                let table = resolved?.table ?? alias
+                var notes: [String] = []
+                if table.caseInsensitiveCompare(alias) != .orderedSame { notes.append("as \(alias)") }
+                if let rows = resolved?.rows { notes.append("about \(rows) rows") }
+                let size = notes.isEmpty ? "" : " (\(notes.joined(separator: ", ")))"
+                let what =
+                    node.detail.contains("COVERING INDEX") ? "every entry of an index is read" : "every row is read"
+                return Hint(
+                    node: node.id, kind: .fullScan(table: table),
+                    explanation: "full scan of \(table)\(size): \(what); an index on the columns "
+                        + "the statement filters or joins \(table) on would let SQLite search instead")
+            }
+            if node.detail.hasPrefix("USE TEMP B-TREE FOR ") {
+                let purpose = String(node.detail.dropFirst("USE TEMP B-TREE FOR ".count))
+                return Hint(
+                    node: node.id, kind: .temporaryBTree(purpose: purpose),
+                    explanation:
+                        "temporary b-tree for \(purpose): the rows are \(purpose.contains("DISTINCT") ? "deduplicated" : "sorted") "
+                        + "after they are read; an index in that order would give them ready")
+            }
+            if node.detail.contains("AUTOMATIC"),
+                let index = words.firstIndex(of: "SEARCH") ?? words.firstIndex(of: "BLOOM"),
+                index + 1 < words.count
+            {
+                let table = words[index] == "BLOOM" && index + 3 < words.count ? words[index + 3] : words[index + 1]
+                return Hint(
+                    node: node.id, kind: .automaticIndex(table: table),
+                    explanation: "automatic index on \(table): SQLite builds an index for this statement alone, "
+                        + "each time it runs; a permanent index would save that work")
+            }
+            return nil
+        }
     }
 }
 

@@ -7,18 +7,26 @@ import SQLiveLocks
 final class Broadcaster<Element: Sendable>: Sendable {
     // Mutable State: guarded by the mutex; yielded to from any thread.
     private struct State {
-        var subscribers: [Int: AsyncStream<Element>.Continuation] = [:]
+        var subscribers: [Int: Subscriber] = [:]
         var nextID = 0
         var finished = false
     }
     private let state = Locked(State())
 
-    func subscribe() -> AsyncStream<Element> {
+    private struct Subscriber {
+        var continuation: AsyncStream<Element>.Continuation
+        /// Which values it gets; nil for all.
+        var filter: (@Sendable (Element) -> Bool)?
+    }
+
+    /// A stream of the values yielded from now on; with `filter`, only
+    /// those it accepts.
+    func subscribe(where filter: (@Sendable (Element) -> Bool)? = nil) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream<Element>.makeStream()
         let id: Int? = state.withLock { state in
             guard !state.finished else { return nil }
             defer { state.nextID += 1 }
-            state.subscribers[state.nextID] = continuation
+            state.subscribers[state.nextID] = Subscriber(continuation: continuation, filter: filter)
             return state.nextID
         }
         guard let id else {
@@ -33,7 +41,9 @@ final class Broadcaster<Element: Sendable>: Sendable {
 
     func yield(_ element: Element) {
         let subscribers = state.withLock { Array($0.subscribers.values) }
-        for subscriber in subscribers { subscriber.yield(element) }
+        for subscriber in subscribers where subscriber.filter?(element) ?? true {
+            subscriber.continuation.yield(element)
+        }
     }
 
     func finish() {
@@ -42,6 +52,6 @@ final class Broadcaster<Element: Sendable>: Sendable {
             defer { state.subscribers.removeAll() }
             return Array(state.subscribers.values)
         }
-        for subscriber in subscribers { subscriber.finish() }
+        for subscriber in subscribers { subscriber.continuation.finish() }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 extension LiveDatabase {
     /// Registers a live query and answers with its first result, version 1.
     ///
@@ -19,6 +21,9 @@ extension LiveDatabase {
     {
         guard !name.allSatisfy(\.isWhitespace) else {
             throw .invalidLiveQueryName("a live query needs a name that is not blank")
+        }
+        guard !Self.isInternal(name) else {
+            throw .invalidLiveQueryName("names that start with a NUL character are reserved")
         }
         try SQLScript.checkText(definition.sql)
         return try await live.scheduler.register(name: name, definition: definition)
@@ -55,7 +60,7 @@ extension LiveDatabase {
 
     /// The live queries, sorted by name.
     public func liveQueries() async -> [LiveQueryInfo] {
-        await live.scheduler.list()
+        await live.scheduler.list().filter { !Self.isInternal($0.name) }
     }
 
     /// A stream of live-query events (changes, errors, file changes).
@@ -63,6 +68,41 @@ extension LiveDatabase {
     /// Subscribe before registering to see every event; the stream ends
     /// when the database is closed.
     public func liveQueryEvents() -> AsyncStream<LiveQueryEvent> {
-        live.events.subscribe()
+        live.events.subscribe { event in !(event.name.map(Self.isInternal) ?? false) }
+    }
+
+    /// A stream that yields each time the schema may have changed, whoever
+    /// changed it: sqlive's own statements or another process's commits.
+    ///
+    /// It is a live query of the engine's own, on `sqlite_schema`, so it
+    /// has the live queries' guarantees (a burst of commits is coalesced,
+    /// the last one is never missed) and is neither listed nor sent to
+    /// `liveQueryEvents()`. It stops when the stream is dropped or the
+    /// database closed. Errors (a damaged file) yield too: the schema is
+    /// worth reading again.
+    public func schemaChanges() async throws(SQLiveError) -> AsyncStream<Void> {
+        let name = "\u{0}schema.\(UUID().uuidString)"
+        let events = live.events.subscribe { $0.name == name }
+        let scheduler = live.scheduler
+        _ = try await scheduler.register(
+            name: name,
+            definition: LiveQueryDefinition(sql: "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY 1, 2"))
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        // Owned by the stream: it ends when the events end (the database
+        // closes) or when the stream is dropped, and unregisters the query.
+        let forwarder = Task {
+            for await _ in events { continuation.yield() }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in
+            forwarder.cancel()
+            Task { try? await scheduler.unregister(name: name) }
+        }
+        return stream
+    }
+
+    /// Whether a name is one of the engine's own live queries.
+    static func isInternal(_ name: String) -> Bool {
+        name.utf8.first == 0
     }
 }

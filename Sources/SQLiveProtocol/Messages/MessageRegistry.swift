@@ -2,8 +2,8 @@
 ///
 /// Adding a method takes three steps: a type in `Requests/` (or
 /// `Notifications/`) named after it, a line here, and its handler in the
-/// server's `Dispatcher`. Language Server Protocol methods (completion,
-/// hover, diagnostics for `.sql` documents) are meant to join the same way.
+/// server's `Dispatcher`. The Language Server Protocol's methods
+/// (`LanguageServer/`) are listed here too, beside sqlive's own.
 public enum MessageRegistry {
     /// The requests the server answers, in the order `initialize` lists them.
     public static let requests: [any RequestType.Type] = [
@@ -20,12 +20,21 @@ public enum MessageRegistry {
         LiveQueryListRequest.self,
         ExplainRequest.self,
         TraceSetRequest.self,
+        CompletionRequest.self,
+        HoverRequest.self,
+        CodeLensRequest.self,
+        ExecuteCommandRequest.self,
     ]
 
     /// The notifications the client may send.
     public static let clientNotifications: [any NotificationType.Type] = [
         ExitNotification.self,
         CancelRequestNotification.self,
+        InitializedNotification.self,
+        DidOpenTextDocumentNotification.self,
+        DidChangeTextDocumentNotification.self,
+        DidCloseTextDocumentNotification.self,
+        WorkDoneProgressCancelNotification.self,
     ]
 
     /// The notifications the server sends.
@@ -34,5 +43,7 @@ public enum MessageRegistry {
         LiveQueryErrorNotification.self,
         TraceStatementNotification.self,
         DatabaseFileChangedNotification.self,
+        PublishDiagnosticsNotification.self,
+        ProgressNotification.self,
     ]
 }

@@ -21,13 +21,16 @@ final class Connection: Sendable {
     /// A request being handled: what `$/cancelRequest` needs to cancel it.
     final class InFlightRequest: Sendable {
         let reply: Reply
+        /// The `workDoneToken` of its params: a progress cancel names it.
+        let progressToken: JSONValue?
         // Mutable State: set once by the reading thread, right after the
         // request is scheduled, and read by the same thread when a
         // `$/cancelRequest` names it: the mutex only satisfies the checker.
         private let scheduled = Locked<ScheduledWork?>(nil)
 
-        init(reply: Reply) {
+        init(reply: Reply, progressToken: JSONValue?) {
             self.reply = reply
+            self.progressToken = progressToken
         }
 
         func attach(_ work: ScheduledWork) {
@@ -106,6 +109,7 @@ final class Connection: Sendable {
         }
         queue.stop()
         await session.close()
+        session.language.stop()
         if !writer.flush() {
             ServerLog.warning("the client did not read the last messages")
         }
@@ -226,12 +230,46 @@ final class Connection: Sendable {
             } catch {
                 ServerLog.warning("invalid $/cancelRequest: \(ResponseError(decoding: error).message)")
             }
+        case WorkDoneProgressCancelNotification.method:
+            guard let token = params?["token"] else {
+                ServerLog.warning("invalid window/workDoneProgress/cancel: no token")
+                break
+            }
+            let requests = state.withLock { $0.inFlight.values.filter { $0.progressToken == token } }
+            for request in requests { cancel(request) }
+        case DidOpenTextDocumentNotification.method:
+            if let params = decodeNotification(DidOpenTextDocumentNotification.self, method, params) {
+                session.language.didOpen(params)
+            }
+        case DidChangeTextDocumentNotification.method:
+            if let params = decodeNotification(DidChangeTextDocumentNotification.self, method, params) {
+                session.language.didChange(params)
+            }
+        case DidCloseTextDocumentNotification.method:
+            if let params = decodeNotification(DidCloseTextDocumentNotification.self, method, params) {
+                session.language.didClose(params)
+            }
+        case InitializedNotification.method:
+            break
         default:
-            // Unknown notifications are ignored, as the LSP asks: generic
-            // LSP clients send `initialized`, `textDocument/didOpen`...
+            // Unknown notifications are ignored, as the LSP asks (`$/`
+            // ones included).
             ServerLog.debug("ignored notification \(method)")
         }
         return .proceed
+    }
+
+    /// A notification's params, or nil (and a warning): a notification
+    /// gets no answer, so the log is where its errors go.
+    private func decodeNotification<N: NotificationType>(_ type: N.Type, _ method: String, _ params: JSONValue?)
+        -> N.Params?
+    {
+        do {
+            return try JSONCoding.decode(N.Params.self, from: params ?? .object([:]))
+        } catch {
+            ServerLog.warning("invalid \(method): \(ResponseError(decoding: error).message)")
+            return nil
+        }
     }
 
     private func handleRequest(
@@ -245,7 +283,8 @@ final class Connection: Sendable {
             respond(OutgoingMessage.response(id: id, error: .methodNotFound(method)))
             return
         }
-        let request = InFlightRequest(reply: Reply(id: id, method: method, sink: respond))
+        let request = InFlightRequest(
+            reply: Reply(id: id, method: method, sink: respond), progressToken: params?["workDoneToken"])
         state.withLock { $0.inFlight[id] = request }
         let session = self.session
         let work: ScheduledWork

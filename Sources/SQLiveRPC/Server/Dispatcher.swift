@@ -84,6 +84,30 @@ struct Dispatcher: Sendable {
         }
     }
 
+    /// Serves a request type whose params decide how it runs: `route`
+    /// makes the call (blocking on the lane, or a task) from the params.
+    mutating func registerRouted<R: RequestType>(
+        _ type: R.Type, _ scheduling: Scheduling, _ route: @escaping @Sendable (R.Params) -> Call
+    ) {
+        handlers[R.method] = Handler(scheduling: scheduling) { json in
+            switch Self.decode(R.Params.self, json) {
+            case .failure(let failure):
+                return .async { _ in .failure(failure) }
+            case .success(let params):
+                return route(params)
+            }
+        }
+    }
+
+    /// A call that answers with a handler's result or error.
+    static func answer<T: Encodable & Sendable>(_ body: () throws(ResponseError) -> T) -> Answer {
+        do throws(ResponseError) {
+            return .success(try body())
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// A request's params, or the -32602 error naming the faulty field;
     /// absent params read as `{}`.
     private static func decode<P: Decodable>(_ type: P.Type, _ json: JSONValue?) -> Result<P, ResponseError> {
@@ -101,6 +125,8 @@ struct Dispatcher: Sendable {
             try await session.initialize(params)
         }
         dispatcher.register(ShutdownRequest.self, .barrier) { session, _ throws(ResponseError) in
+            // No more diagnostics once the client is leaving.
+            session.language.stop()
             await session.close()
             return NullResult()
         }
@@ -137,6 +163,52 @@ struct Dispatcher: Sendable {
         }
         dispatcher.register(LiveQueryListRequest.self, .concurrent) { session, params throws(ResponseError) in
             try await session.listLiveQueries(params)
+        }
+        // The language server: completion, hover and lenses read the
+        // checker's own connection, so they never wait for a statement.
+        dispatcher.register(CompletionRequest.self, .concurrent) { session, params throws(ResponseError) in
+            try await session.language.completion(params)
+        }
+        dispatcher.register(HoverRequest.self, .concurrent) { session, params throws(ResponseError) in
+            try await session.language.hover(params)
+        }
+        dispatcher.register(CodeLensRequest.self, .concurrent) { session, params throws(ResponseError) in
+            try await session.language.codeLenses(params)
+        }
+        // Run is a statement on the lane; watch and unwatch change the
+        // live queries, so the scheduling is theirs.
+        dispatcher.registerRouted(ExecuteCommandRequest.self, .liveQueryChange) { params in
+            switch params.command {
+            case "sqlive.run":
+                return .blocking { session, work in
+                    answer { () throws(ResponseError) in try session.runCommand(params, work: work) }
+                }
+            case "sqlive.watch":
+                return .async { session in
+                    do throws(ResponseError) { return .success(try await session.watchCommand(params)) } catch {
+                        return .failure(error)
+                    }
+                }
+            case "sqlive.unwatch":
+                return .async { session in
+                    do throws(ResponseError) { return .success(try await session.unwatchCommand(params)) } catch {
+                        return .failure(error)
+                    }
+                }
+            case "sqlive.explain":
+                return .async { session in
+                    do throws(ResponseError) { return .success(try await session.explainCommand(params)) } catch {
+                        return .failure(error)
+                    }
+                }
+            default:
+                let commands = ExecuteCommandRequest.commands.joined(separator: ", ")
+                return .async { _ in
+                    .failure(
+                        .invalidParams(
+                            "unknown command \(params.command); the commands are \(commands)", field: "command"))
+                }
+            }
         }
         return dispatcher
     }()

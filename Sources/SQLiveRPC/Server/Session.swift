@@ -12,6 +12,9 @@ import SQLiveProtocol
 actor Session {
     /// Where notifications go.
     let writer: MessageWriter
+    /// The open documents of the language server, checked against the
+    /// session's database (or their own).
+    let language: LanguageService
     /// The options every database is opened with.
     let databaseOptions: LiveDatabase.Options
 
@@ -41,6 +44,7 @@ actor Session {
         writer: MessageWriter, directory: URL? = nil, databaseOptions: LiveDatabase.Options = LiveDatabase.Options()
     ) {
         self.writer = writer
+        self.language = LanguageService(writer: writer)
         self.directory = directory
         self.databaseOptions = databaseOptions
     }
@@ -96,6 +100,7 @@ actor Session {
         self.opened.withLock { $0 = Opened(database: opened) }
         opened.traceSettings = traceSettings
         startForwarding(opened)
+        language.sessionDatabaseChanged(opened)
         let info = opened.info
         return DatabaseOpenRequest.Result(
             // The path as the client gave it, even when read from `directory`.
@@ -114,6 +119,7 @@ actor Session {
         for forwarder in forwarders { forwarder.cancel() }
         forwarders = []
         diffNames.withLock { $0.removeAll() }
+        language.sessionDatabaseChanged(nil)
         await old.close()
         return dropped
     }

@@ -1,14 +1,16 @@
 /// The first request of a session: the client introduces itself, the server
 /// answers with what it serves.
 ///
-/// Any other request before it is answered with -32002. The result is shaped
-/// like the Language Server Protocol's, so that generic LSP clients can start
-/// sqlive: `serverInfo` and `capabilities`, which list the methods served.
+/// Any other request before it is answered with -32002. The result is the
+/// Language Server Protocol's: `serverInfo`, and standard `capabilities`
+/// (document sync, completion, hover, code lenses, commands), with
+/// sqlive's own methods under `capabilities.experimental.sqlive`.
 ///
 /// ```json
 /// --> {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "vim"}}}
 /// <-- {"jsonrpc": "2.0", "id": 1, "result": {"serverInfo": {"name": "sqlive", "version": "0.1.0"},
-///      "capabilities": {"protocolVersion": "1.0", "methods": ["database/open", ...], ...}}}
+///      "capabilities": {"hoverProvider": true, ..., "experimental": {"sqlive": {"protocolVersion": "1.0",
+///      "methods": ["database/open", ...], ...}}}}}
 /// ```
 public enum InitializeRequest: RequestType {
     public static let method = "initialize"
@@ -18,10 +20,49 @@ public enum InitializeRequest: RequestType {
         public var clientInfo: ClientInfo?
         /// The client's process id, as LSP clients send it; unused.
         public var processId: Int?
+        /// The client's capabilities, as the LSP defines them; the server
+        /// reads `general.positionEncodings` and `window.workDoneProgress`.
+        public var capabilities: JSONValue?
+        /// Options for sqlive: a database to open.
+        public var initializationOptions: InitializationOptions?
+        /// The workspace's root, where a relative database path is read.
+        public var rootUri: String?
+        public var rootPath: String?
 
-        public init(clientInfo: ClientInfo? = nil, processId: Int? = nil) {
+        public init(
+            clientInfo: ClientInfo? = nil, processId: Int? = nil, capabilities: JSONValue? = nil,
+            initializationOptions: InitializationOptions? = nil, rootUri: String? = nil, rootPath: String? = nil
+        ) {
             self.clientInfo = clientInfo
             self.processId = processId
+            self.capabilities = capabilities
+            self.initializationOptions = initializationOptions
+            self.rootUri = rootUri
+            self.rootPath = rootPath
+        }
+
+        /// The position encoding to use: UTF-8 when the client offers it,
+        /// else the LSP's default, UTF-16.
+        public var positionEncoding: PositionEncoding {
+            let offered = capabilities?["general"]?["positionEncodings"]?.arrayValue ?? []
+            return offered.contains(.string(PositionEncoding.utf8.rawValue)) ? .utf8 : .utf16
+        }
+
+        /// Whether the client shows `$/progress`.
+        public var supportsWorkDoneProgress: Bool {
+            capabilities?["window"]?["workDoneProgress"]?.boolValue ?? false
+        }
+    }
+
+    /// `initializationOptions`: what an editor's configuration passes.
+    public struct InitializationOptions: Codable, Sendable {
+        /// A database to open, as `database/open` would.
+        public var database: String?
+        public var readonly: Bool?
+
+        public init(database: String? = nil, readonly: Bool? = nil) {
+            self.database = database
+            self.readonly = readonly
         }
     }
 
@@ -56,8 +97,57 @@ public enum InitializeRequest: RequestType {
         }
     }
 
-    /// What the server does, for clients that adapt to it.
+    /// The Language Server Protocol's `ServerCapabilities`, with sqlive's
+    /// own under `experimental.sqlive`.
     public struct ServerCapabilities: Codable, Sendable {
+        public struct TextDocumentSync: Codable, Sendable {
+            public var openClose: Bool
+            /// 1 whole documents, 2 incremental changes.
+            public var change: Int
+        }
+
+        public struct CompletionOptions: Codable, Sendable {
+            public var triggerCharacters: [String]
+            public var resolveProvider: Bool
+        }
+
+        public struct CodeLensOptions: Codable, Sendable {
+            public var resolveProvider: Bool
+        }
+
+        public struct ExecuteCommandOptions: Codable, Sendable {
+            public var commands: [String]
+            public var workDoneProgress: Bool
+        }
+
+        public struct Experimental: Codable, Sendable {
+            public var sqlive: SQLiveCapabilities
+        }
+
+        public var positionEncoding: PositionEncoding
+        public var textDocumentSync: TextDocumentSync
+        public var completionProvider: CompletionOptions
+        public var hoverProvider: Bool
+        public var codeLensProvider: CodeLensOptions
+        public var executeCommandProvider: ExecuteCommandOptions
+        public var experimental: Experimental
+
+        public init(positionEncoding: PositionEncoding, sqlive: SQLiveCapabilities) {
+            self.positionEncoding = positionEncoding
+            textDocumentSync = TextDocumentSync(openClose: true, change: 2)
+            completionProvider = CompletionOptions(triggerCharacters: ["."], resolveProvider: false)
+            hoverProvider = true
+            codeLensProvider = CodeLensOptions(resolveProvider: false)
+            executeCommandProvider = ExecuteCommandOptions(
+                commands: ExecuteCommandRequest.commands, workDoneProgress: true)
+            experimental = Experimental(sqlive: sqlive)
+        }
+    }
+
+    /// What sqlive's own protocol offers, for clients that adapt to it
+    /// (`capabilities.experimental.sqlive`; before the language server
+    /// came, these sat directly under `capabilities`).
+    public struct SQLiveCapabilities: Codable, Sendable {
         /// The version of this protocol; it changes only incompatibly.
         public var protocolVersion: String
         /// The request methods served.

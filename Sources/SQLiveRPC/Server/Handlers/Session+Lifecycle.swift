@@ -1,21 +1,42 @@
+import Foundation
 import SQLiveEngine
 import SQLiveProtocol
 
 extension Session {
-    /// `initialize`: logs the client, answers with the server's capabilities.
-    func initialize(_ params: InitializeRequest.Params) throws(ResponseError) -> InitializeRequest.Result {
+    /// `initialize`: negotiates the position encoding, opens the database
+    /// `initializationOptions` names, answers with the server's
+    /// capabilities.
+    func initialize(_ params: InitializeRequest.Params) async throws(ResponseError) -> InitializeRequest.Result {
         if let client = params.clientInfo {
             ServerLog.debug("client: \(client.name) \(client.version ?? "")")
+        }
+        let encoding = params.positionEncoding
+        language.configure(encoding: encoding, supportsProgress: params.supportsWorkDoneProgress)
+        if let path = params.initializationOptions?.database {
+            await openAtStart(
+                path: Self.resolve(path, root: params.rootUri.flatMap { URL(string: $0)?.path } ?? params.rootPath),
+                readonly: params.initializationOptions?.readonly ?? false)
         }
         return InitializeRequest.Result(
             serverInfo: .init(name: "sqlive", version: SQLiveVersion.current),
             capabilities: .init(
-                protocolVersion: RPCServer.protocolVersion,
-                methods: Dispatcher.standard.methods,
-                notifications: MessageRegistry.serverNotifications.map { $0.method },
-                clientNotifications: MessageRegistry.clientNotifications.map { $0.method },
-                defaultMaxRows: QueryExecuteRequest.defaultMaxRows,
-                maximumMessageLength: RPCServer.maximumMessageLength,
-                liveQueryDiff: true))
+                positionEncoding: encoding,
+                sqlive: .init(
+                    protocolVersion: RPCServer.protocolVersion,
+                    methods: Dispatcher.standard.methods,
+                    notifications: MessageRegistry.serverNotifications.map { $0.method },
+                    clientNotifications: MessageRegistry.clientNotifications.map { $0.method },
+                    defaultMaxRows: QueryExecuteRequest.defaultMaxRows,
+                    maximumMessageLength: RPCServer.maximumMessageLength,
+                    liveQueryDiff: true)))
+    }
+
+    /// A relative database path, read from the workspace's root when there
+    /// is one.
+    private static func resolve(_ path: String, root: String?) -> String {
+        guard let root, !root.isEmpty, case .file(let file) = DatabaseLocation(path), !file.hasPrefix("/") else {
+            return path
+        }
+        return URL(fileURLWithPath: root).appendingPathComponent(file).path
     }
 }

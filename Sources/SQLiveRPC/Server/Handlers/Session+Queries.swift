@@ -7,11 +7,17 @@ extension Session {
     nonisolated func execute(_ params: QueryExecuteRequest.Params, work: ScheduledWork) throws(ResponseError)
         -> QueryExecuteRequest.Result
     {
+        try execute(params, database: openDatabase(), work: work)
+    }
+
+    /// Runs statements on a database, on the calling thread.
+    nonisolated func execute(_ params: QueryExecuteRequest.Params, database: LiveDatabase, work: ScheduledWork)
+        throws(ResponseError) -> QueryExecuteRequest.Result
+    {
         let maxRows = params.maxRows ?? QueryExecuteRequest.defaultMaxRows
         guard maxRows >= 0 else {
             throw .invalidParams("must not be negative", field: "maxRows")
         }
-        let database = try openDatabase()
         let parameters = params.params?.queryParameters ?? .none
         do {
             try SQLScript.check(params.sql, parameters: parameters)

@@ -1,0 +1,40 @@
+import Foundation
+
+/// What an editor needs to know of a schema: tables and views, their
+/// columns, keys and indexes, and what SQLite's statistics say of their size.
+public struct SQLCatalog: Hashable, Sendable {
+    public struct Relation: Hashable, Sendable {
+        public var name: String
+        public var kind: SchemaInfo.Relation.Kind
+        public var columns: [SchemaInfo.Column]
+        public var indexes: [Index]
+        /// The row count `sqlite_stat1` holds, when `ANALYZE` ran.
+        public var estimatedRows: Int?
+
+        /// The column of that name, ignoring case as SQLite does.
+        public func column(named name: String) -> SchemaInfo.Column? {
+            columns.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        }
+    }
+
+    public struct Index: Hashable, Sendable {
+        public var name: String
+        public var columns: [String]
+        public var isUnique: Bool
+        /// `"c"` for `CREATE INDEX`, `"u"` for a UNIQUE constraint, `"pk"` for
+        /// a PRIMARY KEY.
+        public var origin: String
+    }
+
+    /// Tables and views, sorted by name.
+    public var relations: [Relation]
+
+    public init(relations: [Relation]) {
+        self.relations = relations
+    }
+
+    /// The table or view of that name, ignoring case.
+    public func relation(named name: String) -> Relation? {
+        relations.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+}

@@ -1,0 +1,316 @@
+import Foundation
+import SQLiveEngine
+import SQLiveProtocol
+
+/// Completion, hover and code lenses: read from the document as the last
+/// notification left it, and from the checker of its database.
+extension LanguageService {
+    // MARK: - Completion
+
+    /// `textDocument/completion`.
+    func completion(_ params: TextDocumentPositionParams) async throws(ResponseError) -> CompletionRequest.Result {
+        let document = try openDocument(params.textDocument.uri)
+        let offset = document.offset(of: params.position, encoding: encoding)
+        let source = SQLSource(bytes: document.bytes)
+        let checker = try? await checker(for: document)
+        let catalog = checker?.catalog() ?? SQLCatalog(relations: [])
+
+        // The word being typed, and what stands before it.
+        var start = offset
+        while start > 0, Self.isNameByte(document.bytes[start - 1]) { start -= 1 }
+        let prefix = String(decoding: document.bytes[start..<offset], as: UTF8.self)
+        let statement = Self.statement(in: source, at: start)
+        let before =
+            statement.map { statement in
+                source.significantTokens(of: statement).filter { source.tokens[$0].range.upperBound <= start }
+            } ?? []
+        let scope = statement.map { statement in
+            SQLScope(source, statement, catalog: catalog) { checker?.columnNames(of: $0) }
+        }
+
+        var items: [CompletionRequest.Item] = []
+        if let last = before.last, source.tokens[last].kind == .dot, source.tokens[last].range.upperBound == start {
+            // `name.`: the columns of what `name` stands for.
+            guard before.count >= 2, source.tokens[before[before.count - 2]].isName else {
+                return CompletionRequest.Result(isIncomplete: false, items: [])
+            }
+            let qualifier = source.name(of: source.tokens[before[before.count - 2]])
+            if let entry = scope?.entry(named: qualifier) {
+                items = Self.columnItems(entry.columns, of: entry.relation ?? entry.name)
+            } else if let relation = catalog.relation(named: qualifier) {
+                items = Self.columnItems(relation.columns, of: relation.name)
+            } else if ["main", "temp"].contains(qualifier.lowercased()) {
+                items = Self.relationItems(catalog, scope: nil)
+            }
+        } else if Self.expectsTable(source, before) {
+            items = Self.relationItems(catalog, scope: scope)
+        } else {
+            var seen = Set<String>()
+            for entry in scope?.entries ?? [] {
+                for item in Self.columnItems(entry.columns, of: entry.relation ?? entry.name)
+                where seen.insert(item.label.lowercased()).inserted {
+                    items.append(item)
+                }
+            }
+            items += Self.relationItems(catalog, scope: scope)
+            items += (checker?.functionNames() ?? []).map {
+                CompletionRequest.Item(label: $0, kind: .function, detail: "function", sortText: "2" + $0)
+            }
+            items += SQLToken.keywords.sorted().map {
+                CompletionRequest.Item(label: $0, kind: .keyword, detail: "keyword", sortText: "3" + $0)
+            }
+        }
+        if !prefix.isEmpty {
+            items = items.filter { $0.label.lowercased().hasPrefix(prefix.lowercased()) }
+        }
+        return CompletionRequest.Result(isIncomplete: false, items: items)
+    }
+
+    /// The statement the cursor is in: one that contains it, or an
+    /// unterminated last one before it. Nil after a `;`, where a new
+    /// statement starts.
+    private static func statement(in source: SQLSource, at offset: Int) -> SQLSource.Statement? {
+        source.statements.last { statement in
+            statement.range.lowerBound <= offset
+                && (offset <= statement.range.upperBound
+                    && !(statement.isTerminated && offset == statement.range.upperBound)
+                    || !statement.isTerminated)
+        }
+    }
+
+    /// Whether the word being typed names a table: after `FROM`, `JOIN`,
+    /// `INTO`, `UPDATE`, `TABLE`, `CREATE INDEX ... ON`, or a `,` in `FROM`.
+    private static func expectsTable(_ source: SQLSource, _ before: [Int]) -> Bool {
+        guard let last = before.last else { return false }
+        let token = source.tokens[last]
+        if token.kind == .comma {
+            // In a FROM clause, if FROM is the last clause word before it.
+            for index in before.reversed() where source.tokens[index].kind == .word {
+                let word = source.text(of: source.tokens[index]).uppercased()
+                if word == "FROM" || word == "JOIN" { return true }
+                if ["SELECT", "WHERE", "GROUP", "ORDER", "BY", "SET", "VALUES", "ON", "HAVING"].contains(word) {
+                    return false
+                }
+            }
+            return false
+        }
+        guard token.kind == .word else { return false }
+        switch source.text(of: token).uppercased() {
+        case "FROM", "JOIN", "INTO", "UPDATE", "TABLE": return true
+        case "ON":
+            // CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON |
+            return before.contains {
+                source.tokens[$0].kind == .word && source.text(of: source.tokens[$0]).uppercased() == "INDEX"
+            }
+        default: return false
+        }
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        byte >= 0x80 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$")
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+    }
+
+    private static func columnItems(_ columns: [SchemaInfo.Column], of relation: String) -> [CompletionRequest.Item] {
+        columns.map { column in
+            CompletionRequest.Item(
+                label: column.name, kind: .field, detail: Self.describe(column) + " · " + relation,
+                sortText: "0" + column.name, insertText: Self.insertText(column.name))
+        }
+    }
+
+    private static func relationItems(_ catalog: SQLCatalog, scope: SQLScope?) -> [CompletionRequest.Item] {
+        let ctes = (scope?.commonTableExpressions ?? []).map { entry in
+            CompletionRequest.Item(
+                label: entry.name, kind: .class, detail: "common table expression", sortText: "1" + entry.name,
+                insertText: insertText(entry.name))
+        }
+        return ctes
+            + catalog.relations.map { relation in
+                CompletionRequest.Item(
+                    label: relation.name, kind: .class,
+                    detail: relation.kind == .view ? "view" : "table", sortText: "1" + relation.name,
+                    insertText: insertText(relation.name))
+            }
+    }
+
+    private static func insertText(_ name: String) -> String? {
+        let quoted = SQLScope.quoted(name)
+        return quoted == name ? nil : quoted
+    }
+
+    /// A column's type and constraints: `INTEGER PRIMARY KEY NOT NULL`.
+    static func describe(_ column: SchemaInfo.Column) -> String {
+        var parts = [column.type.isEmpty ? "(no type)" : column.type]
+        if column.isPrimaryKey { parts.append("PRIMARY KEY") }
+        if column.notNull { parts.append("NOT NULL") }
+        return parts.joined(separator: " ")
+    }
+
+    // MARK: - Hover
+
+    /// `textDocument/hover`.
+    func hover(_ params: TextDocumentPositionParams) async throws(ResponseError) -> HoverRequest.Result {
+        let document = try openDocument(params.textDocument.uri)
+        let encoding = self.encoding
+        let offset = document.offset(of: params.position, encoding: encoding)
+        let source = SQLSource(bytes: document.bytes)
+        guard let statement = source.statement(at: offset) else { return OptionalResult(nil) }
+        guard let checker = try? await checker(for: document) else { return OptionalResult(nil) }
+        let catalog = checker.catalog()
+        let scope = SQLScope(source, statement, catalog: catalog) { checker.columnNames(of: $0) }
+
+        if let index = source.tokenIndex(at: offset), statement.tokens.contains(index), source.tokens[index].isName {
+            let token = source.tokens[index]
+            let name = source.name(of: token)
+            let range = document.range(of: token.range, encoding: encoding)
+            let significant = source.significantTokens(of: statement)
+            let position = significant.firstIndex(of: index) ?? 0
+            let afterDot = position >= 2 && source.tokens[significant[position - 1]].kind == .dot
+            let beforeDot = position + 1 < significant.count && source.tokens[significant[position + 1]].kind == .dot
+            if afterDot, source.tokens[significant[position - 2]].isName {
+                // qualifier.column
+                let qualifier = source.name(of: source.tokens[significant[position - 2]])
+                if let entry = scope.entry(named: qualifier), let column = Self.column(name, in: entry.columns) {
+                    return Self.hover(Self.describe(column, of: entry), range)
+                }
+                if let relation = catalog.relation(named: qualifier), let column = relation.column(named: name) {
+                    return Self.hover(Self.describe(column, in: relation.name), range)
+                }
+                if let relation = catalog.relation(named: name) {
+                    return Self.hover(Self.describe(relation), range)
+                }
+            } else {
+                if let entry = scope.entry(named: name) {
+                    if let relationName = entry.relation, let relation = catalog.relation(named: relationName) {
+                        return Self.hover(Self.describe(relation, alias: name), range)
+                    }
+                    return Self.hover(Self.describe(entry), range)
+                }
+                if let relation = catalog.relation(named: name) {
+                    return Self.hover(Self.describe(relation), range)
+                }
+                if !beforeDot {
+                    for entry in scope.entries {
+                        if let column = Self.column(name, in: entry.columns) {
+                            return Self.hover(Self.describe(column, of: entry), range)
+                        }
+                    }
+                }
+            }
+        }
+        // Anywhere else in the statement: its plan.
+        let range = document.range(of: statement.range, encoding: encoding)
+        do {
+            let plan = try checker.explainQueryPlan(source.text(of: statement))
+            return Self.hover(Self.describe(plan, catalog: catalog, scope: scope), range)
+        } catch {
+            return Self.hover("**SQLite:** \(error.description)", range)
+        }
+    }
+
+    private static func hover(_ markdown: String, _ range: TextRange) -> HoverRequest.Result {
+        OptionalResult(HoverRequest.Hover(contents: MarkupContent(markdown: markdown), range: range))
+    }
+
+    private static func column(_ name: String, in columns: [SchemaInfo.Column]) -> SchemaInfo.Column? {
+        columns.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    private static func describe(_ column: SchemaInfo.Column, of entry: SQLScope.Entry) -> String {
+        describe(column, in: entry.relation ?? entry.name)
+    }
+
+    private static func describe(_ column: SchemaInfo.Column, in relation: String) -> String {
+        "**column** `\(relation).\(column.name)` — \(column.type.isEmpty ? "no declared type" : "`\(column.type)`")"
+            + (column.isPrimaryKey ? ", primary key" : "") + (column.notNull ? ", NOT NULL" : "")
+    }
+
+    /// A table or view: its columns as a table, and its indexes.
+    static func describe(_ relation: SQLCatalog.Relation, alias: String? = nil) -> String {
+        var lines = ["**\(relation.kind == .view ? "view" : "table")** `\(relation.name)`"]
+        if let alias, alias.caseInsensitiveCompare(relation.name) != .orderedSame {
+            lines[0] += " (as `\(alias)`)"
+        }
+        if let rows = relation.estimatedRows { lines[0] += ", about \(rows) rows" }
+        lines += ["", "| column | type | key | not null |", "|---|---|---|---|"]
+        for column in relation.columns {
+            lines.append(
+                "| \(column.name) | \(column.type) | \(column.isPrimaryKey ? "PK" : "") | \(column.notNull ? "yes" : "") |"
+            )
+        }
+        if !relation.indexes.isEmpty {
+            lines += ["", "**indexes**"]
+            for index in relation.indexes {
+                let kind = index.isUnique ? "unique " : ""
+                let origin = index.origin == "pk" ? " (primary key)" : index.origin == "u" ? " (UNIQUE constraint)" : ""
+                lines.append("- `\(index.name)`: \(kind)on (\(index.columns.joined(separator: ", ")))\(origin)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func describe(_ entry: SQLScope.Entry) -> String {
+        let kind = entry.kind == .commonTableExpression ? "common table expression" : "subquery"
+        return "**\(kind)** `\(entry.name)`: " + entry.columns.map { "`\($0.name)`" }.joined(separator: ", ")
+    }
+
+    /// A plan as a tree, with its costly steps in words; `scope` tells
+    /// which table each alias of the plan stands for.
+    static func describe(_ plan: QueryPlan, catalog: SQLCatalog, scope: SQLScope? = nil) -> String {
+        var text = "**query plan**\n\n```text\n\(plan.rendered)\n```"
+        let hints = plan.hints { name in
+            let table = scope?.entry(named: name)?.relation ?? name
+            return catalog.relation(named: table).map { ($0.name, $0.estimatedRows) }
+        }
+        if !hints.isEmpty {
+            text += "\n\n" + hints.map { "- ⚠ " + $0.explanation }.joined(separator: "\n")
+        }
+        return text
+    }
+
+    // MARK: - Code lenses
+
+    /// `textDocument/codeLens`: Run, Watch (for statements that only read)
+    /// and Explain over each statement.
+    func codeLenses(_ params: CodeLensRequest.Params) async throws(ResponseError) -> CodeLensRequest.Result {
+        let document = try openDocument(params.textDocument.uri)
+        let encoding = self.encoding
+        let source = SQLSource(bytes: document.bytes)
+        let checker = try? await checker(for: document)
+        var lenses: [CodeLensRequest.CodeLens] = []
+        for statement in source.statements {
+            let start = document.position(of: statement.range.lowerBound, encoding: encoding)
+            let range = TextRange(start: start, end: start)
+            let sql = source.text(of: statement)
+            let argument: JSONValue = .object([
+                "uri": .string(document.uri), "line": .integer(Int64(start.line)), "sql": .string(sql),
+            ])
+            lenses.append(
+                .init(range: range, command: Command(title: "▶ Run", command: "sqlive.run", arguments: [argument])))
+            // A live query is one statement that only reads (BEGIN is
+            // "read-only" too, for SQLite).
+            let reads =
+                ["SELECT", "WITH", "VALUES"].contains(source.firstWord(of: statement) ?? "")
+                && checker?.isReadOnly(sql) ?? true
+            if reads {
+                lenses.append(
+                    .init(
+                        range: range, command: Command(title: "Watch", command: "sqlive.watch", arguments: [argument])))
+            }
+            lenses.append(
+                .init(
+                    range: range, command: Command(title: "Explain", command: "sqlive.explain", arguments: [argument])))
+        }
+        return lenses
+    }
+
+    /// An open document, or -32602 naming it.
+    func openDocument(_ uri: String) throws(ResponseError) -> TextDocument {
+        guard let document = document(uri) else {
+            throw .invalidParams("no open document \(uri): send textDocument/didOpen first", field: "textDocument.uri")
+        }
+        return document
+    }
+}

@@ -1,0 +1,376 @@
+import Foundation
+import SQLiveEngine
+import SQLiveLocks
+import SQLiveProtocol
+
+/// The language server's side of a session: the open documents, the
+/// checkers that judge them, and their diagnostics.
+///
+/// Document notifications are applied at once by the connection's reading
+/// thread, in order, so a completion or hover that follows an edit sees it.
+/// Checks run on one task of the service's own, which drains a stream of
+/// requests: a burst of edits to one document costs one check of its
+/// latest text, and the diagnostics sent last are always those of the
+/// latest text.
+///
+/// Each database that open documents use is watched for schema changes
+/// (`LiveDatabase.schemaChanges`, so sqlive's own statements and any other
+/// process count): the session's database through its own live machinery,
+/// another database (named by a document's first line) through a
+/// read-only `LiveDatabase` of the service's own. A change checks again the
+/// documents that use it.
+///
+/// Ownership: the service owns its checking task and one watching task per
+/// watched database; `stop()` ends them all.
+final class LanguageService: Sendable {
+    /// The database a document is checked against.
+    enum DatabaseKey: Hashable, Sendable {
+        /// A file, by its path.
+        case file(String)
+        /// The session's database, which has no file (`:memory:`).
+        case sessionMemory
+    }
+
+    private enum Work: Sendable {
+        case check(uri: String)
+        case checkAll(DatabaseKey?)
+    }
+
+    private struct Watch {
+        var task: Task<Void, Never>
+        /// Whether it watches the session's database (and must move when
+        /// the session opens another).
+        var isSession: Bool
+    }
+
+    // Mutable State
+    //
+    // Guarded by the mutex. `documents` is changed only by the reading
+    // thread, in message order. `pending` holds the documents whose check
+    // is queued, so that a burst of edits queues one. `checkers` caches a
+    // checker per database; the session's in-memory database's checker
+    // is dropped when its schema changes.
+    private struct State {
+        var documents: [String: TextDocument] = [:]
+        var encoding = PositionEncoding.utf16
+        var supportsProgress = false
+        var sessionDatabase: LiveDatabase?
+        var checkers: [DatabaseKey: SQLChecker] = [:]
+        var watches: [DatabaseKey: Watch] = [:]
+        var pending: Set<String> = []
+        /// What was last published for each document, so that a schema
+        /// change that changes nothing for it sends nothing.
+        var published: [String: PublishDiagnosticsNotification.Params] = [:]
+        var stopped = false
+    }
+    private let state = Locked(State())
+    private let writer: MessageWriter
+    private let work: AsyncStream<Work>.Continuation
+    /// The task that runs the checks, one at a time.
+    private let checking = Locked<Task<Void, Never>?>(nil)
+
+    init(writer: MessageWriter) {
+        self.writer = writer
+        let (stream, continuation) = AsyncStream<Work>.makeStream()
+        work = continuation
+        let task = Task { [weak self] in
+            for await item in stream {
+                guard let self else { return }
+                await self.perform(item)
+            }
+        }
+        checking.withLock { $0 = task }
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Ends the checking and watching tasks.
+    func stop() {
+        let watches = state.withLock { state in
+            state.stopped = true
+            defer { state.watches = [:] }
+            return Array(state.watches.values)
+        }
+        for watch in watches { watch.task.cancel() }
+        work.finish()
+        checking.withLock { $0 }?.cancel()
+    }
+
+    // MARK: - Settings
+
+    /// What `initialize` negotiated.
+    func configure(encoding: PositionEncoding, supportsProgress: Bool) {
+        state.withLock { state in
+            state.encoding = encoding
+            state.supportsProgress = supportsProgress
+        }
+    }
+
+    var encoding: PositionEncoding {
+        state.withLock { $0.encoding }
+    }
+
+    /// The session opened a database (or closed it: nil): documents that
+    /// use the session's database are checked against the new one.
+    func sessionDatabaseChanged(_ database: LiveDatabase?) {
+        let moved = state.withLock { state in
+            state.sessionDatabase = database
+            state.checkers[.sessionMemory] = nil
+            let moved = state.watches.filter { $0.value.isSession }
+            for key in moved.keys { state.watches[key] = nil }
+            return moved
+        }
+        for watch in moved.values { watch.task.cancel() }
+        updateWatches()
+        work.yield(.checkAll(nil))
+    }
+
+    // MARK: - Documents
+
+    func didOpen(_ params: DidOpenTextDocumentNotification.Params) {
+        let item = params.textDocument
+        state.withLock { state in
+            state.documents[item.uri] = TextDocument(uri: item.uri, version: item.version, text: item.text)
+        }
+        updateWatches()
+        scheduleCheck(item.uri)
+    }
+
+    func didChange(_ params: DidChangeTextDocumentNotification.Params) {
+        let uri = params.textDocument.uri
+        let known = state.withLock { state in
+            guard var document = state.documents[uri] else { return false }
+            state.documents[uri] = nil  // no copy while it is edited
+            document.apply(params.contentChanges, version: params.textDocument.version, encoding: state.encoding)
+            state.documents[uri] = document
+            return true
+        }
+        guard known else {
+            ServerLog.warning("didChange for a document that is not open: \(uri)")
+            return
+        }
+        updateWatches()
+        scheduleCheck(uri)
+    }
+
+    func didClose(_ params: DidCloseTextDocumentNotification.Params) {
+        let uri = params.textDocument.uri
+        state.withLock { state in
+            state.documents[uri] = nil
+            state.published[uri] = nil
+        }
+        updateWatches()
+        publish(PublishDiagnosticsNotification.Params(uri: uri, version: nil, diagnostics: []))
+    }
+
+    /// The document, as the last notification left it.
+    func document(_ uri: String) -> TextDocument? {
+        state.withLock { $0.documents[uri] }
+    }
+
+    private func scheduleCheck(_ uri: String) {
+        let queued = state.withLock { !$0.pending.insert(uri).inserted }
+        if !queued { work.yield(.check(uri: uri)) }
+    }
+
+    // MARK: - Databases
+
+    /// The database a document is checked against: its first line's, else
+    /// the session's; nil when there is none.
+    func databaseKey(for document: TextDocument) -> DatabaseKey? {
+        if let declared = document.declaredDatabase {
+            return .file(DatabaseLocation(declared).filePath ?? declared)
+        }
+        return state.withLock { state in state.sessionDatabase.map(Self.key(of:)) }
+    }
+
+    private static func key(of database: LiveDatabase) -> DatabaseKey {
+        database.location.filePath.map { .file($0) } ?? .sessionMemory
+    }
+
+    /// The session's database, when a document is checked against it.
+    func sessionDatabase(for key: DatabaseKey) -> LiveDatabase? {
+        state.withLock { state in
+            guard let database = state.sessionDatabase, Self.key(of: database) == key else { return nil }
+            return database
+        }
+    }
+
+    /// The checker of a database, opened once.
+    func checker(for key: DatabaseKey) async throws(SQLiveError) -> SQLChecker {
+        if let checker = state.withLock({ $0.checkers[key] }) { return checker }
+        let checker: SQLChecker
+        switch key {
+        case .file(let path):
+            checker = try SQLChecker(.file(path))
+        case .sessionMemory:
+            guard let database = sessionDatabase(for: key) else { throw .closed }
+            let schema = try await database.schema()
+            let statements =
+                schema.tables.compactMap(\.sql) + schema.views.compactMap(\.sql) + schema.indexes.compactMap(\.sql)
+                + schema.triggers.compactMap(\.sql)
+            checker = try SQLChecker(.schema(statements))
+        }
+        state.withLock { $0.checkers[key] = checker }
+        return checker
+    }
+
+    /// The checker of a document's database.
+    func checker(for document: TextDocument) async throws(SQLiveError) -> SQLChecker? {
+        guard let key = databaseKey(for: document) else { return nil }
+        return try await checker(for: key)
+    }
+
+    /// Starts watching the databases open documents use, and stops
+    /// watching those no document uses any more.
+    private func updateWatches() {
+        let (started, stopped) = state.withLock { state -> ([DatabaseKey], [Watch]) in
+            guard !state.stopped else { return ([], []) }
+            var used = Set<DatabaseKey>()
+            for document in state.documents.values {
+                if let declared = document.declaredDatabase {
+                    used.insert(.file(DatabaseLocation(declared).filePath ?? declared))
+                } else if let database = state.sessionDatabase {
+                    used.insert(Self.key(of: database))
+                }
+            }
+            let stopped = state.watches.filter { !used.contains($0.key) }
+            for key in stopped.keys { state.watches[key] = nil }
+            return (used.filter { state.watches[$0] == nil }.sorted { "\($0)" < "\($1)" }, Array(stopped.values))
+        }
+        for watch in stopped { watch.task.cancel() }
+        for key in started { startWatching(key) }
+    }
+
+    private func startWatching(_ key: DatabaseKey) {
+        let session = sessionDatabase(for: key)
+        let work = self.work
+        let task = Task { [weak self] in
+            var owned: LiveDatabase?
+            let database: LiveDatabase
+            if let session {
+                database = session
+            } else if case .file(let path) = key {
+                do {
+                    owned = try await LiveDatabase.open(.file(path), options: LiveDatabase.Options(readonly: true))
+                    database = owned!
+                } catch {
+                    ServerLog.debug("cannot watch \(path) for schema changes: \(error)")
+                    return
+                }
+            } else {
+                return
+            }
+            do {
+                let changes = try await database.schemaChanges()
+                // What changed before the watch began is checked once now.
+                work.yield(.checkAll(key))
+                for await _ in changes {
+                    self?.schemaChanged(key)
+                }
+            } catch {
+                ServerLog.debug("cannot watch the schema of \(database.location): \(error)")
+            }
+            await owned?.close()
+        }
+        let kept = state.withLock { state in
+            guard !state.stopped, state.watches[key] == nil else { return false }
+            state.watches[key] = Watch(task: task, isSession: session != nil)
+            return true
+        }
+        if !kept { task.cancel() }
+    }
+
+    private func schemaChanged(_ key: DatabaseKey) {
+        if key == .sessionMemory {
+            state.withLock { _ = $0.checkers.removeValue(forKey: key) }
+        }
+        work.yield(.checkAll(key))
+    }
+
+    // MARK: - Checking
+
+    private func perform(_ item: Work) async {
+        switch item {
+        case .check(let uri):
+            state.withLock { _ = $0.pending.remove(uri) }
+            await check(uri, always: true)
+        case .checkAll(let key):
+            let documents = state.withLock { Array($0.documents.values) }
+            for document in documents where key == nil || databaseKey(for: document) == key {
+                await check(document.uri, always: false)
+            }
+        }
+    }
+
+    /// Checks a document's latest text and publishes its diagnostics:
+    /// `always` after an edit, else only when they differ from the last.
+    private func check(_ uri: String, always: Bool) async {
+        guard let document = document(uri) else { return }
+        let encoding = self.encoding
+        var diagnostics: [Diagnostic] = []
+        do {
+            if let checker = try await checker(for: document) {
+                let source = SQLSource(bytes: document.bytes)
+                diagnostics = checker.check(source).map { problem in
+                    Diagnostic(
+                        range: document.range(of: problem.range, encoding: encoding), severity: Self.severity(problem),
+                        source: "sqlite", code: problem.codeName, message: problem.message)
+                }
+            } else {
+                diagnostics = [
+                    Diagnostic(
+                        range: TextRange(start: Position(line: 0, character: 0), end: Position(line: 0, character: 0)),
+                        severity: .information, source: "sqlive", code: nil,
+                        message:
+                            "No database to check this SQL against: start sqlive with one, "
+                            + "or make the first line \"-- sqlive: database=PATH\"")
+                ]
+            }
+        } catch {
+            diagnostics = [
+                Diagnostic(
+                    range: document.range(of: 0..<0, encoding: encoding), severity: .error, source: "sqlive",
+                    code: nil, message: "cannot check this SQL: \(error.description)")
+            ]
+        }
+        let params = PublishDiagnosticsNotification.Params(
+            uri: uri, version: document.version, diagnostics: diagnostics)
+        let send = state.withLock { state in
+            // A document closed meanwhile keeps its cleared diagnostics.
+            guard !state.stopped, state.documents[uri] != nil else { return false }
+            if !always, let last = state.published[uri], last.version == params.version,
+                last.diagnostics == params.diagnostics
+            {
+                return false
+            }
+            state.published[uri] = params
+            return true
+        }
+        if send { publish(params) }
+    }
+
+    private static func severity(_ problem: SQLChecker.Problem) -> Diagnostic.Severity {
+        switch problem.severity {
+        case .error: .error
+        case .warning: .warning
+        case .information: .information
+        }
+    }
+
+    private func publish(_ params: PublishDiagnosticsNotification.Params) {
+        writer.send(OutgoingMessage.notification(method: PublishDiagnosticsNotification.method, params: params))
+    }
+
+    // MARK: - Progress
+
+    /// Reports progress for a token, when the client gave one.
+    func progress(_ token: JSONValue?, _ value: ProgressNotification.Value) {
+        guard let token else { return }
+        writer.send(
+            OutgoingMessage.notification(
+                method: ProgressNotification.method, params: ProgressNotification.Params(token: token, value: value)))
+    }
+}

@@ -226,7 +226,8 @@ struct LanguageServerTests {
         let editor = try await Editor()
         #expect(try await editor.open("q.sql", "SELECT x FROM later;").count == 1)
         try sqlite3(editor.database, "CREATE TABLE later(x);")
-        #expect(try await editor.diagnostics("q.sql").isEmpty)
+        let cleared = try await editor.diagnostics("q.sql")
+        #expect(cleared.isEmpty, "\(cleared)")
         try sqlite3(editor.database, "DROP TABLE later;")
         let again = try await editor.diagnostics("q.sql")
         #expect(again.map { $0["message"]?.stringValue ?? "" } == ["no such table: later"])
@@ -236,7 +237,8 @@ struct LanguageServerTests {
         let editor = try await Editor()
         #expect(try await editor.open("q.sql", "SELECT x FROM later;").count == 1)
         _ = try await editor.server.result("query/execute", ["sql": "CREATE TABLE later(x)"])
-        #expect(try await editor.diagnostics("q.sql").isEmpty)
+        let after = try await editor.diagnostics("q.sql")
+        #expect(after.isEmpty, "\(after)")
     }
 
     @Test func incrementalChangesAreApplied() async throws {

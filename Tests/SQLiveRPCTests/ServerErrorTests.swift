@@ -68,9 +68,9 @@ struct ServerErrorTests {
     @Test func methodNotFound() async throws {
         let directory = try TemporaryDirectory()
         let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)
-        let error = try await server.error("textDocument/hover", [:])
+        let error = try await server.error("textDocument/formatting", [:])
         #expect(error["code"] == -32601)
-        #expect(error["message"]?.stringValue?.contains("textDocument/hover") == true)
+        #expect(error["message"]?.stringValue?.contains("textDocument/formatting") == true)
         try await expectAlive(server)
     }
 

@@ -37,8 +37,8 @@ public struct SQLScope: Sendable {
 
     /// The words that end a `FROM` clause's list of tables.
     private static let clauseEnds: Set<String> = [
-        "WHERE", "GROUP", "ORDER", "LIMIT", "HAVING", "WINDOW", "UNION", "EXCEPT", "INTERSECT", "ON", "USING",
-        "SET", "RETURNING", "VALUES", "SELECT", "DEFAULT",
+        "WHERE", "GROUP", "ORDER", "LIMIT", "HAVING", "WINDOW", "UNION", "EXCEPT", "INTERSECT", "SET",
+        "RETURNING", "VALUES", "SELECT", "DEFAULT",
     ]
 
     public init(
@@ -111,22 +111,32 @@ public struct SQLScope: Sendable {
             }
         }
 
-        // The tables read, with their aliases.
-        var inFromClause = false
+        // The tables read, with their aliases. `inFrom[depth]` tells whether
+        // a `,` at that depth of parentheses separates tables.
+        var depth = 0
+        var inFrom: [Int: Bool] = [:]
         while index < tokens.count {
             let current = word(index)
             var introducesTable = false
             switch current {
             case "FROM", "JOIN":
-                inFromClause = true
+                inFrom[depth] = true
                 introducesTable = true
             case "UPDATE", "INTO":
                 introducesTable = true
             case let word? where Self.clauseEnds.contains(word):
-                inFromClause = false
+                inFrom[depth] = false
             default:
-                if tokens[index].kind == .comma, inFromClause { introducesTable = true }
-                if tokens[index].kind == .closeParenthesis { inFromClause = false }
+                switch tokens[index].kind {
+                case .comma: introducesTable = inFrom[depth] ?? false
+                case .openParenthesis:
+                    depth += 1
+                    inFrom[depth] = false
+                case .closeParenthesis:
+                    inFrom[depth] = false
+                    depth = max(0, depth - 1)
+                default: break
+                }
             }
             index += 1
             guard introducesTable, index < tokens.count else { continue }

@@ -296,18 +296,19 @@ final class LanguageService: Sendable {
         switch item {
         case .check(let uri):
             state.withLock { _ = $0.pending.remove(uri) }
-            await check(uri, always: true)
+            await check(uri)
         case .checkAll(let key):
             let documents = state.withLock { Array($0.documents.values) }
             for document in documents where key == nil || databaseKey(for: document) == key {
-                await check(document.uri, always: false)
+                await check(document.uri)
             }
         }
     }
 
-    /// Checks a document's latest text and publishes its diagnostics:
-    /// `always` after an edit, else only when they differ from the last.
-    private func check(_ uri: String, always: Bool) async {
+    /// Checks a document's latest text and publishes its diagnostics,
+    /// unless they are those last published for the same version (a schema
+    /// change that changes nothing for it; a check queued twice).
+    private func check(_ uri: String) async {
         guard let document = document(uri) else { return }
         let encoding = self.encoding
         var diagnostics: [Diagnostic] = []
@@ -341,7 +342,7 @@ final class LanguageService: Sendable {
         let send = state.withLock { state in
             // A document closed meanwhile keeps its cleared diagnostics.
             guard !state.stopped, state.documents[uri] != nil else { return false }
-            if !always, let last = state.published[uri], last.version == params.version,
+            if let last = state.published[uri], last.version == params.version,
                 last.diagnostics == params.diagnostics
             {
                 return false

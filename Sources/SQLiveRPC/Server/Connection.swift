@@ -217,6 +217,11 @@ final class Connection: Sendable {
     }
 
     private func handleNotification(_ method: String, _ params: JSONValue?) -> Outcome {
+        if method != ExitNotification.method, state.withLock({ $0.lifecycle.state == .uninitialized }) {
+            // Before `initialize`, notifications are dropped, as the LSP asks.
+            ServerLog.debug("ignored notification \(method) before initialize")
+            return .proceed
+        }
         switch method {
         case ExitNotification.method:
             return .exit

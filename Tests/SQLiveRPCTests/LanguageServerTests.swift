@@ -285,6 +285,25 @@ struct LanguageServerTests {
         #expect(error["code"] == -32010)
     }
 
+    @Test func badDatabasesAndUnknownDocumentsGetClearErrors() async throws {
+        let editor = try await Editor()
+        try Data("not a database, only text long enough to be read as a header".utf8)
+            .write(to: editor.directory.url.appendingPathComponent("notes.txt"))
+        let notADatabase = try await editor.open("a.sql", "-- sqlive: database=notes.txt\nSELECT 1;")
+        #expect(notADatabase.count == 1)
+        #expect(notADatabase.first?["message"]?.stringValue?.contains("file is not a database") == true)
+        let missing = try await editor.open("b.sql", "-- sqlive: database=missing.sqlite\nSELECT 1;")
+        #expect(missing.first?["message"]?.stringValue?.hasPrefix("cannot check this SQL: cannot open") == true)
+        #expect(!FileManager.default.fileExists(atPath: editor.directory.path("missing.sqlite")))
+        // A request about a document that was never opened.
+        let error = try await editor.server.error("textDocument/hover", editor.at("never.sql", 0, 0))
+        #expect(error["code"] == -32602)
+        #expect(error["message"]?.stringValue?.contains("textDocument/didOpen") == true)
+        // A malformed edit is logged; the server goes on.
+        editor.server.notify("textDocument/didChange", ["textDocument": "nope"])
+        #expect(try await editor.server.result("query/execute", ["sql": "SELECT 3"])["results"]?[0]?["rows"] == [[3]])
+    }
+
     // MARK: - Completion
 
     @Test func completionThroughAnAlias() async throws {

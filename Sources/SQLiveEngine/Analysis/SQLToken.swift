@@ -51,16 +51,20 @@ public struct SQLToken: Hashable, Sendable {
         tokenize(Array(text.utf8))
     }
 
+    /// Whether a byte can be part of a bare name, as SQLite's tokenizer reads
+    /// it: letters, digits, `_`, `$`, and any byte of a non-ASCII character.
+    public static func isNameByte(_ byte: UInt8) -> Bool {
+        byte >= 0x80 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$")
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+    }
+
     /// Splits UTF-8 bytes into tokens.
     public static func tokenize(_ bytes: [UInt8]) -> [SQLToken] {
         var tokens: [SQLToken] = []
         var index = 0
         let count = bytes.count
 
-        func isNameByte(_ byte: UInt8) -> Bool {
-            byte >= 0x80 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$") || isDigit(byte)
-                || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
-        }
         func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
         func isHexadecimal(_ start: Int) -> Bool {
             start + 1 < count && bytes[start] == UInt8(ascii: "0") && bytes[start + 1] | 0x20 == UInt8(ascii: "x")

@@ -17,7 +17,7 @@ extension LanguageService {
 
         // The word being typed, and what stands before it.
         var start = offset
-        while start > 0, Self.isNameByte(document.bytes[start - 1]) { start -= 1 }
+        while start > 0, SQLToken.isNameByte(document.bytes[start - 1]) { start -= 1 }
         let prefix = String(decoding: document.bytes[start..<offset], as: UTF8.self)
         let statement = Self.statement(in: source, at: start)
         let before =
@@ -104,12 +104,6 @@ extension LanguageService {
             }
         default: return false
         }
-    }
-
-    private static func isNameByte(_ byte: UInt8) -> Bool {
-        byte >= 0x80 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$")
-            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-            || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
     }
 
     private static func columnItems(_ columns: [SchemaInfo.Column], of relation: String) -> [CompletionRequest.Item] {

@@ -72,13 +72,16 @@ actor Session {
         opened.withLock { $0.database }
     }
 
-    /// Opens the database named on the command line; a failure is logged
-    /// and remembered for the -32010 errors that follow.
+    /// Opens the database named on the command line or in `initialize`'s
+    /// options; a failure is logged, leaves the session with no database
+    /// (not the one it had), and is remembered for the -32010 errors that
+    /// follow.
     func openAtStart(path: String, readonly: Bool) async {
         do {
             _ = try await open(path: path, readonly: readonly)
         } catch {
             ServerLog.warning("cannot open \(path): \(error.message)")
+            await close()
             opened.withLock { $0.startupFailure = error.message }
         }
     }

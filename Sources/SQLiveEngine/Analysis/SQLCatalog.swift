@@ -13,7 +13,7 @@ public struct SQLCatalog: Hashable, Sendable {
 
         /// The column of that name, ignoring case as SQLite does.
         public func column(named name: String) -> SchemaInfo.Column? {
-            columns.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            columns.first(named: name)
         }
     }
 
@@ -36,5 +36,12 @@ public struct SQLCatalog: Hashable, Sendable {
     /// The table or view of that name, ignoring case.
     public func relation(named name: String) -> Relation? {
         relations.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+}
+
+extension Array where Element == SchemaInfo.Column {
+    /// The column of that name, ignoring case as SQLite does.
+    public func first(named name: String) -> SchemaInfo.Column? {
+        first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
     }
 }

@@ -101,7 +101,7 @@ public struct SQLScope: Sendable {
                 let end = closing(index)
                 var names = declared
                 if names.isEmpty {
-                    names = columnNames(text(0...end) + " SELECT * FROM " + Self.quoted(name)) ?? []
+                    names = columnNames(text(0...end) + " SELECT * FROM " + SQLToken.quoted(name)) ?? []
                 }
                 commonTableExpressions.append(
                     Entry(name: name, relation: nil, kind: .commonTableExpression, columns: columns(named: names)))
@@ -187,16 +187,5 @@ public struct SQLScope: Sendable {
                         columns: relation.columns))
             }
         }
-    }
-
-    /// A name as SQL text: bare when it can be, else in double quotes.
-    public static func quoted(_ name: String) -> String {
-        let isBare =
-            !name.isEmpty && !SQLToken.keywords.contains(name.uppercased())
-            && name.utf8.enumerated().allSatisfy { offset, byte in
-                byte == UInt8(ascii: "_") || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
-                    || (offset > 0 && byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-            }
-        return isBare ? name : "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }

@@ -77,6 +77,16 @@ public struct SQLSource: Sendable {
         statements.first { $0.range.lowerBound <= offset && offset <= $0.range.upperBound }
     }
 
+    /// The statement a cursor at an offset is typing: one that contains it
+    /// (not after its `;`, where a new statement starts), or an unterminated
+    /// last one before it.
+    public func statementBeingTyped(at offset: Int) -> Statement? {
+        statements.last { statement in
+            statement.range.lowerBound <= offset
+                && (!statement.isTerminated || offset < statement.range.upperBound)
+        }
+    }
+
     /// The statement at an offset, else the nearest one before it, else the
     /// first one: what "the statement under the cursor" means in a blank.
     public func nearestStatement(to offset: Int) -> Statement? {

@@ -62,6 +62,14 @@ public struct SQLToken: Hashable, Sendable {
     /// Splits UTF-8 bytes into tokens.
     public static func tokenize(_ bytes: [UInt8]) -> [SQLToken] {
         var tokens: [SQLToken] = []
+        forEach(in: bytes) { tokens.append($0) }
+        return tokens
+    }
+
+    /// Hands each token of UTF-8 bytes to `body`, in order, without
+    /// collecting them: the one lexer of the engine, also under
+    /// `SQLScript`'s scan of every script that runs.
+    static func forEach(in bytes: [UInt8], _ body: (SQLToken) -> Void) {
         var index = 0
         let count = bytes.count
 
@@ -188,9 +196,32 @@ public struct SQLToken: Hashable, Sendable {
                     kind = .punctuation
                 }
             }
-            tokens.append(SQLToken(kind: kind, range: start..<index))
+            body(SQLToken(kind: kind, range: start..<index))
         }
-        return tokens
+    }
+
+    /// A name as SQL text: bare when it can be (ASCII letters, digits and
+    /// `_`, not starting with a digit, not a keyword), else in double quotes.
+    ///
+    /// ```swift
+    /// SQLToken.quoted("players")    // players
+    /// SQLToken.quoted("my table")   // "my table"
+    /// SQLToken.quoted("order")      // "order"
+    /// ```
+    public static func quoted(_ name: String) -> String {
+        let isBare =
+            !name.isEmpty && !keywords.contains(name.uppercased())
+            && name.utf8.enumerated().allSatisfy { offset, byte in
+                byte == UInt8(ascii: "_") || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+                    || (offset > 0 && byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            }
+        guard !isBare else { return name }
+        var quoted = "\""
+        for character in name {
+            quoted.append(character)
+            if character == "\"" { quoted.append("\"") }
+        }
+        return quoted + "\""
     }
 
     /// The name a token spells: quotes removed and doubled quotes undone.

@@ -114,84 +114,34 @@ public enum SQLScript {
 
     /// Splits the script at each `;` outside literals and comments, and
     /// numbers each statement's parameters as SQLite does: `?` takes the
-    /// next number, `?NNN` the number NNN, a name its first number.
+    /// next number, `?NNN` the number NNN, a name its first number. The
+    /// tokens are `SQLToken`'s, the engine's one lexer.
     static func scan(_ sql: String) -> [Scanned] {
         let bytes = Array(sql.utf8)
         var statements: [Scanned] = []
         var current = Scanned()
         var numbers: [String: Int] = [:]
-        var index = 0
-
-        func isNameByte(_ byte: UInt8) -> Bool {
-            byte >= 0x80 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$")
-                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-                || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
-        }
-        func skip(past quote: UInt8) {
-            index += 1
-            while index < bytes.count {
-                if bytes[index] == quote {
-                    // A doubled quote is the quote itself.
-                    if quote != UInt8(ascii: "]"), index + 1 < bytes.count, bytes[index + 1] == quote {
-                        index += 2
-                        continue
-                    }
-                    index += 1
-                    return
-                }
-                index += 1
-            }
-        }
-
-        while index < bytes.count {
-            let byte = bytes[index]
-            switch byte {
-            case 0x20, 0x09, 0x0A, 0x0D, 0x0C:
-                index += 1
-            case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
-                while index < bytes.count, bytes[index] != 0x0A { index += 1 }
-            case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
-                index += 2
-                while index + 1 < bytes.count,
-                    !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/"))
-                {
-                    index += 1
-                }
-                index = min(index + 2, bytes.count)
-            case UInt8(ascii: ";"):
+        SQLToken.forEach(in: bytes) { token in
+            switch token.kind {
+            case .comment:
+                break
+            case .semicolon:
                 statements.append(current)
                 current = Scanned()
                 numbers = [:]
-                index += 1
-            case UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "`"):
-                current.isStatement = true
-                skip(past: byte)
-            case UInt8(ascii: "["):
-                current.isStatement = true
-                skip(past: UInt8(ascii: "]"))
-            case UInt8(ascii: "?"):
+            case .parameter where bytes[token.range.lowerBound] == UInt8(ascii: "?"):
                 current.isStatement = true
                 current.parameters.hasNumbered = true
-                index += 1
-                let start = index
-                while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-                    index += 1
-                }
-                if index > start, let number = Int(String(decoding: bytes[start..<index], as: UTF8.self)) {
+                let digits = bytes[(token.range.lowerBound + 1)..<token.range.upperBound]
+                if !digits.isEmpty, let number = Int(String(decoding: digits, as: UTF8.self)) {
                     current.parameters.count = max(current.parameters.count, number)
                 } else {
                     current.parameters.count += 1
                 }
-            case UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "$"):
+            case .parameter:
                 current.isStatement = true
-                index += 1
-                let start = index
-                while index < bytes.count, isNameByte(bytes[index]) || bytes[index] == UInt8(ascii: ":") {
-                    index += 1
-                }
-                guard index > start else { continue }
                 // SQLite numbers `:a` and `@a` apart; both bind the value named "a".
-                let name = String(decoding: bytes[start - 1..<index], as: UTF8.self)
+                let name = String(decoding: bytes[token.range], as: UTF8.self)
                 if numbers[name] == nil {
                     current.parameters.count += 1
                     numbers[name] = current.parameters.count
@@ -199,13 +149,6 @@ public enum SQLScript {
                 }
             default:
                 current.isStatement = true
-                if isNameByte(byte) {
-                    while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
-                    // A blob literal: X'...'.
-                    if index < bytes.count, bytes[index] == UInt8(ascii: "'") { skip(past: UInt8(ascii: "'")) }
-                } else {
-                    index += 1
-                }
             }
         }
         statements.append(current)

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveEngine
 
 /// Schema-aware Tab completion, as a pure value.
 ///
@@ -232,11 +233,7 @@ public struct Completer: Sendable {
     }
 
     static func quotedIfNeeded(_ name: String) -> String {
-        let simple =
-            name.first.map { $0.isLetter || $0 == "_" } ?? false
-            && name.allSatisfy { ($0.isLetter || $0.isNumber || $0 == "_") && $0.isASCII }
-        if simple && !SQLKeywords.keywordSet.contains(name.uppercased()) { return name }
-        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        SQLToken.quoted(name)
     }
 
     /// The names that start with the prefix, ignoring case.

@@ -19,7 +19,7 @@ extension LanguageService {
         var start = offset
         while start > 0, SQLToken.isNameByte(document.bytes[start - 1]) { start -= 1 }
         let prefix = String(decoding: document.bytes[start..<offset], as: UTF8.self)
-        let statement = Self.statement(in: source, at: start)
+        let statement = source.statementBeingTyped(at: start)
         let before =
             statement.map { statement in
                 source.significantTokens(of: statement).filter { source.tokens[$0].range.upperBound <= start }
@@ -64,18 +64,6 @@ extension LanguageService {
             items = items.filter { $0.label.lowercased().hasPrefix(prefix.lowercased()) }
         }
         return CompletionRequest.Result(isIncomplete: false, items: items)
-    }
-
-    /// The statement the cursor is in: one that contains it, or an
-    /// unterminated last one before it. Nil after a `;`, where a new
-    /// statement starts.
-    private static func statement(in source: SQLSource, at offset: Int) -> SQLSource.Statement? {
-        source.statements.last { statement in
-            statement.range.lowerBound <= offset
-                && (offset <= statement.range.upperBound
-                    && !(statement.isTerminated && offset == statement.range.upperBound)
-                    || !statement.isTerminated)
-        }
     }
 
     /// Whether the word being typed names a table: after `FROM`, `JOIN`,
@@ -130,7 +118,7 @@ extension LanguageService {
     }
 
     private static func insertText(_ name: String) -> String? {
-        let quoted = SQLScope.quoted(name)
+        let quoted = SQLToken.quoted(name)
         return quoted == name ? nil : quoted
     }
 
@@ -166,7 +154,7 @@ extension LanguageService {
             if afterDot, source.tokens[significant[position - 2]].isName {
                 // qualifier.column
                 let qualifier = source.name(of: source.tokens[significant[position - 2]])
-                if let entry = scope.entry(named: qualifier), let column = Self.column(name, in: entry.columns) {
+                if let entry = scope.entry(named: qualifier), let column = entry.columns.first(named: name) {
                     return Self.hover(Self.describe(column, of: entry), range)
                 }
                 if let relation = catalog.relation(named: qualifier), let column = relation.column(named: name) {
@@ -187,7 +175,7 @@ extension LanguageService {
                 }
                 if !beforeDot {
                     for entry in scope.entries {
-                        if let column = Self.column(name, in: entry.columns) {
+                        if let column = entry.columns.first(named: name) {
                             return Self.hover(Self.describe(column, of: entry), range)
                         }
                     }
@@ -206,10 +194,6 @@ extension LanguageService {
 
     private static func hover(_ markdown: String, _ range: TextRange) -> HoverRequest.Result {
         OptionalResult(HoverRequest.Hover(contents: MarkupContent(markdown: markdown), range: range))
-    }
-
-    private static func column(_ name: String, in columns: [SchemaInfo.Column]) -> SchemaInfo.Column? {
-        columns.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
     }
 
     private static func describe(_ column: SchemaInfo.Column, of entry: SQLScope.Entry) -> String {

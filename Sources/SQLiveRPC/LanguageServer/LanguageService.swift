@@ -180,10 +180,14 @@ final class LanguageService: Sendable {
     /// The database a document is checked against: its first line's, else
     /// the session's; nil when there is none.
     func databaseKey(for document: TextDocument) -> DatabaseKey? {
+        Self.databaseKey(for: document, session: state.withLock { $0.sessionDatabase })
+    }
+
+    private static func databaseKey(for document: TextDocument, session: LiveDatabase?) -> DatabaseKey? {
         if let declared = document.declaredDatabase {
             return .file(DatabaseLocation(declared).filePath ?? declared)
         }
-        return state.withLock { state in state.sessionDatabase.map(Self.key(of:)) }
+        return session.map(key(of:))
     }
 
     private static func key(of database: LiveDatabase) -> DatabaseKey {
@@ -228,14 +232,8 @@ final class LanguageService: Sendable {
     private func updateWatches() {
         let (started, stopped) = state.withLock { state -> ([DatabaseKey], [Watch]) in
             guard !state.stopped else { return ([], []) }
-            var used = Set<DatabaseKey>()
-            for document in state.documents.values {
-                if let declared = document.declaredDatabase {
-                    used.insert(.file(DatabaseLocation(declared).filePath ?? declared))
-                } else if let database = state.sessionDatabase {
-                    used.insert(Self.key(of: database))
-                }
-            }
+            let used = Set(
+                state.documents.values.compactMap { Self.databaseKey(for: $0, session: state.sessionDatabase) })
             let stopped = state.watches.filter { !used.contains($0.key) }
             for key in stopped.keys { state.watches[key] = nil }
             return (used.filter { state.watches[$0] == nil }.sorted { "\($0)" < "\($1)" }, Array(stopped.values))

@@ -114,9 +114,6 @@ extension Session {
     /// Read on the checker of the document's database: nothing runs.
     func explainCommand(_ params: ExecuteCommandRequest.Params) async throws(ResponseError) -> JSONValue {
         let target = try commandTarget(params)
-        let plan: QueryPlan
-        var catalog = SQLCatalog(relations: [])
-        var scope: SQLScope?
         var checker: SQLChecker?
         if let document = target.document {
             do throws(SQLiveError) {
@@ -125,31 +122,31 @@ extension Session {
                 throw ResponseError(error)
             }
         }
+        // Without a document's checker, the session's database explains it.
         let database = checker == nil ? try openDatabase() : nil
+        let plan: QueryPlan
+        let text: String
         do throws(SQLiveError) {
             if let checker {
                 plan = try checker.explainQueryPlan(target.sql)
-                catalog = checker.catalog()
+                let catalog = checker.catalog()
                 let source = SQLSource(target.sql)
-                scope = source.statements.first.map { statement in
+                let scope = source.statements.first.map { statement in
                     SQLScope(source, statement, catalog: catalog) { checker.columnNames(of: $0) }
                 }
+                text = LanguageService.describe(plan, catalog: catalog, scope: scope)
             } else {
                 plan = try await database!.explainQueryPlan(target.sql)
+                text = LanguageService.describe(plan, catalog: SQLCatalog(relations: []))
             }
         } catch {
             throw ResponseError(error)
         }
-        return .object([
-            "plan": .array(
-                plan.nodes.map {
-                    .object([
-                        "id": .integer(Int64($0.id)), "parent": .integer(Int64($0.parent)),
-                        "detail": .string($0.detail),
-                    ])
-                }),
-            "text": .string(LanguageService.describe(plan, catalog: catalog, scope: scope)),
-        ])
+        guard case .object(var result) = try Self.json(Self.explainResult(plan)) else {
+            throw .internalError("a plan did not encode as an object")
+        }
+        result["text"] = .string(text)
+        return .object(result)
     }
 
     /// `FILE:LINE`, the line 1-based.

@@ -42,23 +42,13 @@ struct Dispatcher: Sendable {
         handlers[method]
     }
 
-    /// Serves a request type with a handler.
+    /// Serves a request type with a handler that runs as a task.
     mutating func register<R: RequestType>(
         _ type: R.Type, _ scheduling: Scheduling,
         _ body: @escaping @Sendable (Session, R.Params) async throws(ResponseError) -> R.Result
     ) {
-        handlers[R.method] = Handler(scheduling: scheduling) { json in
-            switch Self.decode(R.Params.self, json) {
-            case .failure(let failure):
-                return .async { _ in .failure(failure) }
-            case .success(let params):
-                return .async { session in
-                    do throws(ResponseError) {
-                        return .success(try await body(session, params))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
+        registerRouted(type, scheduling) { params in
+            .async { session in await Self.answer { () async throws(ResponseError) in try await body(session, params) }
             }
         }
     }
@@ -68,24 +58,14 @@ struct Dispatcher: Sendable {
         _ type: R.Type,
         _ body: @escaping @Sendable (Session, R.Params, ScheduledWork) throws(ResponseError) -> R.Result
     ) {
-        handlers[R.method] = Handler(scheduling: .serial) { json in
-            switch Self.decode(R.Params.self, json) {
-            case .failure(let failure):
-                return .blocking { _, _ in .failure(failure) }
-            case .success(let params):
-                return .blocking { session, work in
-                    do throws(ResponseError) {
-                        return .success(try body(session, params, work))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-            }
+        registerRouted(type, .serial) { params in
+            .blocking { session, work in Self.answer { () throws(ResponseError) in try body(session, params, work) } }
         }
     }
 
     /// Serves a request type whose params decide how it runs: `route`
     /// makes the call (blocking on the lane, or a task) from the params.
+    /// Params that cannot be decoded answer their -32602 error.
     mutating func registerRouted<R: RequestType>(
         _ type: R.Type, _ scheduling: Scheduling, _ route: @escaping @Sendable (R.Params) -> Call
     ) {
@@ -99,10 +79,19 @@ struct Dispatcher: Sendable {
         }
     }
 
-    /// A call that answers with a handler's result or error.
+    /// The answer of a handler: its result, or its error.
     static func answer<T: Encodable & Sendable>(_ body: () throws(ResponseError) -> T) -> Answer {
         do throws(ResponseError) {
             return .success(try body())
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The answer of an async handler: its result, or its error.
+    static func answer<T: Encodable & Sendable>(_ body: () async throws(ResponseError) -> T) async -> Answer {
+        do throws(ResponseError) {
+            return .success(try await body())
         } catch {
             return .failure(error)
         }
@@ -185,21 +174,15 @@ struct Dispatcher: Sendable {
                 }
             case "sqlive.watch":
                 return .async { session in
-                    do throws(ResponseError) { return .success(try await session.watchCommand(params)) } catch {
-                        return .failure(error)
-                    }
+                    await answer { () async throws(ResponseError) in try await session.watchCommand(params) }
                 }
             case "sqlive.unwatch":
                 return .async { session in
-                    do throws(ResponseError) { return .success(try await session.unwatchCommand(params)) } catch {
-                        return .failure(error)
-                    }
+                    await answer { () async throws(ResponseError) in try await session.unwatchCommand(params) }
                 }
             case "sqlive.explain":
                 return .async { session in
-                    do throws(ResponseError) { return .success(try await session.explainCommand(params)) } catch {
-                        return .failure(error)
-                    }
+                    await answer { () async throws(ResponseError) in try await session.explainCommand(params) }
                 }
             default:
                 let commands = ExecuteCommandRequest.commands.joined(separator: ", ")

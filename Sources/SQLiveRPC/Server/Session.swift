@@ -51,6 +51,12 @@ actor Session {
 
     /// A database path, read from `directory` when relative.
     nonisolated func resolved(_ path: String) -> String {
+        Self.resolve(path, in: directory)
+    }
+
+    /// A database path, read from a directory when it is a relative file
+    /// path (URIs, `:memory:` and absolute paths are left alone).
+    static func resolve(_ path: String, in directory: URL?) -> String {
         guard let directory, case .file(let file) = DatabaseLocation(path), !file.hasPrefix("/") else { return path }
         return directory.appendingPathComponent(file).path
     }

@@ -13,8 +13,12 @@ extension Session {
         let encoding = params.positionEncoding
         language.configure(encoding: encoding, supportsProgress: params.supportsWorkDoneProgress)
         if let path = params.initializationOptions?.database {
+            // A relative path is read from the workspace's root, else as
+            // the command line's is.
+            let root = (params.rootUri.flatMap { URL(string: $0)?.path } ?? params.rootPath)
+                .map { URL(fileURLWithPath: $0) }
             await openAtStart(
-                path: Self.resolve(path, root: params.rootUri.flatMap { URL(string: $0)?.path } ?? params.rootPath),
+                path: Self.resolve(path, in: root ?? directory),
                 readonly: params.initializationOptions?.readonly ?? false)
         }
         return InitializeRequest.Result(
@@ -29,14 +33,5 @@ extension Session {
                     defaultMaxRows: QueryExecuteRequest.defaultMaxRows,
                     maximumMessageLength: RPCServer.maximumMessageLength,
                     liveQueryDiff: true)))
-    }
-
-    /// A relative database path, read from the workspace's root when there
-    /// is one.
-    private static func resolve(_ path: String, root: String?) -> String {
-        guard let root, !root.isEmpty, case .file(let file) = DatabaseLocation(path), !file.hasPrefix("/") else {
-            return path
-        }
-        return URL(fileURLWithPath: root).appendingPathComponent(file).path
     }
 }

@@ -66,13 +66,16 @@ extension Session {
                             comment: instruction.comment)
                     })
             } else {
-                let plan = try await database.explainQueryPlan(params.sql)
-                return ExplainRequest.Result(
-                    plan: plan.nodes.map { .init(id: $0.id, parent: $0.parent, detail: $0.detail) })
+                return Self.explainResult(try await database.explainQueryPlan(params.sql))
             }
         } catch {
             throw ResponseError(error)
         }
+    }
+
+    /// A plan, as `explain` answers it.
+    static func explainResult(_ plan: QueryPlan) -> ExplainRequest.Result {
+        ExplainRequest.Result(plan: plan.nodes.map { .init(id: $0.id, parent: $0.parent, detail: $0.detail) })
     }
 
     /// `trace/set`.

@@ -97,4 +97,26 @@ struct EditorClientTests {
         #expect(output.contains("ok: the sqlite3 shell creating the table clears it"), "\(output)")
         #expect(output.contains("PASS"), "\(output)")
     }
+
+    /// The sample plugin (`Samples/editors/neovim`) in Debian's Neovim:
+    /// :SqliveOpen, :SqliveQuery, :SqliveWatch while the sqlite3 shell
+    /// writes, :SqliveExplain, :SqliveTrace, :SqliveUnwatch, each checked
+    /// in the buffer the user would look at.
+    @Test(
+        .enabled(if: neovim != nil, "Neovim is not installed"),
+        .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"))
+    func neovimPluginShowsResultsAndLiveQueries() async throws {
+        let directory = try TemporaryDirectory()
+        let plugin = SQLiveBinary.packageRoot.appendingPathComponent("Samples/editors/neovim").path
+        let script = Self.clients.appendingPathComponent("neovim/plugin.lua").path
+        let (status, output) = try await Self.run(
+            try #require(Self.neovim),
+            ["--headless", "--clean", "--cmd", "set rtp^=\(plugin)", "-c", "luafile \(script)"],
+            in: directory.url,
+            environment: ["SQLIVE_BIN": SQLiveBinary.path, "SQLIVE_DIR": directory.url.path],
+            limit: .seconds(240))
+        #expect(status == 0, "Neovim failed:\n\(output)")
+        #expect(output.contains("ok: the watch buffer shows another process's row, cursor kept"), "\(output)")
+        #expect(output.contains("PASS"), "\(output)")
+    }
 }

@@ -393,6 +393,10 @@ struct LanguageServerTests {
             ["command": "sqlive.explain", "arguments": try #require(lenses[2]["command"]?["arguments"])])
         #expect(explain["plan"]?[0]?["detail"] == "SCAN players")
         #expect(explain["text"]?.stringValue?.contains("temporary b-tree for ORDER BY") == true)
+        // The same, as plain text for clients that draw their own.
+        #expect(explain["rendered"] == "QUERY PLAN\n|--SCAN players\n`--USE TEMP B-TREE FOR ORDER BY")
+        #expect(explain["hints"]?.arrayValue?.count == 2)
+        #expect(explain["sql"] == "SELECT name FROM players ORDER BY name;")
 
         let watch = try await editor.server.result(
             "workspace/executeCommand",
@@ -408,6 +412,16 @@ struct LanguageServerTests {
             "workspace/executeCommand",
             ["command": "sqlive.unwatch", "arguments": try #require(lenses[1]["command"]?["arguments"])])
         #expect(try await editor.server.result("liveQuery/list")["liveQueries"] == [])
+
+        // A watch may name its live query.
+        let named = try await editor.server.result(
+            "workspace/executeCommand",
+            [
+                "command": "sqlive.watch",
+                "arguments": [["uri": .string(editor.uri("q.sql")), "position": editor.position(0, 3), "name": "names"]],
+            ])
+        #expect(named["name"] == "names")
+        #expect(named["rows"] == [["Ann"], ["Bob"], ["Cy"]])
     }
 
     @Test func runTheStatementUnderTheCursor() async throws {
@@ -420,6 +434,9 @@ struct LanguageServerTests {
                 "arguments": [["uri": .string(editor.uri("q.sql")), "position": editor.position(2, 4)]],
             ])
         #expect(run["results"]?[0]?["rows"] == [["Ann"]])
+        // Which statement ran, and its first line.
+        #expect(run["sql"] == "SELECT name\n  FROM players WHERE score > 10;")
+        #expect(run["line"] == 1)
         let error = try await editor.server.error(
             "workspace/executeCommand", ["command": "sqlive.fly", "arguments": []])
         #expect(error["code"] == -32602)

@@ -129,12 +129,18 @@ public enum ExecuteCommandRequest: RequestType {
         public var line: Int?
         public var sql: String?
         public var position: Position?
+        /// `sqlive.watch` and `sqlive.unwatch`: the live query's name
+        /// (default `FILE:LINE`).
+        public var name: String?
 
-        public init(uri: String, line: Int? = nil, sql: String? = nil, position: Position? = nil) {
+        public init(
+            uri: String, line: Int? = nil, sql: String? = nil, position: Position? = nil, name: String? = nil
+        ) {
             self.uri = uri
             self.line = line
             self.sql = sql
             self.position = position
+            self.name = name
         }
     }
 

@@ -238,14 +238,20 @@ extension LanguageService {
     /// which table each alias of the plan stands for.
     static func describe(_ plan: QueryPlan, catalog: SQLCatalog, scope: SQLScope? = nil) -> String {
         var text = "**query plan**\n\n```text\n\(plan.rendered)\n```"
-        let hints = plan.hints { name in
-            let table = scope?.entry(named: name)?.relation ?? name
-            return catalog.relation(named: table).map { ($0.name, $0.estimatedRows) }
-        }
+        let hints = hints(plan, catalog: catalog, scope: scope)
         if !hints.isEmpty {
-            text += "\n\n" + hints.map { "- ⚠ " + $0.explanation }.joined(separator: "\n")
+            text += "\n\n" + hints.map { "- ⚠ " + $0 }.joined(separator: "\n")
         }
         return text
+    }
+
+    /// The plan's costly steps in words, with the real table behind an
+    /// alias and its estimated size.
+    static func hints(_ plan: QueryPlan, catalog: SQLCatalog, scope: SQLScope? = nil) -> [String] {
+        plan.hints { name in
+            let table = scope?.entry(named: name)?.relation ?? name
+            return catalog.relation(named: table).map { ($0.name, $0.estimatedRows) }
+        }.map(\.explanation)
     }
 
     // MARK: - Code lenses

@@ -11,6 +11,8 @@ extension Session {
         var line: Int
         var document: TextDocument?
         var uri: String
+        /// The live query's name, when the command names it.
+        var name: String?
     }
 
     /// Reads a command's target from its arguments: `[{uri, line, sql}]`,
@@ -29,7 +31,8 @@ extension Session {
         }
         let document = language.document(target.uri)
         if let sql = target.sql {
-            return CommandTarget(sql: sql, line: target.line ?? 0, document: document, uri: target.uri)
+            return CommandTarget(
+                sql: sql, line: target.line ?? 0, document: document, uri: target.uri, name: target.name)
         }
         guard let document else {
             throw .invalidParams("no open document \(target.uri), and no sql given", field: "arguments[0]")
@@ -52,7 +55,7 @@ extension Session {
         return CommandTarget(
             sql: source.text(of: statement),
             line: document.position(of: statement.range.lowerBound, encoding: encoding).line, document: document,
-            uri: target.uri)
+            uri: target.uri, name: target.name)
     }
 
     /// The session's database, when the command's document is checked
@@ -83,7 +86,14 @@ extension Session {
         let result = try execute(
             QueryExecuteRequest.Params(sql: target.sql, params: nil, maxRows: nil),
             database: commandDatabase(target), work: work)
-        return try Self.json(result)
+        // query/execute's result, and which statement ran: the one at a
+        // position is found here.
+        guard case .object(var object) = try Self.json(result) else {
+            throw .internalError("a result did not encode as an object")
+        }
+        object["sql"] = .string(target.sql)
+        object["line"] = .integer(Int64(target.line))
+        return .object(object)
     }
 
     /// `sqlive.watch`: the live query `FILE:LINE`, registered, or redefined
@@ -125,19 +135,18 @@ extension Session {
         // Without a document's checker, the session's database explains it.
         let database = checker == nil ? try openDatabase() : nil
         let plan: QueryPlan
-        let text: String
+        var catalog = SQLCatalog(relations: [])
+        var scope: SQLScope?
         do throws(SQLiveError) {
             if let checker {
                 plan = try checker.explainQueryPlan(target.sql)
-                let catalog = checker.catalog()
+                catalog = checker.catalog()
                 let source = SQLSource(target.sql)
-                let scope = source.statements.first.map { statement in
+                scope = source.statements.first.map { [catalog] statement in
                     SQLScope(source, statement, catalog: catalog) { checker.columnNames(of: $0) }
                 }
-                text = LanguageService.describe(plan, catalog: catalog, scope: scope)
             } else {
                 plan = try await database!.explainQueryPlan(target.sql)
-                text = LanguageService.describe(plan, catalog: SQLCatalog(relations: []))
             }
         } catch {
             throw ResponseError(error)
@@ -145,12 +154,18 @@ extension Session {
         guard case .object(var result) = try Self.json(Self.explainResult(plan)) else {
             throw .internalError("a plan did not encode as an object")
         }
-        result["text"] = .string(text)
+        // The hover's markdown, and its parts as plain text for clients
+        // that draw their own (the Neovim plugin).
+        result["text"] = .string(LanguageService.describe(plan, catalog: catalog, scope: scope))
+        result["rendered"] = .string(plan.rendered)
+        result["sql"] = .string(target.sql)
+        result["hints"] = .array(LanguageService.hints(plan, catalog: catalog, scope: scope).map { .string($0) })
         return .object(result)
     }
 
-    /// `FILE:LINE`, the line 1-based.
+    /// The name the command gave, else `FILE:LINE`, the line 1-based.
     static func liveQueryName(_ target: CommandTarget) -> String {
+        if let name = target.name { return name }
         let file =
             target.document?.fileName
             ?? URL(string: target.uri).map(\.lastPathComponent) ?? target.uri

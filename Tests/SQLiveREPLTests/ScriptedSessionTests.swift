@@ -314,7 +314,11 @@ struct ScriptedSessionTests {
         let lines = output.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 8)
         #expect(Array(lines.prefix(6)) == ["1", "-- trace: SELECT 1", "2", "-- trace: SELECT 2", "1", "2"])
-        #expect(lines[6].wholeMatch(of: /-- trace: VALUES \(1\), \(2\) \([0-9]+\.[0-9]{3} ms, 2 rows\)/) != nil)
+        // Time, rows, then SQLite's counters that are not zero.
+        #expect(
+            lines[6].wholeMatch(
+                of: /-- trace: VALUES \(1\), \(2\) \([0-9]+\.[0-9]{3} ms, 2 rows, [0-9]+ VM steps, [0-9]+ (B|KB)\)/)
+                != nil, "\(lines[6])")
         #expect(lines.last == "3")
     }
 
@@ -483,7 +487,8 @@ struct ScriptedSessionTests {
         #expect(output.stderr == "Error: near line 4: timed out: no change of n within 0.5 s\n")
         #expect(
             output.stdout.contains(
-                /\nn\|players\|1\|[0-9]+\|[^|]*\|paused\|committed\|all\|SELECT count\(\*\) AS n FROM players\n/))
+                /\nn\|players\|1\|[0-9]+\|[^|]*\|[0-9.]+\|[0-9]+ VM steps, [0-9]+ (B|KB)\|paused\|committed\|all\|SELECT count\(\*\) AS n FROM players\n/
+            ))
         #expect(output.stdout.hasSuffix("-- n v2 (local, coalesced 1)\nn\n4\n"))
     }
 
@@ -511,7 +516,7 @@ struct ScriptedSessionTests {
                 title
                 Family gin rummy
                 Weekly poker night
-                name|tables|version|refreshes|last_refresh|state|reads|precision|sql
+                name|tables|version|refreshes|last_refresh|last_ms|cost|state|reads|precision|sql
 
                 """)
         let errors = output.stderr.split(separator: "\n")

@@ -362,7 +362,10 @@ struct LanguageServerTests {
         let plan = try await editor.server.result("textDocument/hover", editor.at("q.sql", 0, 1))
         let planText = try #require(plan["contents"]?["value"]?.stringValue)
         #expect(planText.contains("SCAN p\n"))
-        #expect(planText.contains("full scan of players (as p)"))
+        #expect(planText.contains("full scan of players (as p, about 2 rows)"))
+        // The index that would help, found by SQLite's planner, and the plan with it.
+        #expect(planText.contains("**advice:** `CREATE INDEX players_name ON players(name);`"), "\(planText)")
+        #expect(planText.contains("SEARCH p USING INDEX players_name (name=?)"), "\(planText)")
         #expect(!planText.contains("temporary b-tree"))
     }
 

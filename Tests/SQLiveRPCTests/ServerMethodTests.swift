@@ -156,6 +156,56 @@ struct ServerMethodTests {
         #expect(plan["bytecode"] == nil)
     }
 
+    /// Why is it slow: hints, advice, counters in the trace and in the list.
+    @Test func explainAdvisesAndCountersTellTheCost() async throws {
+        let directory = try TemporaryDirectory()
+        try sqlite3(
+            directory.path("db.sqlite"),
+            """
+            CREATE TABLE players(id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE scores(id INTEGER PRIMARY KEY, playerID INTEGER, points INTEGER);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000)
+            INSERT INTO scores(playerID, points) SELECT x % 100, x % 7 FROM c;
+            INSERT INTO players(id, name) SELECT DISTINCT playerID, 'p' || playerID FROM scores;
+            """)
+        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)
+        let join = "SELECT p.name, sum(s.points) FROM players p JOIN scores s ON s.playerID = p.id WHERE p.id = 7"
+        let plain = try await server.result("explain", ["sql": .string(join)])
+        #expect(plain["advice"] == nil)
+        #expect(plain["hints"]?[0]?.stringValue?.hasPrefix("full scan of scores (as s, about 3000 rows)") == true)
+
+        let advised = try await server.result("explain", ["sql": .string(join), "advise": true])
+        #expect(advised["advice"]?[0]?["sql"] == "CREATE INDEX scores_playerID ON scores(playerID);")
+        #expect(
+            advised["advice"]?[0]?["planAfter"]?.arrayValue?.contains {
+                $0["detail"] == "SEARCH s USING INDEX scores_playerID (playerID=?)"
+            } == true)
+        // Advice changes nothing in the database.
+        let indexes = try await server.result(
+            "query/execute", ["sql": "SELECT count(*) FROM sqlite_schema WHERE type = 'index'"])
+        #expect(indexes["results"]?[0]?["rows"] == [[0]])
+
+        _ = try await server.result("trace/set", ["enabled": true, "profile": true])
+        _ = try await server.result("query/execute", ["sql": "SELECT * FROM scores ORDER BY points LIMIT 1"])
+        let sorted = try await server.notification("trace/statement") {
+            $0["sql"] == "SELECT * FROM scores ORDER BY points LIMIT 1"
+        }
+        #expect(sorted["counters"]?["sorts"] == 1)
+        #expect(sorted["counters"]?["fullScanSteps"]?.integerValue ?? 0 >= 2999)
+        _ = try await server.result("query/execute", ["sql": "SELECT * FROM scores WHERE id = 5"])
+        let lookup = try await server.notification("trace/statement") {
+            $0["sql"] == "SELECT * FROM scores WHERE id = 5"
+        }
+        #expect(lookup["counters"]?["sorts"] == nil)
+        #expect(lookup["counters"]?["fullScanSteps"] == nil)
+        #expect(lookup["counters"]?["vmSteps"]?.integerValue ?? 0 > 0)
+
+        _ = try await server.result("liveQuery/register", ["name": "slow", "sql": .string(join)])
+        let listed = try await server.result("liveQuery/list")["liveQueries"]?[0]
+        #expect(listed?["counters"]?["fullScanSteps"]?.integerValue ?? 0 >= 2999)
+        #expect(listed?["lastRunMs"]?.doubleValue != nil)
+    }
+
     @Test func liveQueryLifecycleWithLocalWrites() async throws {
         let directory = try TemporaryDirectory()
         let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)

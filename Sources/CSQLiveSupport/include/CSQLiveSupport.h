@@ -18,4 +18,23 @@ typedef struct sqlite3 sqlite3;
 /// code. `sqlite3_db_config` is variadic, which Swift cannot call.
 int sqlive_set_double_quoted_strings(sqlite3 *db, int enabled);
 
+/// Receives what the planner asks of a probe table while a statement is
+/// prepared: a constraint on `column` (`SQLITE_INDEX_CONSTRAINT_*` in
+/// `op`, `usable` as the planner offered it), or, with `order_by` set, a
+/// term of the ORDER BY it would like the table to deliver (`desc`).
+/// `column` is -1 for the rowid. Each of the planner's calls starts with
+/// `op` -1 (and no column).
+typedef void (*sqlive_probe_record)(
+    void *context, const char *table, int column, int op, int usable, int order_by, int desc);
+
+/// Registers the module `sqlive_planner_probe` on `db`: virtual tables that
+/// hold no rows and accept every constraint, created as
+/// `CREATE VIRTUAL TABLE t USING sqlive_planner_probe("a", "b", ...)` with
+/// the real table's columns. Preparing a statement over them makes SQLite's
+/// planner call `record` for every constraint and ORDER BY it could hand to
+/// each table, in every join order it weighs: which columns an index could
+/// serve, in the planner's own terms. Statements over them are prepared,
+/// never run (they would return no rows). Returns an SQLite result code.
+int sqlive_register_planner_probe(sqlite3 *db, sqlive_probe_record record, void *context);
+
 #endif

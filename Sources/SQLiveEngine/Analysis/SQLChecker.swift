@@ -69,12 +69,15 @@ public final class SQLChecker: Sendable {
     // Mutable State: the connection is used by one caller at a time,
     // under the mutex; the catalog is a cache of what it read, dropped
     // when the schema version changes.
-    private struct State {
+    struct State {
         var connection: Connection
         var catalog: (version: Int64, catalog: SQLCatalog)?
         var functions: [String]?
+        /// Tables' row counts (-1: too many to count), valid while the
+        /// connection's `data_version` is `version`.
+        var rowCounts: (version: Int64, counts: [String: Int]) = (-1, [:])
     }
-    private let state: Locked<State>
+    let state: Locked<State>
 
     public let source: Source
 
@@ -82,12 +85,14 @@ public final class SQLChecker: Sendable {
     ///
     /// - throws: `SQLiveError.cannotOpen` when the file is missing or is
     ///   not a database.
-    public init(_ source: Source) throws(SQLiveError) {
+    /// - parameter busyTimeout: how long a read waits for another
+    ///   connection's lock (none where the caller holds it itself).
+    public init(_ source: Source, busyTimeout: Duration = .seconds(2)) throws(SQLiveError) {
         self.source = source
         let connection: Connection
         switch source {
         case .file(let path):
-            connection = try Connection.openReadOnly(path)
+            connection = try Connection.openReadOnly(path, busyTimeout: busyTimeout)
         case .schema(let statements):
             connection = try Connection.copyingSchema(statements)
         }
@@ -272,26 +277,8 @@ public final class SQLChecker: Sendable {
     /// The statement's query plan, from `EXPLAIN QUERY PLAN`.
     public func explainQueryPlan(_ sql: String) throws(SQLiveError) -> QueryPlan {
         try state.withLock { state throws(SQLiveError) in
-            let connection = state.connection
-            connection.refreshSchema()
-            let bytes = Array(("EXPLAIN QUERY PLAN " + sql).utf8)
-            switch connection.prepare(bytes[...]) {
-            case .failed(let failure):
-                throw .sqlite(
-                    SQLiteFailure(
-                        code: failure.code, extendedCode: failure.code, message: failure.message,
-                        offset: failure.offset.map { max(0, $0 - 19) }))
-            case .prepared(let prepared):
-                defer { sqlite3_finalize(prepared) }
-                var nodes: [QueryPlan.Node] = []
-                while sqlite3_step(prepared) == SQLITE_ROW {
-                    nodes.append(
-                        QueryPlan.Node(
-                            id: Int(sqlite3_column_int64(prepared, 0)), parent: Int(sqlite3_column_int64(prepared, 1)),
-                            detail: sqlite3_column_text(prepared, 3).map { String(cString: $0) } ?? ""))
-                }
-                return QueryPlan(nodes: nodes)
-            }
+            state.connection.refreshSchema()
+            return try state.connection.queryPlan(sql)
         }
     }
 }
@@ -327,7 +314,7 @@ extension SQLChecker {
         /// Opens a file read-only; where that is refused (a WAL database
         /// whose shared-memory file cannot be created read-only), read-write
         /// with `query_only` on. Never creates the file.
-        static func openReadOnly(_ path: String) throws(SQLiveError) -> Connection {
+        static func openReadOnly(_ path: String, busyTimeout: Duration) throws(SQLiveError) -> Connection {
             var failure = "cannot open"
             for flags in [SQLITE_OPEN_READONLY, SQLITE_OPEN_READWRITE] {
                 var handle: OpaquePointer?
@@ -338,7 +325,7 @@ extension SQLChecker {
                     continue
                 }
                 let connection = Connection(handle: handle)
-                sqlite3_busy_timeout(handle, 2000)
+                sqlite3_busy_timeout(handle, Int32(busyTimeout / .milliseconds(1)))
                 if flags == SQLITE_OPEN_READWRITE { connection.execute("PRAGMA query_only = ON") }
                 // Reading the schema tells a database from any other file.
                 if case .failed(let error) = connection.prepare(Array("SELECT 1 FROM sqlite_schema".utf8)[...]) {
@@ -398,6 +385,28 @@ extension SQLChecker {
             guard case .prepared(let statement) = prepare(bytes) else { return false }
             sqlite3_finalize(statement)
             return true
+        }
+
+        /// `EXPLAIN QUERY PLAN` of one statement: prepared, never run.
+        func queryPlan(_ sql: String) throws(SQLiveError) -> QueryPlan {
+            let bytes = Array(("EXPLAIN QUERY PLAN " + sql).utf8)
+            switch prepare(bytes[...]) {
+            case .failed(let failure):
+                throw .sqlite(
+                    SQLiteFailure(
+                        code: failure.code, extendedCode: failure.code, message: failure.message,
+                        offset: failure.offset.map { max(0, $0 - 19) }))
+            case .prepared(let prepared):
+                defer { sqlite3_finalize(prepared) }
+                var nodes: [QueryPlan.Node] = []
+                while sqlite3_step(prepared) == SQLITE_ROW {
+                    nodes.append(
+                        QueryPlan.Node(
+                            id: Int(sqlite3_column_int64(prepared, 0)), parent: Int(sqlite3_column_int64(prepared, 1)),
+                            detail: sqlite3_column_text(prepared, 3).map { String(cString: $0) } ?? ""))
+                }
+                return QueryPlan(nodes: nodes)
+            }
         }
 
         /// Runs a schema change prepared on this (in-memory) connection.

@@ -86,7 +86,7 @@ struct ScriptRunner {
             let changes = db.totalChangesCount > totalChangesBefore ? db.changesCount : 0
             try finish(
                 header, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: clock.now - start,
-                tracer: tracer, consumer: &consumer)
+                counters: StatementCounters(sqliteStatement), tracer: tracer, consumer: &consumer)
             index += 1
         }
     }
@@ -188,7 +188,7 @@ extension ScriptRunner {
                     sqlite3_total_changes64(connection) > totalChangesBefore ? Int(sqlite3_changes64(connection)) : 0
                 try finish(
                     header, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: clock.now - start,
-                    tracer: tracer, consumer: &consumer)
+                    counters: StatementCounters(statement), tracer: tracer, consumer: &consumer)
                 index += 1
                 offset = next
             }
@@ -276,12 +276,13 @@ extension ScriptRunner {
     /// Reports a statement that ran: to the tracer, then to the consumer.
     private func finish(
         _ header: StatementHeader, rowCount: Int, truncated: Bool, changes: Int, elapsed: Duration,
-        tracer: StatementTracer?, consumer: inout some ResultConsumer
+        counters: StatementCounters, tracer: StatementTracer?, consumer: inout some ResultConsumer
     ) throws {
-        tracer?.record(sql: header.sql, elapsed: elapsed, rows: rowCount, origin: origin)
+        tracer?.record(sql: header.sql, elapsed: elapsed, rows: rowCount, counters: counters, origin: origin)
         try consumer.statementDidFinish(
             StatementSummary(
-                index: header.index, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: elapsed))
+                index: header.index, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: elapsed,
+                counters: counters))
     }
 
     /// SQLite would read the text only up to a NUL byte, and run half of it.

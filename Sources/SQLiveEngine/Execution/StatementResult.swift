@@ -53,6 +53,8 @@ public struct StatementSummary: Hashable, Sendable {
     public var changes: Int
     /// Time spent preparing, stepping and reading the statement.
     public var elapsed: Duration
+    /// SQLite's counters for the run.
+    public var counters = StatementCounters()
 }
 
 /// The whole result of one statement, collected in memory.

@@ -51,3 +51,75 @@ extension LiveDatabase {
         return text
     }
 }
+
+/// A statement's plan, with what is costly in it and, when asked, the
+/// indexes that would help.
+public struct Explanation: Hashable, Sendable {
+    public var plan: QueryPlan
+    public var hints: [QueryPlan.Hint]
+    public var advice: IndexAdvice?
+
+    public init(plan: QueryPlan, hints: [QueryPlan.Hint], advice: IndexAdvice? = nil) {
+        self.plan = plan
+        self.hints = hints
+        self.advice = advice
+    }
+
+    /// The tree, its hints (`⚠ …`), and the advice with each index's plan,
+    /// as `.explain` prints them.
+    public var rendered: String {
+        var lines = [plan.rendered]
+        lines += hints.map { "⚠ " + $0.explanation }
+        if let advice {
+            if advice.proposals.isEmpty {
+                lines.append("-- advice: no index would change this plan")
+            }
+            for proposal in advice.proposals {
+                lines.append("-- advice: \(proposal.sql)")
+                lines.append(
+                    proposal.planAfter.rendered.split(separator: "\n").map { "--   " + $0 }.joined(separator: "\n"))
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension LiveDatabase {
+    /// The plan of one statement (on the session's connection, which sees
+    /// its temp tables), its hints, and with `advise` the index advice (on a
+    /// copy of the schema: the database is never changed).
+    ///
+    /// The hints' table sizes and the advice are read on a connection of
+    /// their own; while the session's transaction locks the file, the hints
+    /// go without sizes, and advice fails with the lock's error.
+    public func explain(_ sql: String, advise: Bool = false) async throws(SQLiveError) -> Explanation {
+        let plan = try await explainQueryPlan(sql)
+        // A lock held by the session's own transaction would not be
+        // released while we wait: wait briefly, as for another writer's.
+        let checker: SQLChecker
+        do throws(SQLiveError) {
+            checker = try await makeChecker(busyTimeout: .milliseconds(200))
+        } catch {
+            if advise { throw error }
+            return Explanation(plan: plan, hints: plan.hints())
+        }
+        return Explanation(
+            plan: plan, hints: checker.hints(for: plan, of: sql),
+            advice: advise ? try checker.adviseIndexes(for: sql) : nil)
+    }
+
+    /// A checker of this database: its file read-only, or for an in-memory
+    /// database a copy of its schema.
+    public func makeChecker(busyTimeout: Duration = .seconds(2)) async throws(SQLiveError) -> SQLChecker {
+        switch location {
+        case .file(let path), .uri(let path):
+            return try SQLChecker(.file(path), busyTimeout: busyTimeout)
+        case .memory:
+            let schema = try await schema()
+            let statements =
+                schema.tables.compactMap(\.sql) + schema.views.compactMap(\.sql) + schema.indexes.compactMap(\.sql)
+                + schema.triggers.compactMap(\.sql)
+            return try SQLChecker(.schema(statements))
+        }
+    }
+}

@@ -100,7 +100,8 @@ extension QueryPlan {
                     node: node.id, kind: .temporaryBTree(purpose: purpose),
                     explanation:
                         "temporary b-tree for \(purpose): the rows are \(purpose.contains("DISTINCT") ? "deduplicated" : "sorted") "
-                        + "after they are read; an index in that order would give them ready")
+                        + "after they are read; when that order is one of a table's columns, an index in that order "
+                        + "would give them ready")
             }
             if node.detail.contains("AUTOMATIC"),
                 let index = words.firstIndex(of: "SEARCH") ?? words.firstIndex(of: "BLOOM"),

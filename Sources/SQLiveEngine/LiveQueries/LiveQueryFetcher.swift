@@ -12,6 +12,7 @@ enum LiveQueryFetcher {
         /// knew (`nil`: unchanged).
         var tables: [String]?
         var elapsed: Duration
+        var counters: StatementCounters
     }
 
     /// Checks that a definition can be a live query: one read-only statement that returns rows.
@@ -59,11 +60,12 @@ enum LiveQueryFetcher {
             rows.append(SQLValue.row(of: statement.sqliteStatement, columnCount: columns.count))
         }
         let elapsed = clock.now - start
-        tracer.record(sql: statement.sql, elapsed: elapsed, rows: rows.count, origin: .liveQuery)
+        let counters = StatementCounters(statement.sqliteStatement)
+        tracer.record(sql: statement.sql, elapsed: elapsed, rows: rows.count, counters: counters, origin: .liveQuery)
         let tables = region == knownRegion ? nil : try self.tables(in: region, db)
         return Fetched(
             result: LiveQueryResult(columns: columns, rows: rows, truncated: truncated), region: region,
-            tables: tables, elapsed: elapsed)
+            tables: tables, elapsed: elapsed, counters: counters)
     }
 
     /// The tables a region reads, sorted; `*` for the full database.

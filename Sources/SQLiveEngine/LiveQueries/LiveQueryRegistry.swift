@@ -26,6 +26,8 @@ struct LiveQueryRegistry {
         var error: SQLiveError?
         /// How long the last fetch took; refreshes run the fastest first.
         var lastElapsed: Duration = .zero
+        /// SQLite's counters for the last fetch.
+        var lastCounters: StatementCounters?
     }
 
     /// One named live query.
@@ -71,6 +73,7 @@ struct LiveQueryRegistry {
         evaluation.tables = fetched.tables ?? evaluation.tables
         evaluation.result = fetched.result
         evaluation.lastElapsed = fetched.elapsed
+        evaluation.lastCounters = fetched.counters
         evaluations[definition] = evaluation
     }
 
@@ -211,6 +214,7 @@ struct LiveQueryRegistry {
             evaluation.tables = fetched.tables ?? evaluation.tables
             evaluation.result = fetched.result
             evaluation.lastElapsed = fetched.elapsed
+            evaluation.lastCounters = fetched.counters
             evaluation.error = nil
             evaluations[definition] = evaluation
             for name in evaluation.members.sorted() {
@@ -263,7 +267,10 @@ struct LiveQueryRegistry {
                 region: evaluation.map { $0.error == nil ? $0.region.description : "unknown" } ?? "",
                 version: query.version, refreshes: query.refreshes, lastRefresh: query.lastRefresh,
                 lastRefreshDuration: query.lastRefreshDuration, paused: query.paused,
-                error: evaluation?.error, readsSession: evaluation?.home == .session)
+                error: evaluation?.error, readsSession: evaluation?.home == .session,
+                lastRun: evaluation.flatMap { evaluation in
+                    evaluation.lastCounters.map { LiveQueryInfo.Run(elapsed: evaluation.lastElapsed, counters: $0) }
+                })
         }
     }
 }

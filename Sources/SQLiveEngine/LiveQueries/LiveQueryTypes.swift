@@ -126,11 +126,26 @@ public struct LiveQueryInfo: Hashable, Sendable {
     public var readsSession: Bool
     /// How other writers' commits are matched to this query.
     public var precision: ExternalPrecision
+    /// The last time its SQL ran (the first fetch included; shared by live
+    /// queries with the same SQL): how long it took and SQLite's counters.
+    public var lastRun: Run?
+
+    /// One run of a live query's SQL.
+    public struct Run: Hashable, Sendable {
+        public var elapsed: Duration
+        public var counters: StatementCounters
+
+        public init(elapsed: Duration, counters: StatementCounters) {
+            self.elapsed = elapsed
+            self.counters = counters
+        }
+    }
 
     public init(
         name: String, definition: LiveQueryDefinition, tables: [String], region: String, version: Int,
         refreshes: Int, lastRefresh: Date?, lastRefreshDuration: Duration?, paused: Bool, error: SQLiveError?,
-        readsSession: Bool = false, precision: ExternalPrecision = .all
+        readsSession: Bool = false, precision: ExternalPrecision = .all,
+        lastRun: Run? = nil
     ) {
         self.name = name
         self.definition = definition
@@ -144,6 +159,7 @@ public struct LiveQueryInfo: Hashable, Sendable {
         self.error = error
         self.readsSession = readsSession
         self.precision = precision
+        self.lastRun = lastRun
     }
 }
 

@@ -40,13 +40,15 @@ final class StatementTracer: Sendable {
 
     /// Reports a statement run by sqlive itself.
     ///
-    /// Without profiling, the time and rows are dropped.
-    func record(sql: String, elapsed: Duration, rows: Int, origin: TraceEvent.Origin) {
+    /// Without profiling, the time, rows and counters are dropped.
+    func record(
+        sql: String, elapsed: Duration, rows: Int, counters: StatementCounters? = nil, origin: TraceEvent.Origin
+    ) {
         let (settings, subscribers) = state.withLock { ($0.settings, Array($0.subscribers.values)) }
         guard settings.enabled, !subscribers.isEmpty else { return }
         let event =
             settings.profile
-            ? TraceEvent(sql: sql, elapsed: elapsed, rows: rows, origin: origin)
+            ? TraceEvent(sql: sql, elapsed: elapsed, rows: rows, counters: counters, origin: origin)
             : TraceEvent(sql: sql, origin: origin)
         for subscriber in subscribers { subscriber.yield(event) }
     }

@@ -1,7 +1,8 @@
 /// One statement seen by the statement trace.
 ///
 /// With profiling on, `elapsed` and `rows` tell how long the statement took
-/// and how many rows it returned; without, they are `nil`.
+/// and how many rows it returned, and `counters` what SQLite counted while
+/// running it; without, they are `nil`.
 public struct TraceEvent: Hashable, Sendable {
     /// Where a traced statement came from.
     public enum Origin: String, Hashable, Sendable {
@@ -16,12 +17,17 @@ public struct TraceEvent: Hashable, Sendable {
     public var sql: String
     public var elapsed: Duration?
     public var rows: Int?
+    /// SQLite's counters (not for housekeeping statements, which GRDB runs).
+    public var counters: StatementCounters?
     public var origin: Origin
 
-    public init(sql: String, elapsed: Duration? = nil, rows: Int? = nil, origin: Origin) {
+    public init(
+        sql: String, elapsed: Duration? = nil, rows: Int? = nil, counters: StatementCounters? = nil, origin: Origin
+    ) {
         self.sql = sql
         self.elapsed = elapsed
         self.rows = rows
+        self.counters = counters
         self.origin = origin
     }
 }

@@ -17,7 +17,7 @@ public enum DotCommand: Hashable, Sendable {
     case unwatch(String?)
     case watches
     case wait(name: String?, timeout: Duration)
-    case explain(sql: String, bytecode: Bool)
+    case explain(sql: String, bytecode: Bool, advise: Bool = false)
     case trace(TraceMode)
     case timer(Bool)
     /// Sets the mode, or shows it (`nil`).
@@ -128,14 +128,15 @@ public enum DotCommand: Hashable, Sendable {
         case "explain":
             var index = 1
             var bytecode = false
-            if index < tokens.count, tokens[index].text == "--bytecode" {
-                bytecode = true
+            var advise = false
+            while index < tokens.count, ["--bytecode", "--advise"].contains(tokens[index].text) {
+                if tokens[index].text == "--bytecode" { bytecode = true } else { advise = true }
                 index += 1
             }
             let start = index - 1
             let sql = trimmedSQL(text[tokens[start].end...])
-            guard !sql.isEmpty else { throw usage }
-            return .explain(sql: sql, bytecode: bytecode)
+            guard !sql.isEmpty, !(bytecode && advise) else { throw usage }
+            return .explain(sql: sql, bytecode: bytecode, advise: advise)
 
         case "trace":
             guard arguments.count == 1, let mode = TraceMode(rawValue: arguments[0].lowercased()) else { throw usage }

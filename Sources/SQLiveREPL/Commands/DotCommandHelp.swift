@@ -15,10 +15,15 @@ public enum DotCommandHelp {
             name: "exit", usage: ".exit [CODE]", summary: "Exit this program with return-code CODE (default 0)",
             details: ""),
         Spec(
-            name: "explain", usage: ".explain [--bytecode] SQL",
+            name: "explain", usage: ".explain [--bytecode|--advise] SQL",
             summary: "Show the query plan of SQL as a tree, or its bytecode program",
             details: """
-                Without --bytecode, prints EXPLAIN QUERY PLAN as the tree sqlite3 draws.
+                Without --bytecode, prints EXPLAIN QUERY PLAN as the tree sqlite3 draws, then
+                what is costly in it (full scans with the table's size, temporary b-trees,
+                automatic indexes), each after ⚠.
+                With --advise, also the indexes that would make the planner stop scanning or
+                sorting, found by asking SQLite's planner on a copy of the schema, each as a
+                CREATE INDEX statement with the plan it would give. The database is not changed.
                 With --bytecode, prints the EXPLAIN program as a table in the current mode.
                 The statement is prepared, never run.
                 """),

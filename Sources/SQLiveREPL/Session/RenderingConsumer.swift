@@ -52,7 +52,8 @@ struct RenderingConsumer: ResultConsumer {
             buffer.append(
                 TraceLine.format(
                     sql: current.sql, elapsed: trace == .profile ? summary.elapsed : nil,
-                    rows: trace == .profile ? summary.rowCount : nil, live: false))
+                    rows: trace == .profile ? summary.rowCount : nil,
+                    counters: trace == .profile ? summary.counters : nil, live: false))
         }
         try flush()
     }
@@ -74,13 +75,18 @@ struct RenderingConsumer: ResultConsumer {
 
 /// The lines `.trace` prints.
 enum TraceLine {
-    /// `-- trace: SQL`, with `(1.234 ms, 3 rows)` when profiling; live-query
+    /// `-- trace: SQL`, with `(1.234 ms, 3 rows, …)` when profiling: the
+    /// time, the rows, then SQLite's counters that are not zero (full-scan
+    /// steps, sorts, automatic-index rows, VM steps, memory). Live-query
     /// refreshes say `-- trace live:`.
-    static func format(sql: String, elapsed: Duration?, rows: Int?, live: Bool) -> String {
+    static func format(
+        sql: String, elapsed: Duration?, rows: Int?, counters: StatementCounters? = nil, live: Bool
+    ) -> String {
         var line = (live ? "-- trace live: " : "-- trace: ") + sql.replacingOccurrences(of: "\n", with: " ")
         var details: [String] = []
         if let elapsed { details.append(String(format: "%.3f ms", elapsed.milliseconds)) }
         if let rows { details.append(rows == 1 ? "1 row" : "\(rows) rows") }
+        if let summary = counters?.summary, !summary.isEmpty { details.append(summary) }
         if !details.isEmpty { line += " (" + details.joined(separator: ", ") + ")" }
         return line + "\n"
     }

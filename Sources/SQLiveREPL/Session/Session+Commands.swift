@@ -35,7 +35,7 @@ extension Session {
         case .wait(let name, let timeout):
             try wait(for: name, timeout: timeout)
 
-        case .explain(let sql, let bytecode):
+        case .explain(let sql, let bytecode, let advise):
             let database = try requireDatabase()
             if bytecode {
                 let program = try Blocking.run { try await database.explainBytecode(sql) }
@@ -44,8 +44,8 @@ extension Session {
                 try sink.write(
                     render(columns: BytecodeInstruction.columns, rows: program.map(\.values), settings: settings))
             } else {
-                let plan = try Blocking.run { try await database.explainQueryPlan(sql) }
-                try sink.write(plan.rendered + "\n")
+                let explanation = try Blocking.run { try await database.explain(sql, advise: advise) }
+                try sink.write(explanation.rendered + "\n")
             }
 
         case .trace(let mode):
@@ -182,6 +182,8 @@ extension Session {
             return [
                 .text(query.name), .text(query.tables.joined(separator: ", ")), .integer(Int64(query.version)),
                 .integer(Int64(query.refreshes)), query.lastRefresh.map { .text(formatter.string(from: $0)) } ?? .null,
+                query.lastRun.map { .real(($0.elapsed.milliseconds * 1000).rounded() / 1000) } ?? .null,
+                query.lastRun.map { .text($0.counters.summary) } ?? .null,
                 .text(state), .text(reads), .text(query.precision.rawValue), .text(query.definition.sql),
             ]
         }
@@ -190,7 +192,8 @@ extension Session {
         try sink.write(
             render(
                 columns: [
-                    "name", "tables", "version", "refreshes", "last_refresh", "state", "reads", "precision", "sql",
+                    "name", "tables", "version", "refreshes", "last_refresh", "last_ms", "cost", "state", "reads",
+                    "precision", "sql",
                 ], rows: rows,
                 settings: settings))
     }

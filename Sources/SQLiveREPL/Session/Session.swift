@@ -181,8 +181,11 @@ final class Session {
             return false
         }
         if let query = Self.explainedQuery(sql) {
+            // The tree alone, as the sqlite3 shell prints it (`.explain`
+            // adds the hints).
             return attempt(line: line, source: source) {
-                try perform(.explain(sql: query, bytecode: false), source: source)
+                let plan = try Blocking.run { try await database.explainQueryPlan(query) }
+                try sink.write(plan.rendered + "\n")
             }
         }
         var consumer = RenderingConsumer(
@@ -404,7 +407,8 @@ final class Session {
             case .trace(let event):
                 guard trace != .off else { continue }
                 output += TraceLine.format(
-                    sql: event.sql, elapsed: event.elapsed, rows: event.rows, live: event.origin == .liveQuery)
+                    sql: event.sql, elapsed: event.elapsed, rows: event.rows, counters: event.counters,
+                    live: event.origin == .liveQuery)
             }
         }
         write(output)

@@ -185,8 +185,12 @@ extension LanguageService {
         // Anywhere else in the statement: its plan.
         let range = document.range(of: statement.range, encoding: encoding)
         do {
-            let plan = try checker.explainQueryPlan(source.text(of: statement))
-            return Self.hover(Self.describe(plan, catalog: catalog, scope: scope), range)
+            let sql = source.text(of: statement)
+            let plan = try checker.explainQueryPlan(sql)
+            let hints = checker.hints(for: plan, of: sql)
+            // Advice only where something is costly.
+            let advice = hints.isEmpty ? nil : try? checker.adviseIndexes(for: sql)
+            return Self.hover(Self.describe(Explanation(plan: plan, hints: hints, advice: advice)), range)
         } catch {
             return Self.hover("**SQLite:** \(error.description)", range)
         }
@@ -236,22 +240,16 @@ extension LanguageService {
 
     /// A plan as a tree, with its costly steps in words; `scope` tells
     /// which table each alias of the plan stands for.
-    static func describe(_ plan: QueryPlan, catalog: SQLCatalog, scope: SQLScope? = nil) -> String {
-        var text = "**query plan**\n\n```text\n\(plan.rendered)\n```"
-        let hints = hints(plan, catalog: catalog, scope: scope)
-        if !hints.isEmpty {
-            text += "\n\n" + hints.map { "- ⚠ " + $0 }.joined(separator: "\n")
+    static func describe(_ explanation: Explanation) -> String {
+        var text = "**query plan**\n\n```text\n\(explanation.plan.rendered)\n```"
+        if !explanation.hints.isEmpty {
+            text += "\n\n" + explanation.hints.map { "- ⚠ " + $0.explanation }.joined(separator: "\n")
+        }
+        for proposal in explanation.advice?.proposals ?? [] {
+            text +=
+                "\n\n**advice:** `\(proposal.sql)` — the plan with it:\n\n```text\n\(proposal.planAfter.rendered)\n```"
         }
         return text
-    }
-
-    /// The plan's costly steps in words, with the real table behind an
-    /// alias and its estimated size.
-    static func hints(_ plan: QueryPlan, catalog: SQLCatalog, scope: SQLScope? = nil) -> [String] {
-        plan.hints { name in
-            let table = scope?.entry(named: name)?.relation ?? name
-            return catalog.relation(named: table).map { ($0.name, $0.estimatedRows) }
-        }.map(\.explanation)
     }
 
     // MARK: - Code lenses

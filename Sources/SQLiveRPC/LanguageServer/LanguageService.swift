@@ -211,11 +211,7 @@ final class LanguageService: Sendable {
             checker = try SQLChecker(.file(path))
         case .sessionMemory:
             guard let database = sessionDatabase(for: key) else { throw .closed }
-            let schema = try await database.schema()
-            let statements =
-                schema.tables.compactMap(\.sql) + schema.views.compactMap(\.sql) + schema.indexes.compactMap(\.sql)
-                + schema.triggers.compactMap(\.sql)
-            checker = try SQLChecker(.schema(statements))
+            checker = try await database.makeChecker()
         }
         state.withLock { $0.checkers[key] = checker }
         return checker

@@ -120,46 +120,35 @@ extension Session {
         return .object([:])
     }
 
-    /// `sqlive.explain`: the plan, and the marked tree the hover shows.
-    /// Read on the checker of the document's database: nothing runs.
+    /// `sqlive.explain`: the plan, its hints and index advice, and the
+    /// marked tree the hover shows. Read on the checker of the document's
+    /// database (else the session's): nothing runs, nothing is changed.
     func explainCommand(_ params: ExecuteCommandRequest.Params) async throws(ResponseError) -> JSONValue {
         let target = try commandTarget(params)
-        var checker: SQLChecker?
-        if let document = target.document {
-            do throws(SQLiveError) {
-                checker = try await language.checker(for: document)
-            } catch {
-                throw ResponseError(error)
-            }
-        }
-        // Without a document's checker, the session's database explains it.
-        let database = checker == nil ? try openDatabase() : nil
-        let plan: QueryPlan
-        var catalog = SQLCatalog(relations: [])
-        var scope: SQLScope?
+        let explanation: Explanation
         do throws(SQLiveError) {
+            var checker: SQLChecker?
+            if let document = target.document { checker = try await language.checker(for: document) }
             if let checker {
-                plan = try checker.explainQueryPlan(target.sql)
-                catalog = checker.catalog()
-                let source = SQLSource(target.sql)
-                scope = source.statements.first.map { [catalog] statement in
-                    SQLScope(source, statement, catalog: catalog) { checker.columnNames(of: $0) }
-                }
+                let plan = try checker.explainQueryPlan(target.sql)
+                explanation = Explanation(
+                    plan: plan, hints: checker.hints(for: plan, of: target.sql),
+                    advice: try checker.adviseIndexes(for: target.sql))
             } else {
-                plan = try await database!.explainQueryPlan(target.sql)
+                guard let database = try? openDatabase() else { throw .closed }
+                explanation = try await database.explain(target.sql, advise: true)
             }
         } catch {
             throw ResponseError(error)
         }
-        guard case .object(var result) = try Self.json(Self.explainResult(plan)) else {
+        guard case .object(var result) = try Self.json(Self.explainResult(explanation)) else {
             throw .internalError("a plan did not encode as an object")
         }
-        // The hover's markdown, and its parts as plain text for clients
+        // The hover's markdown, and the tree as plain text for clients
         // that draw their own (the Neovim plugin).
-        result["text"] = .string(LanguageService.describe(plan, catalog: catalog, scope: scope))
-        result["rendered"] = .string(plan.rendered)
+        result["text"] = .string(LanguageService.describe(explanation))
+        result["rendered"] = .string(explanation.plan.rendered)
         result["sql"] = .string(target.sql)
-        result["hints"] = .array(LanguageService.hints(plan, catalog: catalog, scope: scope).map { .string($0) })
         return .object(result)
     }
 

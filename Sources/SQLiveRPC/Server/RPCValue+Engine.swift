@@ -50,3 +50,12 @@ extension Array where Element == [SQLValue] {
     /// The rows in their protocol form.
     var rpcRows: RPCRows { map { $0.map(RPCValue.init) } }
 }
+
+extension ProfileCounters {
+    /// The engine's counters, zeros left out.
+    init(_ counters: StatementCounters) {
+        self.init(
+            fullScanSteps: counters.fullScanSteps, sorts: counters.sorts, autoIndexRows: counters.autoIndexRows,
+            vmSteps: counters.vmSteps, memoryBytes: counters.memoryBytes)
+    }
+}

@@ -200,7 +200,7 @@ actor Session {
     static func notification(for event: TraceEvent) -> OutgoingMessage {
         let params = TraceStatementNotification.Params(
             sql: event.sql, elapsedMs: event.elapsed?.protocolMilliseconds, rows: event.rows,
-            origin: event.origin.rawValue)
+            counters: event.counters.map(ProfileCounters.init), origin: event.origin.rawValue)
         return notification(TraceStatementNotification.self, params)
     }
 

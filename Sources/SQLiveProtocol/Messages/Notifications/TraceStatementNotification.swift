@@ -1,7 +1,8 @@
 /// A statement ran, while the trace is on (`trace/set`).
 ///
-/// `elapsedMs` and `rows` are there with `profile: true`. `origin` is
-/// `"user"`, `"liveQuery"` or `"housekeeping"`.
+/// `elapsedMs`, `rows` and `counters` (SQLite's, the non-zero ones) are
+/// there with `profile: true`. `origin` is `"user"`, `"liveQuery"` or
+/// `"housekeeping"`.
 ///
 /// ```json
 /// <-- {"jsonrpc": "2.0", "method": "trace/statement",
@@ -14,12 +15,17 @@ public enum TraceStatementNotification: NotificationType {
         public var sql: String
         public var elapsedMs: Double?
         public var rows: Int?
+        public var counters: ProfileCounters?
         public var origin: String
 
-        public init(sql: String, elapsedMs: Double? = nil, rows: Int? = nil, origin: String) {
+        public init(
+            sql: String, elapsedMs: Double? = nil, rows: Int? = nil, counters: ProfileCounters? = nil,
+            origin: String
+        ) {
             self.sql = sql
             self.elapsedMs = elapsedMs
             self.rows = rows
+            self.counters = counters
             self.origin = origin
         }
     }

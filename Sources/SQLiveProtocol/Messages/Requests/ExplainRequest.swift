@@ -1,5 +1,8 @@
-/// Explains one statement without running it: its query plan, or with
-/// `bytecode: true` its bytecode program.
+/// Explains one statement without running it: its query plan with what is
+/// costly in it (`hints`), or with `bytecode: true` its bytecode program.
+/// With `advise: true`, also the indexes that would make the planner stop
+/// scanning or sorting, each with the plan it would give (`advice`; the
+/// database is not changed).
 ///
 /// ```json
 /// --> {"jsonrpc": "2.0", "id": 11, "method": "explain", "params": {"sql": "SELECT * FROM games WHERE id = 1"}}
@@ -12,21 +15,42 @@ public enum ExplainRequest: RequestType {
     public struct Params: Codable, Sendable {
         public var sql: String
         public var bytecode: Bool?
+        public var advise: Bool?
 
-        public init(sql: String, bytecode: Bool? = nil) {
+        public init(sql: String, bytecode: Bool? = nil, advise: Bool? = nil) {
             self.sql = sql
+            self.bytecode = bytecode
+            self.advise = advise
+        }
+    }
+
+    /// Either `plan` (with `hints`, and `advice` when asked) or `bytecode`.
+    public struct Result: Codable, Sendable {
+        public var plan: [PlanNode]?
+        /// The plan's costly steps, in words.
+        public var hints: [String]?
+        public var advice: [Advice]?
+        public var bytecode: [Instruction]?
+
+        public init(
+            plan: [PlanNode]? = nil, hints: [String]? = nil, advice: [Advice]? = nil, bytecode: [Instruction]? = nil
+        ) {
+            self.plan = plan
+            self.hints = hints
+            self.advice = advice
             self.bytecode = bytecode
         }
     }
 
-    /// Either `plan` or `bytecode`.
-    public struct Result: Codable, Sendable {
-        public var plan: [PlanNode]?
-        public var bytecode: [Instruction]?
+    /// An index to create, and the plan the statement would have with it.
+    public struct Advice: Codable, Sendable {
+        /// `CREATE INDEX …;`
+        public var sql: String
+        public var planAfter: [PlanNode]
 
-        public init(plan: [PlanNode]? = nil, bytecode: [Instruction]? = nil) {
-            self.plan = plan
-            self.bytecode = bytecode
+        public init(sql: String, planAfter: [PlanNode]) {
+            self.sql = sql
+            self.planAfter = planAfter
         }
     }
 

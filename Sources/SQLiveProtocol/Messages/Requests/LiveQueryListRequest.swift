@@ -39,6 +39,10 @@ public enum LiveQueryListRequest: RequestType {
         /// When it last ran, in ISO 8601.
         public var lastRefresh: String?
         public var lastRefreshMs: Double?
+        /// The last run of its SQL (its first fetch included): how long
+        /// it took, and SQLite's counters for it.
+        public var lastRunMs: Double?
+        public var counters: ProfileCounters?
         /// The error of its last refresh, if it failed.
         public var error: ResponseError?
         /// Whether its notifications carry `diff`.
@@ -55,7 +59,8 @@ public enum LiveQueryListRequest: RequestType {
         public init(
             name: String, sql: String, params: RPCParameters? = nil, tables: [String], region: String, version: Int,
             refreshes: Int, paused: Bool, lastRefresh: String? = nil, lastRefreshMs: Double? = nil,
-            error: ResponseError? = nil, diff: Bool, precision: String, readsSession: Bool
+            error: ResponseError? = nil, diff: Bool, precision: String, readsSession: Bool,
+            lastRunMs: Double? = nil, counters: ProfileCounters? = nil
         ) {
             self.name = name
             self.sql = sql
@@ -71,6 +76,8 @@ public enum LiveQueryListRequest: RequestType {
             self.diff = diff
             self.precision = precision
             self.readsSession = readsSession
+            self.lastRunMs = lastRunMs
+            self.counters = counters
         }
     }
 }

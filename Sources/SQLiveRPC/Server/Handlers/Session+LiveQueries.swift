@@ -88,7 +88,9 @@ extension Session {
                 paused: info.paused, lastRefresh: info.lastRefresh.map { formatter.string(from: $0) },
                 lastRefreshMs: info.lastRefreshDuration?.protocolMilliseconds,
                 error: info.error.map(ResponseError.init),
-                diff: wantsDiff(info.name), precision: info.precision.rawValue, readsSession: info.readsSession)
+                diff: wantsDiff(info.name), precision: info.precision.rawValue, readsSession: info.readsSession,
+                lastRunMs: info.lastRun?.elapsed.protocolMilliseconds,
+                counters: info.lastRun.map { ProfileCounters($0.counters) })
         }
         return LiveQueryListRequest.Result(liveQueries: liveQueries)
     }

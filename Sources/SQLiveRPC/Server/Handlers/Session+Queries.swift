@@ -66,16 +66,23 @@ extension Session {
                             comment: instruction.comment)
                     })
             } else {
-                return Self.explainResult(try await database.explainQueryPlan(params.sql))
+                return Self.explainResult(try await database.explain(params.sql, advise: params.advise == true))
             }
         } catch {
             throw ResponseError(error)
         }
     }
 
-    /// A plan, as `explain` answers it.
-    static func explainResult(_ plan: QueryPlan) -> ExplainRequest.Result {
-        ExplainRequest.Result(plan: plan.nodes.map { .init(id: $0.id, parent: $0.parent, detail: $0.detail) })
+    /// A plan, its hints and advice, as `explain` answers them.
+    static func explainResult(_ explanation: Explanation) -> ExplainRequest.Result {
+        func nodes(_ plan: QueryPlan) -> [ExplainRequest.PlanNode] {
+            plan.nodes.map { .init(id: $0.id, parent: $0.parent, detail: $0.detail) }
+        }
+        return ExplainRequest.Result(
+            plan: nodes(explanation.plan), hints: explanation.hints.map(\.explanation),
+            advice: explanation.advice.map { advice in
+                advice.proposals.map { ExplainRequest.Advice(sql: $0.sql, planAfter: nodes($0.planAfter)) }
+            })
     }
 
     /// `trace/set`.

@@ -1,0 +1,38 @@
+import GRDBSQLite
+
+extension SQLChecker {
+    /// The plan's costly steps in words (`QueryPlan.hints`), each alias
+    /// resolved to its table through the statement's scope, with the
+    /// table's size: from `sqlite_stat1`, else counted (up to a million rows;
+    /// counts are kept until another commit).
+    public func hints(for plan: QueryPlan, of sql: String) -> [QueryPlan.Hint] {
+        let catalog = catalog()
+        let source = SQLSource(sql)
+        let scope = source.statements.first.map { statement in
+            SQLScope(source, statement, catalog: catalog) { self.columnNames(of: $0) }
+        }
+        return plan.hints { name in
+            let table = scope?.entry(named: name)?.relation ?? name
+            guard let relation = catalog.relation(named: table) else { return nil }
+            return (relation.name, relation.estimatedRows ?? rowCount(of: relation.name))
+        }
+    }
+
+    /// A table's rows, counted up to a million; `nil` beyond, or for a view.
+    public func rowCount(of table: String) -> Int? {
+        let limit = 1_000_000
+        return state.withLock { state in
+            let connection = state.connection
+            let version = connection.rows("PRAGMA data_version").first?.first.flatMap { $0.flatMap { Int64($0) } } ?? -1
+            if state.rowCounts.version != version { state.rowCounts = (version, [:]) }
+            let key = table.lowercased()
+            if let known = state.rowCounts.counts[key] { return known < 0 ? nil : known }
+            let counted = connection.rows(
+                "SELECT count(*) FROM (SELECT 1 FROM \(SQLToken.quoted(table)) LIMIT \(limit + 1))"
+            ).first?.first.flatMap { $0.flatMap { Int($0) } }
+            let count = counted.flatMap { $0 > limit ? nil : $0 }
+            state.rowCounts.counts[key] = count ?? -1
+            return count
+        }
+    }
+}

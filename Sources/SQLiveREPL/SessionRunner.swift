@@ -162,8 +162,13 @@ struct DemoSession {
     let writer: DemoWriter
 
     static func create() throws -> DemoSession {
-        let directory = NSTemporaryDirectory() + "sqlive-demo-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // A short name, easy to copy into a second terminal; created
+        // exclusively (mkdtemp), so two demos never share it.
+        var template = Array((NSTemporaryDirectory() + "sqlive-demo-XXXXXX").utf8CString)
+        guard let created = mkdtemp(&template) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: NSTemporaryDirectory()])
+        }
+        let directory = String(cString: created)
         let path = directory + "/demo.sqlite"
         try DemoDatabase.create(atPath: path)
         return DemoSession(directory: directory, path: path, writer: try DemoWriter(path: path))

@@ -238,7 +238,12 @@ local function main()
   if lines_of("sqlive://plan")[1] ~= "-- SELECT name FROM players WHERE team = 'red';" then
     fail("the plan buffer's first line is " .. tostring(lines_of("sqlive://plan")[1]))
   end
-  say("ok: :SqliveExplain shows the plan and its full scan")
+  -- The advice SQLite's planner gives, and the plan with that index.
+  expect_lines("sqlive://plan", {
+    "-- advice: CREATE INDEX players_team ON players(team);",
+    "--   SEARCH players USING INDEX players_team (team=?)",
+  }, #lines_of("sqlive://plan") - 1)
+  say("ok: :SqliveExplain shows the plan, its full scan and the index that would help")
 
   -- 5. :SqliveTrace on: statements appear in sqlive://trace.
   vim.cmd("SqliveTrace profile")

@@ -150,21 +150,31 @@ function M.watch(name, snapshot, fields)
   return lines
 end
 
---- `sqlive.explain`'s answer: the plan tree, then its costly steps.
+-- A plan tree drawn from its nodes {id, parent, detail}, indented.
+local function tree(nodes, prefix)
+  local lines, depth = {}, { [0] = -1 }
+  for _, node in ipairs(nodes or {}) do
+    depth[node.id] = (depth[node.parent] or -1) + 1
+    table.insert(lines, prefix .. string.rep("  ", depth[node.id]) .. node.detail)
+  end
+  return lines
+end
+
+--- `sqlive.explain`'s answer: the plan tree, its costly steps, then the
+--- indexes SQLite's planner would use, each with the plan it would give.
 function M.plan(sql, answer)
   local lines = { "-- " .. (vim.split(vim.trim(sql or ""), "\n")[1] or "") }
   if answer.rendered then
     vim.list_extend(lines, vim.split(answer.rendered, "\n"))
   else
-    -- An older sqlive: draw the tree from {id, parent, detail}.
-    local depth = { [0] = -1 }
-    for _, node in ipairs(answer.plan or {}) do
-      depth[node.id] = (depth[node.parent] or -1) + 1
-      table.insert(lines, string.rep("  ", depth[node.id]) .. node.detail)
-    end
+    vim.list_extend(lines, tree(answer.plan, ""))
   end
   for _, hint in ipairs(answer.hints or {}) do
     table.insert(lines, "⚠ " .. hint)
+  end
+  for _, advice in ipairs(answer.advice or {}) do
+    table.insert(lines, "-- advice: " .. advice.sql)
+    vim.list_extend(lines, tree(advice.planAfter, "--   "))
   end
   return lines
 end

@@ -405,17 +405,22 @@ function M.open(path)
   end)
 end
 
---- :[range]SqliveQuery
-function M.query(opts)
-  opts = opts or {}
+-- Runs one of sqlive's commands on the statement the user means, and
+-- shows `draw(sql, result)` in the buffer `name`.
+local function show_command(command_name, opts, name, draw)
   with_client(function(lsp_client)
-    local argument = target(opts, lsp_client)
-    execute_command("sqlive.run", argument, function(result)
-      local buffer = scratch("sqlive://result")
-      set_lines(buffer, render.results(result.sql or argument.sql, result))
+    local argument = target(opts or {}, lsp_client)
+    execute_command(command_name, argument, function(result)
+      local buffer = scratch(name)
+      set_lines(buffer, draw(result.sql or argument.sql, result))
       show(buffer)
     end)
   end)
+end
+
+--- :[range]SqliveQuery
+function M.query(opts)
+  show_command("sqlive.run", opts, "sqlive://result", render.results)
 end
 
 --- :SqliveWatch [name [sql]]
@@ -455,14 +460,7 @@ end
 
 --- :[range]SqliveExplain
 function M.explain(opts)
-  with_client(function(lsp_client)
-    local argument = target(opts or {}, lsp_client)
-    execute_command("sqlive.explain", argument, function(result)
-      local buffer = scratch("sqlive://plan")
-      set_lines(buffer, render.plan(result.sql or argument.sql, result))
-      show(buffer)
-    end)
-  end)
+  show_command("sqlive.explain", opts, "sqlive://plan", render.plan)
 end
 
 --- :SqliveTrace on|profile|off

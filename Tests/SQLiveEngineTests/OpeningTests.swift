@@ -55,6 +55,24 @@ struct OpeningTests {
         await database.close()
     }
 
+    @Test("immutable=1: a WAL database is read, a live query works, and no -shm or -wal appears")
+    func immutableURI() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("wal.sqlite")
+        try await SQLite3CLI.run(path, "PRAGMA journal_mode=WAL; CREATE TABLE t(x); INSERT INTO t VALUES (7);")
+        // The shell's last close checkpointed and removed them.
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        let database = try await LiveDatabase.open(DatabaseLocation("file:\(path)?immutable=1"))
+        #expect(try await database.execute("SELECT x FROM t")[0].rows == [[.integer(7)]])
+        let snapshot = try await database.registerLiveQuery(name: "q", LiveQueryDefinition(sql: "SELECT x FROM t"))
+        #expect(snapshot.result.rows == [[.integer(7)]])
+        #expect(await database.liveQueries().map(\.name) == ["q"])
+        #expect(!FileManager.default.fileExists(atPath: path + "-shm"))
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        await database.close()
+        #expect(!FileManager.default.fileExists(atPath: path + "-shm"))
+    }
+
     @Test("No name and :memory: open a private in-memory database")
     func memory() async throws {
         #expect(DatabaseLocation(nil) == .memory)

@@ -16,7 +16,10 @@ struct LanguageServerTests {
 
         var database: String { directory.path("games.sqlite") }
 
-        init(encodings: [String]? = nil, initializationOptions: JSONValue? = nil, databaseArgument: Bool = true)
+        init(
+            encodings: [String]? = nil, initializationOptions: JSONValue? = nil, databaseArgument: Bool = true,
+            hoverFormats: [String]? = nil
+        )
             async throws
         {
             directory = try TemporaryDirectory()
@@ -32,6 +35,9 @@ struct LanguageServerTests {
                 arguments: ["--lsp"] + (databaseArgument ? ["games.sqlite"] : []), directory: directory.url)
             var capabilities: [String: JSONValue] = ["window": ["workDoneProgress": true]]
             if let encodings { capabilities["general"] = ["positionEncodings": .array(encodings.map { .string($0) })] }
+            if let hoverFormats {
+                capabilities["textDocument"] = ["hover": ["contentFormat": .array(hoverFormats.map { .string($0) })]]
+            }
             var params: [String: JSONValue] = [
                 "processId": .null, "rootUri": .string(directory.url.absoluteString),
                 "capabilities": .object(capabilities),
@@ -369,6 +375,24 @@ struct LanguageServerTests {
         #expect(!planText.contains("temporary b-tree"))
     }
 
+    /// eglot without markdown-mode asks for plain text: it gets the same
+    /// text without Markdown's marks.
+    @Test func hoverInPlainTextWhenTheClientPrefersIt() async throws {
+        let editor = try await Editor(hoverFormats: ["plaintext"])
+        try await editor.open("q.sql", "SELECT p.score FROM players p WHERE name = 'Ann';")
+        let plan = try await editor.server.result("textDocument/hover", editor.at("q.sql", 0, 1))
+        #expect(plan["contents"]?["kind"] == "plaintext")
+        let text = try #require(plan["contents"]?["value"]?.stringValue)
+        #expect(text.hasPrefix("query plan\n"), "\(text)")
+        #expect(!text.contains("**") && !text.contains("```") && !text.contains("`"), "\(text)")
+        #expect(text.contains("advice: CREATE INDEX players_name ON players(name);"), "\(text)")
+        // Markdown first: Markdown.
+        let markdown = try await Editor(hoverFormats: ["markdown", "plaintext"])
+        try await markdown.open("q.sql", "SELECT 1;")
+        let one = try await markdown.server.result("textDocument/hover", markdown.at("q.sql", 0, 1))
+        #expect(one["contents"]?["kind"] == "markdown")
+    }
+
     // MARK: - Code lenses and commands
 
     @Test func codeLensesRunWatchAndExplain() async throws {
@@ -421,7 +445,9 @@ struct LanguageServerTests {
             "workspace/executeCommand",
             [
                 "command": "sqlive.watch",
-                "arguments": [["uri": .string(editor.uri("q.sql")), "position": editor.position(0, 3), "name": "names"]],
+                "arguments": [
+                    ["uri": .string(editor.uri("q.sql")), "position": editor.position(0, 3), "name": "names"]
+                ],
             ])
         #expect(named["name"] == "names")
         #expect(named["rows"] == [["Ann"], ["Bob"], ["Cy"]])

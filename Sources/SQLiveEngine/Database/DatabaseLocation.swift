@@ -66,6 +66,15 @@ public enum DatabaseLocation: Hashable, Sendable {
         }
     }
 
+    /// Whether a URI says the file never changes (`immutable=1`): SQLite
+    /// then takes no locks and opens no `-shm` or `-wal`, and nobody's
+    /// commits are watched for.
+    var isImmutable: Bool {
+        guard case .uri(let uri) = self, let query = uri.split(separator: "?", maxSplits: 1).dropFirst().first
+        else { return false }
+        return query.split(separator: "&").contains("immutable=1")
+    }
+
     /// Whether a URI asks for read-only opening (`mode=ro` or `immutable=1`).
     var uriRequestsReadOnly: Bool {
         guard case .uri(let uri) = self, let query = uri.split(separator: "?", maxSplits: 1).dropFirst().first

@@ -89,9 +89,10 @@ final class LiveQueryCenter: Sendable {
         state.withLock { $0.run = run }
     }
 
-    /// Whether other writers are watched (not for an in-memory database).
+    /// Whether other writers are watched (not for an in-memory database,
+    /// nor for a file opened as immutable, which nobody writes).
     private var isWatching: Bool {
-        reader.committed != nil && options.externalDetection != .disabled
+        reader.committed != nil && options.externalDetection != .disabled && !location.isImmutable
     }
 
     private func makeWatcher(path: String, schema: String) throws(SQLiveError) -> ExternalChangeWatcher {

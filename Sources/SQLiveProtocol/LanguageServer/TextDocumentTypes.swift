@@ -112,6 +112,11 @@ public struct MarkupContent: Codable, Hashable, Sendable {
         self.kind = "markdown"
         self.value = value
     }
+
+    public init(plainText value: String) {
+        self.kind = "plaintext"
+        self.value = value
+    }
 }
 
 /// A command a client runs through `workspace/executeCommand`.

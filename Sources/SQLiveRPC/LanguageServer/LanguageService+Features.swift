@@ -155,28 +155,28 @@ extension LanguageService {
                 // qualifier.column
                 let qualifier = source.name(of: source.tokens[significant[position - 2]])
                 if let entry = scope.entry(named: qualifier), let column = entry.columns.first(named: name) {
-                    return Self.hover(Self.describe(column, of: entry), range)
+                    return hover(Self.describe(column, of: entry), range)
                 }
                 if let relation = catalog.relation(named: qualifier), let column = relation.column(named: name) {
-                    return Self.hover(Self.describe(column, in: relation.name), range)
+                    return hover(Self.describe(column, in: relation.name), range)
                 }
                 if let relation = catalog.relation(named: name) {
-                    return Self.hover(Self.describe(relation), range)
+                    return hover(Self.describe(relation), range)
                 }
             } else {
                 if let entry = scope.entry(named: name) {
                     if let relationName = entry.relation, let relation = catalog.relation(named: relationName) {
-                        return Self.hover(Self.describe(relation, alias: name), range)
+                        return hover(Self.describe(relation, alias: name), range)
                     }
-                    return Self.hover(Self.describe(entry), range)
+                    return hover(Self.describe(entry), range)
                 }
                 if let relation = catalog.relation(named: name) {
-                    return Self.hover(Self.describe(relation), range)
+                    return hover(Self.describe(relation), range)
                 }
                 if !beforeDot {
                     for entry in scope.entries {
                         if let column = entry.columns.first(named: name) {
-                            return Self.hover(Self.describe(column, of: entry), range)
+                            return hover(Self.describe(column, of: entry), range)
                         }
                     }
                 }
@@ -190,14 +190,25 @@ extension LanguageService {
             let hints = checker.hints(for: plan, of: sql)
             // Advice only where something is costly.
             let advice = hints.isEmpty ? nil : try? checker.adviseIndexes(for: sql)
-            return Self.hover(Self.describe(Explanation(plan: plan, hints: hints, advice: advice)), range)
+            return hover(Self.describe(Explanation(plan: plan, hints: hints, advice: advice)), range)
         } catch {
-            return Self.hover("**SQLite:** \(error.description)", range)
+            return hover("**SQLite:** \(error.description)", range)
         }
     }
 
-    private static func hover(_ markdown: String, _ range: TextRange) -> HoverRequest.Result {
-        OptionalResult(HoverRequest.Hover(contents: MarkupContent(markdown: markdown), range: range))
+    /// A hover in the client's format: Markdown, or the same text plain.
+    private func hover(_ markdown: String, _ range: TextRange) -> HoverRequest.Result {
+        let contents =
+            plainTextHover ? MarkupContent(plainText: Self.plainText(markdown)) : MarkupContent(markdown: markdown)
+        return OptionalResult(HoverRequest.Hover(contents: contents, range: range))
+    }
+
+    /// Markdown as plain text: no code fences, no emphasis or code marks.
+    static func plainText(_ markdown: String) -> String {
+        markdown.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.hasPrefix("```") && $0 != "|---|---|---|---|" }
+            .map { $0.replacingOccurrences(of: "**", with: "").replacingOccurrences(of: "`", with: "") }
+            .joined(separator: "\n")
     }
 
     private static func describe(_ column: SchemaInfo.Column, of entry: SQLScope.Entry) -> String {

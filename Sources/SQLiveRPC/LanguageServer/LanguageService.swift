@@ -54,6 +54,7 @@ final class LanguageService: Sendable {
         var documents: [String: TextDocument] = [:]
         var encoding = PositionEncoding.utf16
         var supportsProgress = false
+        var plainTextHover = false
         var sessionDatabase: LiveDatabase?
         var checkers: [DatabaseKey: SQLChecker] = [:]
         var watches: [DatabaseKey: Watch] = [:]
@@ -101,11 +102,17 @@ final class LanguageService: Sendable {
     // MARK: - Settings
 
     /// What `initialize` negotiated.
-    func configure(encoding: PositionEncoding, supportsProgress: Bool) {
+    func configure(encoding: PositionEncoding, supportsProgress: Bool, plainTextHover: Bool = false) {
         state.withLock { state in
             state.encoding = encoding
             state.supportsProgress = supportsProgress
+            state.plainTextHover = plainTextHover
         }
+    }
+
+    /// Whether hovers are sent as plain text (the client's first choice).
+    var plainTextHover: Bool {
+        state.withLock { $0.plainTextHover }
     }
 
     var encoding: PositionEncoding {

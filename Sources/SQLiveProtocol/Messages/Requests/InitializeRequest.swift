@@ -21,7 +21,8 @@ public enum InitializeRequest: RequestType {
         /// The client's process id, as LSP clients send it; unused.
         public var processId: Int?
         /// The client's capabilities, as the LSP defines them; the server
-        /// reads `general.positionEncodings` and `window.workDoneProgress`.
+        /// reads `general.positionEncodings`, `textDocument.hover.contentFormat`
+        /// and `window.workDoneProgress`.
         public var capabilities: JSONValue?
         /// Options for sqlive: a database to open.
         public var initializationOptions: InitializationOptions?
@@ -46,6 +47,13 @@ public enum InitializeRequest: RequestType {
         public var positionEncoding: PositionEncoding {
             let offered = capabilities?["general"]?["positionEncodings"]?.arrayValue ?? []
             return offered.contains(.string(PositionEncoding.utf8.rawValue)) ? .utf8 : .utf16
+        }
+
+        /// Whether the client would rather have hovers in plain text: its
+        /// first choice in `textDocument.hover.contentFormat` (eglot without
+        /// markdown-mode asks for `["plaintext"]`).
+        public var prefersPlainTextHover: Bool {
+            capabilities?["textDocument"]?["hover"]?["contentFormat"]?.arrayValue?.first == .string("plaintext")
         }
 
         /// Whether the client shows `$/progress`.

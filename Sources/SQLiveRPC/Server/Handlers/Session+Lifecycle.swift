@@ -11,7 +11,9 @@ extension Session {
             ServerLog.debug("client: \(client.name) \(client.version ?? "")")
         }
         let encoding = params.positionEncoding
-        language.configure(encoding: encoding, supportsProgress: params.supportsWorkDoneProgress)
+        language.configure(
+            encoding: encoding, supportsProgress: params.supportsWorkDoneProgress,
+            plainTextHover: params.prefersPlainTextHover)
         if let path = params.initializationOptions?.database {
             // A relative path is read from the workspace's root, else as
             // the command line's is.

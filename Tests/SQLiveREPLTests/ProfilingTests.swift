@@ -57,16 +57,7 @@ struct ProfilingTests {
 
     /// What the sqlite3 shell's `.expert` proposes for a statement.
     static func expert(_ database: String, _ statement: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [database, "-cmd", ".expert", statement + ";"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "sqlite3 .expert failed on \(statement)")
-        return String(decoding: output, as: UTF8.self)
+        try Processes.sqlite3Output(database, statement + ";", options: ["-cmd", ".expert"])
     }
 
     @Test(arguments: slow)

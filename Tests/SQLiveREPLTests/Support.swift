@@ -142,11 +142,12 @@ enum Processes {
         _ = try sqlite3Output(database, sql)
     }
 
-    /// Runs the sqlite3 CLI and returns what it printed.
-    static func sqlite3Output(_ database: String, _ sql: String) throws -> String {
+    /// Runs the sqlite3 CLI and returns what it printed; `options` go
+    /// between the file and the SQL (`-cmd .expert`).
+    static func sqlite3Output(_ database: String, _ sql: String, options: [String] = []) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [database, sql]
+        process.arguments = [database] + options + [sql]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()

@@ -83,16 +83,22 @@ struct EditorClientTests {
         #expect(!output.contains("skipped"), "\(output)")
     }
 
+    /// Runs a script of `Tests/LSPClients/neovim` in headless Neovim with
+    /// no configuration, in a directory of its own (`SQLIVE_DIR`).
+    static func runNeovim(_ script: String, before: [String] = []) async throws -> (status: Int32, output: String) {
+        let directory = try TemporaryDirectory()
+        let path = clients.appendingPathComponent("neovim/\(script)").path
+        return try await run(
+            try #require(neovim), ["--headless", "--clean"] + before + ["-c", "luafile \(path)"], in: directory.url,
+            environment: ["SQLIVE_BIN": SQLiveBinary.path, "SQLIVE_DIR": directory.url.path],
+            limit: .seconds(240))
+    }
+
     @Test(
         .enabled(if: neovim != nil, "Neovim is not installed"),
         .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"))
     func headlessNeovimShowsAndClearsTheDiagnostic() async throws {
-        let directory = try TemporaryDirectory()
-        let script = Self.clients.appendingPathComponent("neovim/diagnostics.lua").path
-        let (status, output) = try await Self.run(
-            try #require(Self.neovim), ["--headless", "--clean", "-c", "luafile \(script)"], in: directory.url,
-            environment: ["SQLIVE_BIN": SQLiveBinary.path, "SQLIVE_DIR": directory.url.path],
-            limit: .seconds(240))
+        let (status, output) = try await Self.runNeovim("diagnostics.lua")
         #expect(status == 0, "Neovim failed:\n\(output)")
         #expect(output.contains("ok: the sqlite3 shell creating the table clears it"), "\(output)")
         #expect(output.contains("PASS"), "\(output)")
@@ -106,15 +112,8 @@ struct EditorClientTests {
         .enabled(if: neovim != nil, "Neovim is not installed"),
         .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"))
     func neovimPluginShowsResultsAndLiveQueries() async throws {
-        let directory = try TemporaryDirectory()
         let plugin = SQLiveBinary.packageRoot.appendingPathComponent("Samples/editors/neovim").path
-        let script = Self.clients.appendingPathComponent("neovim/plugin.lua").path
-        let (status, output) = try await Self.run(
-            try #require(Self.neovim),
-            ["--headless", "--clean", "--cmd", "set rtp^=\(plugin)", "-c", "luafile \(script)"],
-            in: directory.url,
-            environment: ["SQLIVE_BIN": SQLiveBinary.path, "SQLIVE_DIR": directory.url.path],
-            limit: .seconds(240))
+        let (status, output) = try await Self.runNeovim("plugin.lua", before: ["--cmd", "set rtp^=\(plugin)"])
         #expect(status == 0, "Neovim failed:\n\(output)")
         #expect(output.contains("ok: the watch buffer shows another process's row, cursor kept"), "\(output)")
         #expect(output.contains("PASS"), "\(output)")

@@ -1,6 +1,14 @@
 import GRDBSQLite
 
 extension SQLChecker {
+    /// A statement's plan on the checker's connection, its hints, and with
+    /// `advise` the index advice. Nothing runs; nothing is changed.
+    public func explain(_ sql: String, advise: Bool) throws(SQLiveError) -> Explanation {
+        let plan = try explainQueryPlan(sql)
+        return Explanation(
+            plan: plan, hints: hints(for: plan, of: sql), advice: advise ? try adviseIndexes(for: sql) : nil)
+    }
+
     /// The plan's costly steps in words (`QueryPlan.hints`), each alias
     /// resolved to its table through the statement's scope, with the
     /// table's size: from `sqlite_stat1`, else counted (up to a million rows;

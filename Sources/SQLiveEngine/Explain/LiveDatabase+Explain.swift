@@ -64,24 +64,6 @@ public struct Explanation: Hashable, Sendable {
         self.hints = hints
         self.advice = advice
     }
-
-    /// The tree, its hints (`⚠ …`), and the advice with each index's plan,
-    /// as `.explain` prints them.
-    public var rendered: String {
-        var lines = [plan.rendered]
-        lines += hints.map { "⚠ " + $0.explanation }
-        if let advice {
-            if advice.proposals.isEmpty {
-                lines.append("-- advice: no index would change this plan")
-            }
-            for proposal in advice.proposals {
-                lines.append("-- advice: \(proposal.sql)")
-                lines.append(
-                    proposal.planAfter.rendered.split(separator: "\n").map { "--   " + $0 }.joined(separator: "\n"))
-            }
-        }
-        return lines.joined(separator: "\n")
-    }
 }
 
 extension LiveDatabase {

@@ -45,7 +45,7 @@ extension Session {
                     render(columns: BytecodeInstruction.columns, rows: program.map(\.values), settings: settings))
             } else {
                 let explanation = try Blocking.run { try await database.explain(sql, advise: advise) }
-                try sink.write(explanation.rendered + "\n")
+                try sink.write(Self.rendered(explanation) + "\n")
             }
 
         case .trace(let mode):
@@ -164,6 +164,23 @@ extension Session {
             sink.flush()
             wake.wait(timeout: min(remaining, .milliseconds(250)))
         }
+    }
+
+    /// `.explain`'s output: the tree as sqlite3 draws it, its hints after
+    /// `⚠`, and the advice, each index with the plan it would give.
+    static func rendered(_ explanation: Explanation) -> String {
+        var lines = [explanation.plan.rendered]
+        lines += explanation.hints.map { "⚠ " + $0.explanation }
+        if let advice = explanation.advice {
+            if advice.proposals.isEmpty {
+                lines.append("-- advice: no index would change this plan")
+            }
+            for proposal in advice.proposals {
+                lines.append("-- advice: \(proposal.sql)")
+                lines += proposal.planAfter.rendered.split(separator: "\n").map { "--   " + $0 }
+            }
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// `.watches`: one row per live query.

@@ -186,11 +186,10 @@ extension LanguageService {
         let range = document.range(of: statement.range, encoding: encoding)
         do {
             let sql = source.text(of: statement)
-            let plan = try checker.explainQueryPlan(sql)
-            let hints = checker.hints(for: plan, of: sql)
+            var explanation = try checker.explain(sql, advise: false)
             // Advice only where something is costly.
-            let advice = hints.isEmpty ? nil : try? checker.adviseIndexes(for: sql)
-            return hover(Self.describe(Explanation(plan: plan, hints: hints, advice: advice)), range)
+            if !explanation.hints.isEmpty { explanation.advice = try? checker.adviseIndexes(for: sql) }
+            return hover(Self.describe(explanation), range)
         } catch {
             return hover("**SQLite:** \(error.description)", range)
         }

@@ -125,18 +125,22 @@ extension Session {
     /// database (else the session's): nothing runs, nothing is changed.
     func explainCommand(_ params: ExecuteCommandRequest.Params) async throws(ResponseError) -> JSONValue {
         let target = try commandTarget(params)
+        var checker: SQLChecker?
+        if let document = target.document {
+            do throws(SQLiveError) {
+                checker = try await language.checker(for: document)
+            } catch {
+                throw ResponseError(error)
+            }
+        }
+        // Without a document's checker, the session's database explains it.
+        let database = checker == nil ? try openDatabase() : nil
         let explanation: Explanation
         do throws(SQLiveError) {
-            var checker: SQLChecker?
-            if let document = target.document { checker = try await language.checker(for: document) }
             if let checker {
-                let plan = try checker.explainQueryPlan(target.sql)
-                explanation = Explanation(
-                    plan: plan, hints: checker.hints(for: plan, of: target.sql),
-                    advice: try checker.adviseIndexes(for: target.sql))
+                explanation = try checker.explain(target.sql, advise: true)
             } else {
-                guard let database = try? openDatabase() else { throw .closed }
-                explanation = try await database.explain(target.sql, advise: true)
+                explanation = try await database!.explain(target.sql, advise: true)
             }
         } catch {
             throw ResponseError(error)

@@ -13,13 +13,8 @@
 
 local timeout = 20000 -- ms; only a hang reaches it
 
-local function say(line)
-  io.stderr:write(line .. "\n")
-end
-
-local function fail(message)
-  error({ sqlive_failure = message }, 0)
-end
+local harness = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/harness.lua")
+local say, fail = harness.say, harness.fail
 
 local function main()
   local bin = os.getenv("SQLIVE_BIN")
@@ -197,16 +192,4 @@ local function main()
   end, 20)
 end
 
-local ok, problem = xpcall(main, function(e)
-  if type(e) == "table" and e.sqlive_failure then
-    return e.sqlive_failure
-  end
-  return debug.traceback(tostring(e), 2)
-end)
-if ok then
-  say("PASS")
-  vim.cmd("qall!")
-else
-  say("FAIL: " .. tostring(problem))
-  vim.cmd("cquit 1")
-end
+harness.run(main)

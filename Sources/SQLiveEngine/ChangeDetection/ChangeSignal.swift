@@ -11,8 +11,9 @@ enum ChangeSignal: Sendable {
     /// The session rolled a transaction back: what live queries read on
     /// the session's own connection may have shown is gone.
     case rolledBack
-    /// Another connection or process committed: which tables it touched is unknown.
-    case external
+    /// Another connection or process committed: the tables it wrote
+    /// (lowercased, read from the WAL), or `nil` when they are unknown.
+    case external(Set<String>?)
     /// The schema changed (tables created, dropped, altered), in the main
     /// or the temp schema.
     case schemaChanged(ChangeCause)
@@ -25,4 +26,13 @@ enum ChangeSignal: Sendable {
     /// (a checkpoint, or a write from outside SQLite): what connections
     /// cached of it may be stale.
     case fileWritten
+
+    /// The tables the change wrote, lowercased, when known.
+    var tables: Set<String>? {
+        switch self {
+        case .local(let kinds): Set(kinds.map { $0.tableName.lowercased() })
+        case .external(let tables): tables
+        default: nil
+        }
+    }
 }

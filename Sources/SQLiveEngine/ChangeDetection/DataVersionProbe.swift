@@ -42,7 +42,8 @@ final class DataVersionProbe {
     }
 
     let path: String
-    private var connection: OpaquePointer?
+    /// The probe's connection (its WAL and wal-index are read through it: `WALStorage`).
+    private(set) var connection: OpaquePointer?
     private var statement: OpaquePointer?
 
     /// Opens the probe's read-only connection.

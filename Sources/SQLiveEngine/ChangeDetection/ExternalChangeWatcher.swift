@@ -27,8 +27,9 @@ final class ExternalChangeWatcher: Sendable {
     enum Finding: Equatable, Sendable {
         /// The data version of the database attached as `schema` changed.
         /// `mayBeLocal`: a commit of the session may explain it (see
-        /// `LocalCommitLedger`).
-        case commit(mayBeLocal: Bool, schema: String)
+        /// `LocalCommitLedger`). `tables`: the tables the commits since the
+        /// last finding wrote, read from the WAL (`nil`: unknown).
+        case commit(mayBeLocal: Bool, schema: String, tables: Set<String>?)
         /// The database file was deleted or replaced.
         case fileChanged(DatabaseFileChange)
         /// The header or size of the file of `schema` (at `path`) stopped
@@ -51,6 +52,10 @@ final class ExternalChangeWatcher: Sendable {
 
     /// The mode in force (inotify may have been refused, and polling used).
     let mode: Mode
+    /// Whether commits are matched by table (WAL mode, wal-index
+    /// readable), as of the last reading.
+    var precision: ExternalPrecision { precisionState.withLock { $0 } }
+    private let precisionState: Locked<ExternalPrecision>
     /// The write end of the pipe that wakes the thread to stop.
     private let stopDescriptor: Int32
     private let exited = DispatchSemaphore(value: 0)
@@ -64,11 +69,23 @@ final class ExternalChangeWatcher: Sendable {
     ///   unavailable.
     /// - parameter schema: the name the session knows the database by
     ///   (`main`, or an attached database's name).
+    /// - parameter walPrecision: whether to read which tables each commit
+    ///   wrote from the WAL (`WALChangeTracker`).
     init(
         path: String, schema: String = "main", mode requested: Mode, fallbackPolling: Duration,
-        ledger: LocalCommitLedger, emit: @escaping @Sendable (Finding) -> Void
+        walPrecision: Bool = true, ledger: LocalCommitLedger, emit: @escaping @Sendable (Finding) -> Void
     ) throws(SQLiveError) {
         let probe = try DataVersionProbe(path: path)
+        // The log's position is taken before the baseline: a commit in
+        // between is read twice, never missed.
+        var tracker: WALChangeTracker?
+        if walPrecision, let connection = probe.connection, probe.fileState()?.isWAL ?? false {
+            _ = Self.readWaitingOutLocks(probe)
+            tracker = WALChangeTracker(path: path, storage: WALStorage(connection: connection))
+            tracker?.start()
+        }
+        let precision = Locked(tracker?.isAvailable ?? false ? ExternalPrecision.tables : .all)
+        precisionState = precision
         // Read before the baseline: see `LocalCommitLedger`.
         let settled = ledger.settled
         guard case .version(let baseline) = Self.readWaitingOutLocks(probe) else {
@@ -99,10 +116,12 @@ final class ExternalChangeWatcher: Sendable {
         let watch = inotify
         let loop = Loop(
             probe: probe, schema: schema, ledger: ledger, emit: emit, lastVersion: baseline, lastIdentity: identity,
-            lastSettled: settled, inotify: watch, names: names, stop: stopDescriptor, mode: mode)
+            lastSettled: settled, inotify: watch, names: names, stop: stopDescriptor, mode: mode,
+            walPrecision: walPrecision, tracker: tracker, precision: precision)
         let exited = exited
         let thread = Thread {
             loop.run()
+            loop.tracker?.stop()
             if watch >= 0 { close(watch) }
             close(stopDescriptor)
             exited.signal()
@@ -189,14 +208,23 @@ extension ExternalChangeWatcher {
         var fileWrittenAt: ContinuousClock.Instant?
         /// When a reading last found a new data version.
         var versionChangedAt: ContinuousClock.Instant?
+        /// Reads which tables commits wrote (WAL mode); created when the
+        /// database is first seen in WAL mode. `nil` when not wanted.
+        var tracker: WALChangeTracker?
+        let walPrecision: Bool
+        private let precision: Locked<ExternalPrecision>
 
         init(
             probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger,
             emit: @escaping @Sendable (Finding) -> Void,
             lastVersion: Int64, lastIdentity: DataVersionProbe.FileIdentity?, lastSettled: Int, inotify: Int32,
-            names: Set<String>, stop: Int32, mode: Mode
+            names: Set<String>, stop: Int32, mode: Mode, walPrecision: Bool, tracker: WALChangeTracker?,
+            precision: Locked<ExternalPrecision>
         ) {
             self.probe = probe
+            self.walPrecision = walPrecision
+            self.tracker = tracker
+            self.precision = precision
             self.schema = schema
             self.ledger = ledger
             self.emit = emit
@@ -303,7 +331,8 @@ extension ExternalChangeWatcher {
                     lastVersion = version
                     versionChangedAt = now
                     fileWrittenAt = nil
-                    emit(.commit(mayBeLocal: startedAfter != lastSettled, schema: schema))
+                    let tables = changedTables(file)
+                    emit(.commit(mayBeLocal: startedAfter != lastSettled, schema: schema, tables: tables))
                 } else if let writtenAt = fileWrittenAt, now - writtenAt >= Self.fileWriteSettling {
                     fileWrittenAt = nil
                     // A commit writes the file after its counter too (its
@@ -329,6 +358,29 @@ extension ExternalChangeWatcher {
         /// How long after a data version change writes to the database
         /// file are taken for that commit's.
         static let commitWrites = Duration.milliseconds(50)
+
+        /// The tables the commits since the last reading wrote, from the
+        /// WAL; `nil` when unknown (not in WAL mode, or not provable).
+        private func changedTables(_ file: DataVersionProbe.FileState?) -> Set<String>? {
+            guard walPrecision, let file, file.isWAL, let connection = probe.connection else {
+                precision.withLock { $0 = .all }
+                return nil
+            }
+            guard let tracker else {
+                // Now in WAL mode: start from here (this commit refreshes everything).
+                let tracker = WALChangeTracker(path: probe.path, storage: WALStorage(connection: connection))
+                tracker.start()
+                self.tracker = tracker
+                precision.withLock { $0 = tracker.isAvailable ? .tables : .all }
+                return nil
+            }
+            let changes = tracker.read()
+            precision.withLock { $0 = tracker.isAvailable ? .tables : .all }
+            switch changes {
+            case .tables(let tables): return tables
+            case .all: return nil
+            }
+        }
 
         /// The size of the `-wal` file, in WAL mode (0 otherwise).
         private func walSize(_ file: DataVersionProbe.FileState) -> Int64 {

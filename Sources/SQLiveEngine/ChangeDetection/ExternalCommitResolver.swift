@@ -51,8 +51,13 @@ final class ExternalCommitResolver: Sendable {
     /// change), and once it has waited past `patience` — the session is
     /// busy — they are taken for external changes at once. So a session
     /// committing in a long script queues one question, not one per commit.
+    ///
+    /// - parameter tables: the tables the change wrote (read from the
+    ///   WAL), or `nil` when unknown; the signal emitted carries the
+    ///   tables of every change it covers.
     func resolve(
-        _ schema: String, in group: inout DiscardingTaskGroup, emit: @escaping @Sendable (ChangeSignal) -> Void
+        _ schema: String, tables: Set<String>?, in group: inout DiscardingTaskGroup,
+        emit: @escaping @Sendable (ChangeSignal) -> Void
     ) {
         enum Next {
             case ask(generation: Int)
@@ -62,15 +67,16 @@ final class ExternalCommitResolver: Sendable {
         let next = questions.withLock { questions -> Next in
             guard let current = questions.waiting[schema] else {
                 questions.generation += 1
-                questions.waiting[schema] = Question(generation: questions.generation)
+                questions.waiting[schema] = Question(generation: questions.generation, tables: tables)
                 return .ask(generation: questions.generation)
             }
             if current.timedOut { return .emitNow }
             questions.waiting[schema]?.folded = true
+            questions.waiting[schema]?.merge(tables)
             return .fold
         }
         guard case .ask(let generation) = next else {
-            if case .emitNow = next { emit(.external) }
+            if case .emitNow = next { emit(.external(tables)) }
             return
         }
         group.addTask { [self] in
@@ -87,21 +93,22 @@ final class ExternalCommitResolver: Sendable {
             } catch {
                 external = true
             }
-            let folded = questions.withLock { $0.waiting.removeValue(forKey: schema)?.folded ?? false }
-            if external || folded { emit(.external) }
+            let answered = questions.withLock { $0.waiting.removeValue(forKey: schema) }
+            if external || (answered?.folded ?? false) { emit(.external(answered?.tables ?? nil)) }
         }
         let patience = patience
         group.addTask { [self] in
             try? await Task.sleep(for: patience)
-            let late = questions.withLock { questions -> Bool in
+            let late = questions.withLock { questions -> Set<String>?? in
                 guard let current = questions.waiting[schema], current.generation == generation, !current.timedOut
-                else { return false }
+                else { return .none }
                 questions.waiting[schema]?.timedOut = true
                 // The change emitted now covers the ones folded so far.
                 questions.waiting[schema]?.folded = false
-                return true
+                questions.waiting[schema]?.tables = []
+                return .some(current.tables)
             }
-            if late { emit(.external) }
+            if case .some(let tables) = late { emit(.external(tables)) }
         }
     }
 
@@ -112,6 +119,12 @@ final class ExternalCommitResolver: Sendable {
         var timedOut = false
         /// Ambiguous changes arrived while it waited.
         var folded = false
+        /// The tables of the changes it covers; `nil` when one is unknown.
+        var tables: Set<String>?
+
+        mutating func merge(_ other: Set<String>?) {
+            if let other, let current = tables { tables = current.union(other) } else { tables = nil }
+        }
     }
 
     private struct Questions {

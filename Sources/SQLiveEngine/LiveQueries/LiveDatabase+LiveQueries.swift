@@ -60,7 +60,12 @@ extension LiveDatabase {
 
     /// The live queries, sorted by name.
     public func liveQueries() async -> [LiveQueryInfo] {
-        await live.scheduler.list().filter { !Self.isInternal($0.name) }
+        let precision = live.precision
+        return await live.scheduler.list().filter { !Self.isInternal($0.name) }.map { info in
+            var info = info
+            info.precision = precision
+            return info
+        }
     }
 
     /// A stream of live-query events (changes, errors, file changes).

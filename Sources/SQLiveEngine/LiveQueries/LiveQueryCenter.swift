@@ -89,6 +89,14 @@ final class LiveQueryCenter: Sendable {
         state.withLock { $0.run = run }
     }
 
+    /// How other processes' commits are matched to live queries: by table
+    /// when every watched file is in WAL mode with a readable wal-index.
+    var precision: ExternalPrecision {
+        let watchers = state.withLock { [$0.watcher].compactMap { $0 } + $0.attached.values.map(\.watcher) }
+        guard !watchers.isEmpty, watchers.allSatisfy({ $0.precision == .tables }) else { return .all }
+        return .tables
+    }
+
     /// Whether other writers are watched (not for an in-memory database,
     /// nor for a file opened as immutable, which nobody writes).
     private var isWatching: Bool {
@@ -103,8 +111,8 @@ final class LiveQueryCenter: Sendable {
             }
         let findings = findingContinuation
         return try ExternalChangeWatcher(
-            path: path, schema: schema, mode: mode, fallbackPolling: options.pollingInterval, ledger: ledger,
-            emit: { findings.yield($0) })
+            path: path, schema: schema, mode: mode, fallbackPolling: options.pollingInterval,
+            walPrecision: options.walPrecision, ledger: ledger, emit: { findings.yield($0) })
     }
 
     /// Watches the database files the session has attached like the main
@@ -157,10 +165,10 @@ final class LiveQueryCenter: Sendable {
             }
             for await finding in findings {
                 switch finding {
-                case .commit(mayBeLocal: false, _):
-                    emit(.external)
-                case .commit(mayBeLocal: true, let schema):
-                    resolver.resolve(schema, in: &group, emit: emit)
+                case .commit(mayBeLocal: false, _, let tables):
+                    emit(.external(tables))
+                case .commit(mayBeLocal: true, let schema, let tables):
+                    resolver.resolve(schema, tables: tables, in: &group, emit: emit)
                 case .fileChanged(let change):
                     emit(.fileChanged(change))
                 case .damage(let failure, let schema, let path):

@@ -22,18 +22,24 @@ public struct LiveQueryOptions: Sendable {
     public var pollingInterval: Duration
     /// A slow poll that runs even with inotify, to catch anything missed.
     public var safetyPollInterval: Duration
+    /// Whether other processes' commits are matched by table, read from
+    /// the WAL (`precision: "tables"`); otherwise each one refreshes every
+    /// live query. On by default; the benchmark turns it off to compare.
+    public var walPrecision: Bool
 
     public init(
         coalescingWindow: Duration = .milliseconds(15),
         rowCap: Int = 10_000,
         externalDetection: ExternalDetection = .automatic,
         pollingInterval: Duration = .milliseconds(100),
-        safetyPollInterval: Duration = .seconds(2)
+        safetyPollInterval: Duration = .seconds(2),
+        walPrecision: Bool = true
     ) {
         self.coalescingWindow = coalescingWindow
         self.rowCap = rowCap
         self.externalDetection = externalDetection
         self.pollingInterval = pollingInterval
         self.safetyPollInterval = safetyPollInterval
+        self.walPrecision = walPrecision
     }
 }

@@ -160,7 +160,12 @@ struct LiveQueryRegistry {
             }.map(\.definition)
         case .rolledBack:
             evaluations.values.filter { $0.home == .session }.map(\.definition)
-        case .localUnobserved, .external, .schemaChanged, .damage, .fileWritten:
+        case .external(let tables?):
+            // A region reads a table when an insert into it could change it.
+            evaluations.values.filter { evaluation in
+                tables.contains { evaluation.region.isModified(byEventsOfKind: .insert(tableName: $0)) }
+            }.map(\.definition)
+        case .localUnobserved, .external(nil), .schemaChanged, .damage, .fileWritten:
             Array(evaluations.keys)
         case .fileChanged:
             []
@@ -229,7 +234,7 @@ struct LiveQueryRegistry {
                             LiveQueryChange(
                                 name: name, version: query.version, result: fetched.result,
                                 previous: query.delivered, cause: pending.cause, coalesced: pending.events,
-                                elapsed: fetched.elapsed)))
+                                elapsed: fetched.elapsed, tables: pending.tables?.sorted())))
                     query.delivered = fetched.result
                     query.deliveredError = nil
                 }

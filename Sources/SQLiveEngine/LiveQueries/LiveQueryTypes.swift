@@ -65,10 +65,16 @@ public struct LiveQueryChange: Hashable, Sendable {
     public var coalesced: Int
     /// How long the refresh took.
     public var elapsed: Duration
+    /// The tables the changes this update covers wrote (lowercased,
+    /// sorted), when every one of them is known: sqlive's own commits,
+    /// and other processes' commits read from the WAL. `nil` when any
+    /// change's tables are unknown (a rollback, a schema change, a commit
+    /// to a database not in WAL mode…).
+    public var tables: [String]?
 
     public init(
         name: String, version: Int, result: LiveQueryResult, previous: LiveQueryResult, cause: ChangeCause,
-        coalesced: Int, elapsed: Duration
+        coalesced: Int, elapsed: Duration, tables: [String]? = nil
     ) {
         self.name = name
         self.version = version
@@ -77,6 +83,7 @@ public struct LiveQueryChange: Hashable, Sendable {
         self.cause = cause
         self.coalesced = coalesced
         self.elapsed = elapsed
+        self.tables = tables
     }
 
     /// The rows added and removed since the previous result.

@@ -4,6 +4,17 @@ struct PendingChange: Equatable, Sendable {
     var events: Int
     /// The cause of the latest one.
     var cause: ChangeCause
+    /// The tables the notifications wrote, lowercased; `nil` when any of them is unknown.
+    var tables: Set<String>? = nil
+
+    /// Adds the tables of another notification.
+    mutating func merge(tables other: Set<String>?) {
+        if let other, let current = tables {
+            tables = current.union(other)
+        } else {
+            tables = nil
+        }
+    }
 }
 
 /// The decisions of the refresh scheduler, as a pure value.
@@ -62,13 +73,18 @@ struct CoalescingStateMachine<Key: Hashable & Sendable, Instant: InstantProtocol
 
     /// Keys changed (`events` times, for changes counted elsewhere).
     mutating func keysDidChange(
-        _ keys: some Sequence<Key>, cause: ChangeCause, events: Int = 1, at now: Instant
+        _ keys: some Sequence<Key>, cause: ChangeCause, events: Int = 1, tables: Set<String>? = nil, at now: Instant
     ) -> Action {
         var any = false
         for key in keys {
             any = true
-            pending[key, default: Pending(events: 0, cause: cause)].events += events
-            pending[key]!.cause = cause
+            if pending[key] == nil {
+                pending[key] = Pending(events: events, cause: cause, tables: tables)
+            } else {
+                pending[key]!.events += events
+                pending[key]!.cause = cause
+                pending[key]!.merge(tables: tables)
+            }
         }
         guard any else { return .none }
         switch phase {

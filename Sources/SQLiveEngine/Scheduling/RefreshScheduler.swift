@@ -225,7 +225,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         case .schemaChanged(let schemaCause): cause = schemaCause
         }
         let active = registry.markPaused(registry.definitions(affectedBy: signal), cause: cause)
-        perform(machine.keysDidChange(active, cause: cause, at: clock.now))
+        perform(machine.keysDidChange(active, cause: cause, tables: signal.tables, at: clock.now))
     }
 
     func timerDidFire() {

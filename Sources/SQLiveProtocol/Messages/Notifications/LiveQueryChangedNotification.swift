@@ -5,7 +5,9 @@
 /// refresh covered). `version` strictly increases. `cause` is `"local"` for
 /// a commit made through this server, `"external"` for one made by another
 /// process or connection. `diff` is there when the live query was
-/// registered with `diff: true`.
+/// registered with `diff: true`. `tables` names the tables the covered
+/// commits wrote, when all of them are known (sqlive's own commits, and
+/// other processes' commits read from the WAL).
 ///
 /// ```json
 /// <-- {"jsonrpc": "2.0", "method": "liveQuery/changed", "params": {"name": "leaders", "version": 2,
@@ -26,10 +28,12 @@ public enum LiveQueryChangedNotification: NotificationType {
         public var coalesced: Int
         public var elapsedMs: Double
         public var diff: Diff?
+        /// The tables the covered commits wrote, lowercased and sorted; absent when unknown.
+        public var tables: [String]?
 
         public init(
             name: String, version: Int, columns: [String], rows: RPCRows, truncated: Bool, cause: String,
-            coalesced: Int, elapsedMs: Double, diff: Diff? = nil
+            coalesced: Int, elapsedMs: Double, diff: Diff? = nil, tables: [String]? = nil
         ) {
             self.name = name
             self.version = version
@@ -40,6 +44,7 @@ public enum LiveQueryChangedNotification: NotificationType {
             self.coalesced = coalesced
             self.elapsedMs = elapsedMs
             self.diff = diff
+            self.tables = tables
         }
     }
 
@@ -79,6 +84,10 @@ extension LiveQueryChangedNotification.Params: JSONWritable {
         writer.write(string: name)
         writer.key("rows")
         writer.write(rows: rows)
+        if let tables {
+            writer.key("tables")
+            writer.write(strings: tables)
+        }
         writer.key("truncated")
         writer.write(bool: truncated)
         writer.key("version")

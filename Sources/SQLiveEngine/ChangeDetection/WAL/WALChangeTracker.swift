@@ -1,0 +1,158 @@
+/// Tells which tables the commits since its last reading changed, from
+/// the WAL — or that it cannot tell, and every live query must refresh.
+///
+/// It owns a `WALCommitReader` (where it stands in the log), the current
+/// `PageMap`, and a `PageMapBuilder`. Each reading applies every new
+/// commit's written pages to the map; the union of their tables is the
+/// answer. When a commit cannot be proven (see `PageMap.apply` and
+/// `WALCommitReader`), the answer is `all` and the map is rebuilt in the
+/// background; until the new map is installed, answers are `all`.
+///
+/// A map is built as of a snapshot of the log. It is installed when the
+/// reading reaches that snapshot: at once when they coincide, after
+/// re-reading the frames between them when the map is behind, or during a
+/// later reading when the map is ahead.
+///
+/// Not thread-safe: confined to the `ExternalChangeWatcher`'s thread,
+/// which owns the connection `storage` reads through.
+final class WALChangeTracker {
+    enum Changes: Equatable {
+        case tables(Set<String>)
+        case all(String)
+    }
+
+    let storage: WALStorage
+    let builder: PageMapBuilder
+    private var reader = WALCommitReader()
+    private(set) var map: PageMap?
+    /// A built map waiting for the reading to reach its snapshot.
+    private var waiting: PageMap?
+    /// Why the map is missing (for logs and tests).
+    private(set) var lastFallback: String?
+
+    init(path: String, storage: WALStorage) {
+        self.storage = storage
+        builder = PageMapBuilder(path: path)
+    }
+
+    /// Takes the log's position now (before the watcher's baseline), and
+    /// asks for a map.
+    func start() {
+        _ = reader.read(storage) { _ in }
+        builder.request()
+    }
+
+    func stop() {
+        builder.stop()
+    }
+
+    /// Whether the wal-index can be read (the database is in WAL mode).
+    var isAvailable: Bool { storage.indexHeader() != nil }
+
+    /// Reads every commit since the last reading; the tables they changed.
+    func read() -> Changes {
+        takeBuiltMap()
+        var tables = Set<String>()
+        var fallback: String?
+        let outcome = reader.read(storage) { event in
+            switch event {
+            case .generation(let salt):
+                if let waiting, waiting.snapshot.salt == salt, waiting.snapshot.frame == 0 { install() }
+            case .commit(let pages, let salt, let frame):
+                if map != nil {
+                    switch map!.apply(pages) {
+                    case .tables(let changed):
+                        tables.formUnion(changed)
+                    case .unprovable(let reason):
+                        fallback = fallback ?? reason
+                        dropMap(reason)
+                    }
+                } else {
+                    fallback = fallback ?? (lastFallback ?? "no page map yet")
+                }
+                if let waiting, waiting.snapshot.salt == salt, waiting.snapshot.frame == frame { install() }
+            }
+        }
+        if let waiting, !isAhead(waiting.snapshot) {
+            // The reading passed the map's snapshot without meeting it.
+            self.waiting = nil
+            builder.request()
+        }
+        switch outcome {
+        case .read:
+            if let fallback { return .all(fallback) }
+            if map != nil { map!.snapshot = snapshot(of: reader.position) ?? map!.snapshot }
+            return .tables(tables)
+        case .unprovable(let reason):
+            dropMap(reason)
+            return .all(reason)
+        }
+    }
+
+    /// Installs a finished build: at once, after catching up, or later.
+    private func takeBuiltMap() {
+        guard map == nil, waiting == nil, let built = builder.take() else { return }
+        switch built {
+        case .failure(let failure):
+            lastFallback = "the page map cannot be built: \(failure.message)"
+            Log.monitor.debug("\(lastFallback!)")
+        case .success(var built):
+            guard let position = reader.position else {
+                builder.request()
+                return
+            }
+            let snapshot = built.snapshot
+            if snapshot.salt == position.salt && snapshot.frame == position.frame {
+                map = built
+            } else if snapshot.salt == position.salt && snapshot.frame < position.frame {
+                // Behind: apply the frames between the map and the reader.
+                var catchUp = WALCommitReader(
+                    position: WALCommitReader.Position(
+                        snapshot, pageSize: built.pageSize, bigEndianChecksum: position.bigEndianChecksum))
+                var failure: String?
+                let outcome = catchUp.read(storage, upTo: position) { event in
+                    guard case .commit(let pages, _, _) = event, failure == nil else { return }
+                    if case .unprovable(let reason) = built.apply(pages) { failure = reason }
+                }
+                if failure == nil, case .read = outcome {
+                    built.snapshot = self.snapshot(of: position)!
+                    map = built
+                } else {
+                    builder.request()
+                }
+            } else if isAhead(snapshot) {
+                waiting = built
+            } else {
+                builder.request()
+            }
+        }
+    }
+
+    /// Whether a snapshot is later than the reader's position (same
+    /// generation, a later frame; or the generation the wal-index shows now).
+    private func isAhead(_ snapshot: PageMap.Snapshot) -> Bool {
+        guard let position = reader.position else { return false }
+        if snapshot.salt == position.salt { return snapshot.frame > position.frame }
+        return storage.indexHeader()?.salt == snapshot.salt
+    }
+
+    private func install() {
+        map = waiting
+        waiting = nil
+        lastFallback = nil
+    }
+
+    private func dropMap(_ reason: String) {
+        if map != nil { Log.monitor.debug("WAL precision falls back: \(reason)") }
+        map = nil
+        waiting = nil
+        lastFallback = reason
+        builder.request()
+    }
+
+    private func snapshot(of position: WALCommitReader.Position?) -> PageMap.Snapshot? {
+        position.map {
+            PageMap.Snapshot(salt: $0.salt, frame: $0.frame, change: $0.change, frameChecksum: $0.checksum)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import GRDBSQLite
+
+/// The `-wal` file and the wal-index of a database, read through a SQLite
+/// connection's own open files.
+///
+/// Nothing here opens or closes a file: POSIX locks belong to a process
+/// and a file, so closing any descriptor of `-shm` (or of the database)
+/// would drop the locks every connection of this process holds on it. The
+/// WAL is read with the connection's own `-wal` file
+/// (`SQLITE_FCNTL_JOURNAL_POINTER`), and the wal-index header from the
+/// connection's own mapping of `-shm` (`xShmMap`).
+///
+/// Not thread-safe: confined to the thread that owns the connection.
+struct WALStorage {
+    let connection: OpaquePointer
+
+    /// The two copies of the wal-index header, or `nil` when the
+    /// connection has no wal-index mapped (not in WAL mode yet).
+    func indexHeader() -> WALFormat.IndexHeader? {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
+            let file, let methods = file.pointee.pMethods, methods.pointee.iVersion >= 2,
+            let xShmMap = methods.pointee.xShmMap
+        else { return nil }
+        var region: UnsafeMutableRawPointer?
+        // `void volatile **` in C: a pointer to the mapped region.
+        let code = xShmMap(file, 0, 32768, 0, &region)
+        guard code == SQLITE_OK, let region else { return nil }
+        // Read both copies as SQLite's readers do, after a barrier; a
+        // writer caught between them makes them differ: try again.
+        for _ in 0..<8 {
+            methods.pointee.xShmBarrier?(file)
+            var copies = [UInt8](repeating: 0, count: 2 * WALFormat.indexHeaderSize)
+            copies.withUnsafeMutableBytes { buffer in
+                // Copy 0 first, then copy 1 (writers write 1 then 0).
+                buffer.baseAddress!.copyMemory(from: region, byteCount: WALFormat.indexHeaderSize)
+                methods.pointee.xShmBarrier?(file)
+                (buffer.baseAddress! + WALFormat.indexHeaderSize).copyMemory(
+                    from: region + WALFormat.indexHeaderSize, byteCount: WALFormat.indexHeaderSize)
+            }
+            if let header = copies.withUnsafeBytes({ WALFormat.IndexHeader(copies: $0) }) { return header }
+        }
+        return nil
+    }
+
+    /// Reads `count` bytes of `-wal` at `offset`; `false` when the file is
+    /// not open or shorter.
+    func readWAL(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Bool {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(connection, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK,
+            let file, let methods = file.pointee.pMethods, let xRead = methods.pointee.xRead,
+            let base = buffer.baseAddress
+        else { return false }
+        return xRead(file, base, Int32(buffer.count), offset) == SQLITE_OK
+    }
+}

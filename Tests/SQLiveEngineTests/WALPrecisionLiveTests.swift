@@ -1,0 +1,138 @@
+import Foundation
+import SQLiveTestSupport
+import Testing
+
+@testable import SQLiveEngine
+
+/// WAL precision through the whole live path: another process at its
+/// defaults (the sqlite3 shell, Python, a GRDB program) writes one table
+/// of ten, and only the live queries reading it refresh.
+@Suite("WAL precision, live")
+struct WALPrecisionLiveTests {
+    static let schema =
+        (0..<10).map { "CREATE TABLE t\($0)(id INTEGER PRIMARY KEY, v INTEGER);" }.joined()
+        + (0..<10).map { "INSERT INTO t\($0)(v) VALUES (0), (1), (2);" }.joined()
+
+    /// Registers one live query per table, and one joining t1 and t2.
+    static func register(_ database: LiveDatabase) async throws {
+        for table in 0..<10 {
+            _ = try await database.registerLiveQuery(
+                name: "q\(table)", LiveQueryDefinition(sql: "SELECT sum(v) FROM t\(table)"))
+        }
+        _ = try await database.registerLiveQuery(
+            name: "join", LiveQueryDefinition(sql: "SELECT count(*) FROM t1 JOIN t2 USING (id) WHERE t1.v < t2.v + 100"))
+    }
+
+    static func refreshes(_ database: LiveDatabase) async -> [String: Int] {
+        Dictionary(uniqueKeysWithValues: await database.liveQueries().map { ($0.name, $0.refreshes) })
+    }
+
+    @Test("a commit to one table of ten refreshes only the queries reading it", arguments: WriterProcess.Kind.allCases)
+    func oneOfTen(kind: WriterProcess.Kind) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: .wal, Self.schema)
+        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let recorder = EventRecorder(database)
+        try await Self.register(database)
+        #expect(await database.liveQueries().allSatisfy { $0.precision == .tables })
+        let writer = try WriterProcess(kind, path: path)
+        try await writer.commit("UPDATE t3 SET v = v + 10 WHERE id = 1;")
+        try await recorder.waitForRows("q3", timeout: .seconds(15)) { $0 == [[.integer(13)]] }
+        // A second commit, to t1: once its update is delivered, the refresh
+        // of the first one has long ended.
+        try await writer.commit("UPDATE t1 SET v = v + 10 WHERE id = 2;")
+        try await recorder.waitForRows("q1", timeout: .seconds(15)) { $0 == [[.integer(13)]] }
+        await writer.finish()
+        // The join's result does not change (no event): its refresh count does.
+        let deadline = ContinuousClock.now + .seconds(15)
+        while await Self.refreshes(database)["join"] ?? 0 < 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let counts = await Self.refreshes(database)
+        #expect(counts["q3"] == 1)
+        #expect(counts["q1"] == 1)
+        #expect(counts["join"] ?? 0 >= 1)
+        for table in [0, 2, 4, 5, 6, 7, 8, 9] {
+            #expect(counts["q\(table)"] == 0, "q\(table) refreshed for another table's commit")
+        }
+        let change = recorder.changes("q3").last
+        #expect(change?.cause == .external)
+        #expect(change?.tables == ["t3"])
+        await database.close()
+    }
+
+    @Test("rollback-journal databases refresh everything, and say so")
+    func rollbackJournal() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: .delete, Self.schema)
+        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let recorder = EventRecorder(database)
+        try await Self.register(database)
+        #expect(await database.liveQueries().allSatisfy { $0.precision == .all })
+        try await SQLite3CLI.run(path, "UPDATE t3 SET v = v + 10 WHERE id = 1;")
+        try await recorder.waitForRows("q3", timeout: .seconds(15)) { $0 == [[.integer(13)]] }
+        #expect(recorder.changes("q3").last?.tables == nil)
+        // Every query refreshed (most with an unchanged result, not re-sent).
+        let deadline = ContinuousClock.now + .seconds(15)
+        while await Self.refreshes(database).values.contains(0), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(await Self.refreshes(database).values.allSatisfy { $0 >= 1 })
+        await database.close()
+    }
+
+    @Test("a schema change by another process refreshes everything, then precision comes back")
+    func schemaChange() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: .wal, Self.schema)
+        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let recorder = EventRecorder(database)
+        try await Self.register(database)
+        try await SQLite3CLI.run(path, "ALTER TABLE t4 ADD COLUMN w; UPDATE t5 SET v = 7 WHERE id = 1;")
+        try await recorder.waitForRows("q5", timeout: .seconds(15)) { $0 == [[.integer(10)]] }
+        let deadline = ContinuousClock.now + .seconds(15)
+        while await Self.refreshes(database).values.contains(0), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(await Self.refreshes(database).values.allSatisfy { $0 >= 1 })
+        // The map is rebuilt in the background: later commits are matched by table again.
+        var matched = false
+        var sum = 3
+        for _ in 1...50 where !matched {
+            try await SQLite3CLI.run(path, "UPDATE t6 SET v = v + 1 WHERE id = 3;")
+            sum += 1
+            let expected = sum
+            try await recorder.waitForRows("q6", timeout: .seconds(15)) { $0 == [[.integer(Int64(expected))]] }
+            matched = recorder.changes("q6").last?.tables == ["t6"]
+        }
+        #expect(matched)
+        let before = await Self.refreshes(database)
+        try await SQLite3CLI.run(path, "UPDATE t6 SET v = v + 1 WHERE id = 3;")
+        let expected = sum + 1
+        try await recorder.waitForRows("q6", timeout: .seconds(15)) { $0 == [[.integer(Int64(expected))]] }
+        let after = await Self.refreshes(database)
+        #expect(after["q0"] == before["q0"])
+        #expect(after["q6"] == (before["q6"] ?? 0) + 1)
+        await database.close()
+    }
+
+    @Test("a dropped and recreated table under a live query, written by another process")
+    func droppedTable() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: .wal, Self.schema)
+        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let recorder = EventRecorder(database)
+        try await Self.register(database)
+        try await SQLite3CLI.run(path, "DROP TABLE t7;")
+        let deadline = ContinuousClock.now + .seconds(15)
+        while recorder.failures("q7").isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(!recorder.failures("q7").isEmpty)
+        try await SQLite3CLI.run(path, "CREATE TABLE t7(id INTEGER PRIMARY KEY, v INTEGER); INSERT INTO t7(v) VALUES (40);")
+        try await recorder.waitForRows("q7", timeout: .seconds(15)) { $0 == [[.integer(40)]] }
+        try await SQLite3CLI.run(path, "INSERT INTO t7(v) VALUES (2);")
+        try await recorder.waitForRows("q7", timeout: .seconds(15)) { $0 == [[.integer(42)]] }
+        await database.close()
+    }
+}

@@ -56,6 +56,8 @@ final class ExternalChangeWatcher: Sendable {
     /// readable), as of the last reading.
     var precision: ExternalPrecision { precisionState.withLock { $0 } }
     private let precisionState: Locked<ExternalPrecision>
+    /// What reading the WAL has cost.
+    let statistics = Locked(WALPrecisionStatistics())
     /// The write end of the pipe that wakes the thread to stop.
     private let stopDescriptor: Int32
     private let exited = DispatchSemaphore(value: 0)
@@ -81,7 +83,7 @@ final class ExternalChangeWatcher: Sendable {
         var tracker: WALChangeTracker?
         if walPrecision, let connection = probe.connection, probe.fileState()?.isWAL ?? false {
             _ = Self.readWaitingOutLocks(probe)
-            tracker = WALChangeTracker(path: path, storage: WALStorage(connection: connection))
+            tracker = WALChangeTracker(path: path, storage: WALStorage(connection: connection), statistics: statistics)
             tracker?.start()
         }
         let precision = Locked(tracker?.isAvailable ?? false ? ExternalPrecision.tables : .all)
@@ -117,7 +119,7 @@ final class ExternalChangeWatcher: Sendable {
         let loop = Loop(
             probe: probe, schema: schema, ledger: ledger, emit: emit, lastVersion: baseline, lastIdentity: identity,
             lastSettled: settled, inotify: watch, names: names, stop: stopDescriptor, mode: mode,
-            walPrecision: walPrecision, tracker: tracker, precision: precision)
+            walPrecision: walPrecision, tracker: tracker, precision: precision, statistics: statistics)
         let exited = exited
         let thread = Thread {
             loop.run()
@@ -213,14 +215,16 @@ extension ExternalChangeWatcher {
         var tracker: WALChangeTracker?
         let walPrecision: Bool
         private let precision: Locked<ExternalPrecision>
+        private let statistics: Locked<WALPrecisionStatistics>
 
         init(
             probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger,
             emit: @escaping @Sendable (Finding) -> Void,
             lastVersion: Int64, lastIdentity: DataVersionProbe.FileIdentity?, lastSettled: Int, inotify: Int32,
             names: Set<String>, stop: Int32, mode: Mode, walPrecision: Bool, tracker: WALChangeTracker?,
-            precision: Locked<ExternalPrecision>
+            precision: Locked<ExternalPrecision>, statistics: Locked<WALPrecisionStatistics>
         ) {
+            self.statistics = statistics
             self.probe = probe
             self.walPrecision = walPrecision
             self.tracker = tracker
@@ -368,7 +372,8 @@ extension ExternalChangeWatcher {
             }
             guard let tracker else {
                 // Now in WAL mode: start from here (this commit refreshes everything).
-                let tracker = WALChangeTracker(path: probe.path, storage: WALStorage(connection: connection))
+                let tracker = WALChangeTracker(
+                    path: probe.path, storage: WALStorage(connection: connection), statistics: statistics)
                 tracker.start()
                 self.tracker = tracker
                 precision.withLock { $0 = tracker.isAvailable ? .tables : .all }

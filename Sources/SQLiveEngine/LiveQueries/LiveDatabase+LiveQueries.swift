@@ -58,6 +58,11 @@ extension LiveDatabase {
         try await live.scheduler.resume(name: name)
     }
 
+    /// What reading other processes' commits from the WAL has cost so far.
+    public func walPrecisionStatistics() -> WALPrecisionStatistics {
+        live.walPrecisionStatistics
+    }
+
     /// The live queries, sorted by name.
     public func liveQueries() async -> [LiveQueryInfo] {
         let precision = live.precision

@@ -97,6 +97,12 @@ final class LiveQueryCenter: Sendable {
         return .tables
     }
 
+    /// What reading the WAL has cost, over every watched file.
+    var walPrecisionStatistics: WALPrecisionStatistics {
+        let watchers = state.withLock { [$0.watcher].compactMap { $0 } + $0.attached.values.map(\.watcher) }
+        return watchers.map { $0.statistics.withLock { $0 } }.reduce(WALPrecisionStatistics(), +)
+    }
+
     /// Whether other writers are watched (not for an in-memory database,
     /// nor for a file opened as immutable, which nobody writes).
     private var isWatching: Bool {

@@ -33,8 +33,11 @@ final class PageMapBuilder: Sendable {
         var message: String
     }
 
-    init(path: String) {
+    private let statistics: Locked<WALPrecisionStatistics>
+
+    init(path: String, statistics: Locked<WALPrecisionStatistics> = Locked(.init())) {
         self.path = path
+        self.statistics = statistics
     }
 
     deinit {
@@ -52,7 +55,13 @@ final class PageMapBuilder: Sendable {
         guard start else { return }
         idle.wait()
         let thread = Thread { [self] in
+            let started = ContinuousClock.now
             let result = Result { () throws(Failure) -> PageMap in try build() }
+            let elapsed = ContinuousClock.now - started
+            statistics.withLock {
+                $0.mapBuilds += 1
+                $0.mapBuildNanoseconds += elapsed.nanoseconds
+            }
             state.withLock { state in
                 state.running = false
                 state.connection = nil

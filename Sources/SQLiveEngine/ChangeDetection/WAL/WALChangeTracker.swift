@@ -1,3 +1,5 @@
+import SQLiveLocks
+
 /// Tells which tables the commits since its last reading changed, from
 /// the WAL — or that it cannot tell, and every live query must refresh.
 ///
@@ -13,7 +15,7 @@
 /// re-reading the frames between them when the map is behind, or during a
 /// later reading when the map is ahead.
 ///
-/// Not thread-safe: confined to the `ExternalChangeWatcher`'s thread,
+/// Not thread-safe (but `statistics`): confined to the `ExternalChangeWatcher`'s thread,
 /// which owns the connection `storage` reads through.
 final class WALChangeTracker {
     enum Changes: Equatable {
@@ -30,9 +32,13 @@ final class WALChangeTracker {
     /// Why the map is missing (for logs and tests).
     private(set) var lastFallback: String?
 
-    init(path: String, storage: WALStorage) {
+    /// What reading has cost, shared with the watcher's owner.
+    let statistics: Locked<WALPrecisionStatistics>
+
+    init(path: String, storage: WALStorage, statistics: Locked<WALPrecisionStatistics> = Locked(.init())) {
         self.storage = storage
-        builder = PageMapBuilder(path: path)
+        self.statistics = statistics
+        builder = PageMapBuilder(path: path, statistics: statistics)
     }
 
     /// Takes the log's position now (before the watcher's baseline), and
@@ -51,14 +57,36 @@ final class WALChangeTracker {
 
     /// Reads every commit since the last reading; the tables they changed.
     func read() -> Changes {
+        let started = ContinuousClock.now
+        let changes = readCommits()
+        let elapsed = ContinuousClock.now - started
+        statistics.withLock { statistics in
+            statistics.readings += 1
+            statistics.readNanoseconds += elapsed.nanoseconds
+            if case .all = changes { statistics.fallbacks += 1 }
+        }
+        return changes
+    }
+
+    private func readCommits() -> Changes {
         takeBuiltMap()
         var tables = Set<String>()
         var fallback: String?
+        var commits = 0
+        var frames = 0
+        defer {
+            statistics.withLock {
+                $0.commits += commits
+                $0.frames += frames
+            }
+        }
         let outcome = reader.read(storage) { event in
             switch event {
             case .generation(let salt):
                 if let waiting, waiting.snapshot.salt == salt, waiting.snapshot.frame == 0 { install() }
             case .commit(let pages, let salt, let frame):
+                commits += 1
+                frames += pages.pages.count
                 if map != nil {
                     switch map!.apply(pages) {
                     case .tables(let changed):

@@ -61,6 +61,21 @@ struct WALCommitReader {
     /// everything is cheaper than reading.
     var byteLimit: Int
 
+    /// Buffers reused from one reading to the next.
+    private var scratch: Scratch?
+
+    private final class Scratch {
+        let pageSize: Int
+        let pages: CommitPages
+        var frames: [UInt8]
+
+        init(pageSize: Int) {
+            self.pageSize = pageSize
+            pages = CommitPages(pageSize: pageSize)
+            frames = [UInt8](repeating: 0, count: (WALFormat.frameHeaderSize + pageSize) * 16)
+        }
+    }
+
     init(position: Position? = nil, byteLimit: Int = 64 << 20) {
         self.position = position
         self.byteLimit = byteLimit
@@ -81,14 +96,16 @@ struct WALCommitReader {
         }
         let end = target ?? Position(index)
         if end.change == start.change && end.salt == start.salt && end.frame == start.frame { return .read(count: 0) }
-        let outcome = read(from: start, to: end, storage, body)
+        if scratch?.pageSize != end.pageSize { scratch = Scratch(pageSize: end.pageSize) }
+        let outcome = read(from: start, to: end, storage, scratch!, body)
         // Wherever the reading stopped, the next one starts from the wal-index.
         position = end
         return outcome
     }
 
     private func read(
-        from start: Position, to end: Position, _ storage: WALStorage, _ body: (Event) -> Void
+        from start: Position, to end: Position, _ storage: WALStorage, _ scratch: Scratch,
+        _ body: (Event) -> Void
     ) -> Outcome {
         guard end.change >= start.change else { return .unprovable("the wal-index was rebuilt") }
         let expected = Int(end.change - start.change)
@@ -96,8 +113,7 @@ struct WALCommitReader {
         if expected == 0 && end.frame == 0 { return .read(count: 0) }
         let pageSize = end.pageSize
         let frameSize = WALFormat.frameHeaderSize + pageSize
-        let pages = CommitPages(pageSize: pageSize)
-        var buffer = [UInt8](repeating: 0, count: frameSize * 16)
+        let pages = scratch.pages
         var found = 0
 
         /// Reads frames `first…` of a generation until `last` (all must be
@@ -117,12 +133,12 @@ struct WALCommitReader {
                 budget -= batch * frameSize
                 if budget < 0 { return (checksum, lastValid, "too many frames to read") }
                 let offset = Int64(WALFormat.headerSize) + Int64(frame - 1) * Int64(frameSize)
-                let ok = buffer.withUnsafeMutableBytes {
+                let ok = scratch.frames.withUnsafeMutableBytes {
                     storage.readWAL(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<(batch * frameSize)]), at: offset)
                 }
                 var stopped = !ok
                 if ok {
-                    buffer.withUnsafeBytes { bytes in
+                    scratch.frames.withUnsafeBytes { bytes in
                         for index in 0..<batch {
                             let frameBytes = UnsafeRawBufferPointer(
                                 rebasing: bytes[(index * frameSize)..<((index + 1) * frameSize)])

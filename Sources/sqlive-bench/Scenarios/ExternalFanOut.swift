@@ -1,0 +1,140 @@
+import Foundation
+import SQLiveEngine
+import SQLiveLocks
+
+/// 1,000 live queries over 100 tables; another process (the sqlite3
+/// shell, at its defaults) writes one table. With WAL precision only the
+/// 10 queries reading it refresh; without (what every external commit
+/// did before, and still does outside WAL mode) all 1,000 do.
+enum ExternalFanOut: Scenario {
+    static let name = "external-fan-out"
+
+    struct Run {
+        var refreshesPerCommit: Double
+        var latency: Samples
+        var statistics: WALPrecisionStatistics
+        /// The same, over bulk commits (hundreds of frames each).
+        var bulk: WALPrecisionStatistics
+        var commits: Int
+    }
+
+    static func run(quick: Bool, directory: URL) async throws -> ResultTable {
+        let commits = quick ? 10 : 200
+        let precise = try await measure(directory, walPrecision: true, commits: commits)
+        let everything = try await measure(directory, walPrecision: false, commits: commits)
+        var table = ResultTable(
+            scenario: name,
+            note:
+                "1,000 live queries over 100 tables (10 per table); the sqlite3 shell, at its defaults, commits "
+                + "\(commits) single-row inserts into one table, one at a time (each waits for the 10 updates).")
+        table.add(
+            "refreshes per external commit", precise.refreshesPerCommit, anchor: everything.refreshesPerCommit,
+            "without WAL precision")
+        table.add("refreshes per external commit", precise.refreshesPerCommit, anchor: 10, "ideal")
+        table.add(
+            "p50 latency, commit sent → last of 10 updates (ms)", precise.latency.percentile(50),
+            anchor: everything.latency.percentile(50), "without WAL precision")
+        table.add(
+            "p95 latency, commit sent → last of 10 updates (ms)", precise.latency.percentile(95),
+            anchor: everything.latency.percentile(95), "without WAL precision")
+        let statistics = precise.statistics
+        table.add(
+            "reading the WAL and keeping the map, per single-row commit (µs)",
+            Double(statistics.readNanoseconds) / Double(max(statistics.commits, 1)) / 1000)
+        let bulk = precise.bulk
+        table.add(
+            "reading the WAL and keeping the map, per frame of bulk commits (µs; \(bulk.frames / max(bulk.commits, 1)) frames each)",
+            Double(bulk.readNanoseconds) / Double(max(bulk.frames, 1)) / 1000)
+        table.add(
+            "building the page map from dbstat (ms, off the watcher's thread)",
+            Double(statistics.mapBuildNanoseconds) / Double(max(statistics.mapBuilds, 1)) / 1_000_000)
+        table.checks.append("each commit reached exactly the 10 queries of its table, with and without precision")
+        table.checks.append(
+            "\(statistics.commits) commits read from the WAL, \(statistics.frames) frames, "
+                + "\(statistics.fallbacks) readings fell back to refreshing everything")
+        return table
+    }
+
+    static func measure(_ directory: URL, walPrecision: Bool, commits: Int) async throws -> Run {
+        let tables = 100
+        let perTable = 10
+        let schema = (0..<tables).map { "CREATE TABLE t\($0)(id INTEGER PRIMARY KEY, v);" }.joined()
+            + (0..<tables).map { "INSERT INTO t\($0)(v) VALUES (0);" }.joined()
+        let path = try makeDatabase(directory, "external-fanout-\(walPrecision).sqlite", schema)
+        var options = LiveDatabase.Options()
+        options.liveQueries.walPrecision = walPrecision
+        let database = try await LiveDatabase.open(.file(path), options: options)
+        let arrivals = Locked([Int64: (count: Int, last: Int64)]())
+        let events = database.liveQueryEvents()
+        for table in 0..<tables {
+            for k in 0..<perTable {
+                _ = try await database.registerLiveQuery(
+                    name: "t\(table)_\(k)", LiveQueryDefinition(sql: "SELECT count(*), max(v) + \(k) FROM t\(table)"))
+            }
+        }
+        let listener = Task {
+            for await event in events {
+                guard case .changed(let change) = event, case .integer(let value) = change.result.rows[0][1] else {
+                    continue
+                }
+                let now = Monotonic.now()
+                let k = Int64(change.name.split(separator: "_")[1])!
+                arrivals.withLock {
+                    $0[value - k, default: (0, 0)].count += 1
+                    $0[value - k]!.last = now
+                }
+            }
+        }
+        // Let the page map be built before counting.
+        try await waitUntil("the page map") {
+            !walPrecision || database.walPrecisionStatistics().mapBuilds > 0
+        }
+        guard let sqlite3 = ChildProcess.executable(named: "sqlite3") else {
+            throw BenchmarkCheckFailed(description: "sqlite3 is not on PATH")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: sqlite3)
+        process.arguments = [path]
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let before = await database.liveQueries().map(\.refreshes).reduce(0, +)
+        let statisticsBefore = database.walPrecisionStatistics()
+        var latency = Samples()
+        for value in 1...Int64(commits) {
+            let start = Monotonic.now()
+            input.fileHandleForWriting.write(Data("INSERT INTO t42(v) VALUES (\(value));\n".utf8))
+            try await waitUntil("the 10 queries of t42 saw \(value)") {
+                arrivals.withLock { ($0[value]?.count ?? 0) == perTable }
+            }
+            latency.append(arrivals.withLock { $0[value]!.last } - start)
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let after = await database.liveQueries().map(\.refreshes).reduce(0, +)
+        let total = database.walPrecisionStatistics()
+        var statistics = total - statisticsBefore
+        statistics.mapBuilds = total.mapBuilds
+        statistics.mapBuildNanoseconds = total.mapBuildNanoseconds
+        // Bulk commits: 50,000 rows each into t42, over a hundred frames.
+        let bulkBefore = database.walPrecisionStatistics()
+        for round in 1...(commits / 10) {
+            let value = Int64(1_000_000 * round)
+            input.fileHandleForWriting.write(
+                Data(
+                    ("INSERT INTO t42(v) SELECT \(value) - 50000 + value FROM generate_series(1, 49999);\n"
+                        + "INSERT INTO t42(v) VALUES (\(value));\n").utf8))
+            try await waitUntil("the 10 queries of t42 saw \(value)") {
+                arrivals.withLock { ($0[value]?.count ?? 0) == perTable }
+            }
+        }
+        let bulk = database.walPrecisionStatistics() - bulkBefore
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        listener.cancel()
+        await database.close()
+        return Run(
+            refreshesPerCommit: Double(after - before) / Double(commits), latency: latency, statistics: statistics,
+            bulk: bulk, commits: commits)
+    }
+}

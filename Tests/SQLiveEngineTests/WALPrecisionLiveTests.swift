@@ -20,7 +20,8 @@ struct WALPrecisionLiveTests {
                 name: "q\(table)", LiveQueryDefinition(sql: "SELECT sum(v) FROM t\(table)"))
         }
         _ = try await database.registerLiveQuery(
-            name: "join", LiveQueryDefinition(sql: "SELECT count(*) FROM t1 JOIN t2 USING (id) WHERE t1.v < t2.v + 100"))
+            name: "join", LiveQueryDefinition(sql: "SELECT count(*) FROM t1 JOIN t2 USING (id) WHERE t1.v < t2.v + 100")
+        )
     }
 
     static func refreshes(_ database: LiveDatabase) async -> [String: Int] {
@@ -129,10 +130,60 @@ struct WALPrecisionLiveTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(!recorder.failures("q7").isEmpty)
-        try await SQLite3CLI.run(path, "CREATE TABLE t7(id INTEGER PRIMARY KEY, v INTEGER); INSERT INTO t7(v) VALUES (40);")
+        try await SQLite3CLI.run(
+            path, "CREATE TABLE t7(id INTEGER PRIMARY KEY, v INTEGER); INSERT INTO t7(v) VALUES (40);")
         try await recorder.waitForRows("q7", timeout: .seconds(15)) { $0 == [[.integer(40)]] }
         try await SQLite3CLI.run(path, "INSERT INTO t7(v) VALUES (2);")
         try await recorder.waitForRows("q7", timeout: .seconds(15)) { $0 == [[.integer(42)]] }
+        await database.close()
+    }
+
+    @Test("a free-running writer: every live query ends on the final database, tables matched")
+    func finalState() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(
+            in: directory, mode: .wal,
+            WALPrecisionTests.richSchema.joined(separator: ";\n") + ";")
+        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let recorder = EventRecorder(database)
+        let tables = ["t0", "t1", "t2", "t3", "audit", "parent", "child", "logged", "keyed", "counters"]
+        var initial: [String: [[SQLValue]]] = [:]
+        for table in tables {
+            let snapshot = try await database.registerLiveQuery(
+                name: table, LiveQueryDefinition(sql: "SELECT * FROM \(table) ORDER BY 1"))
+            initial[table] = snapshot.result.rows
+        }
+        var random = SeededRandom(seed: 42)
+        var script = "PRAGMA foreign_keys=ON;\n"
+        for round in 0..<300 {
+            let table = tables[Int(random.next() % 4)]
+            switch random.next() % 6 {
+            case 0: script += "UPDATE \(table) SET a = a + 1 WHERE id % \(random.next() % 20 + 2) = 0;\n"
+            case 1:
+                script +=
+                    "INSERT INTO \(table)(a, b, c) SELECT value, 'r\(round)', randomblob(\(random.next() % 6000)) FROM generate_series(1, \(random.next() % 50 + 1));\n"
+            case 2: script += "DELETE FROM \(table) WHERE id % \(random.next() % 30 + 2) = 1;\n"
+            case 3: script += "INSERT INTO logged(v) VALUES ('r\(round)');\n"
+            case 4: script += "DELETE FROM parent WHERE id = \(random.next() % 100 + 1);\n"
+            default: script += "INSERT OR REPLACE INTO keyed(k, v) VALUES ('key\(random.next() % 900)', 'r\(round)');\n"
+            }
+            if round == 150 { script += "PRAGMA wal_checkpoint(RESTART);\n" }
+        }
+        try await SQLite3CLI.run(path, script)
+        for table in tables {
+            let truth = try await database.rows("SELECT * FROM \(table) ORDER BY 1")
+            let deadline = ContinuousClock.now + .seconds(30)
+            func latest() -> [[SQLValue]]? { recorder.changes(table).last?.result.rows ?? initial[table] }
+            while latest() != truth, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(latest() == truth, "\(table) does not show the final database")
+        }
+        #expect(await database.liveQueries().allSatisfy { $0.precision == .tables })
+        // The external changes named their tables, all of them among those written.
+        let named = tables.flatMap { recorder.changes($0).compactMap(\.tables) }.flatMap { $0 }
+        #expect(!named.isEmpty)
+        #expect(Set(named).isSubset(of: Set(tables + ["sqlite_sequence"])))
         await database.close()
     }
 }

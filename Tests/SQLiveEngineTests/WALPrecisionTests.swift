@@ -11,27 +11,29 @@ import Testing
 /// fallback) is allowed where the method cannot prove its answer.
 @Suite("WAL precision", .serialized)
 struct WALPrecisionTests {
-    static let tenTables = (0..<10).map { "CREATE TABLE t\($0)(id INTEGER PRIMARY KEY, a INTEGER, b TEXT)" }
+    static let tenTables =
+        (0..<10).map { "CREATE TABLE t\($0)(id INTEGER PRIMARY KEY, a INTEGER, b TEXT)" }
         + (0..<10).map { "CREATE INDEX t\($0)_a ON t\($0)(a)" }
         + (0..<10).map { "INSERT INTO t\($0)(a, b) SELECT value, printf('row %d', value) FROM generate_series(1, 300)" }
 
     /// The richer schema of the randomized run.
-    static let richSchema = [
-        "CREATE TABLE t0(id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c BLOB)",
-        "CREATE INDEX t0_a ON t0(a)",
-        "CREATE TABLE t1(id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c BLOB)",
-        "CREATE INDEX t1_b ON t1(b)",
-        "CREATE TABLE t2(id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c BLOB)",
-        "CREATE TABLE t3(id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c BLOB)",
-        "CREATE TABLE audit(id INTEGER PRIMARY KEY AUTOINCREMENT, note TEXT)",
-        "CREATE TABLE parent(id INTEGER PRIMARY KEY, name TEXT)",
-        "CREATE TABLE child(id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parent(id) ON DELETE CASCADE, v TEXT)",
-        "CREATE INDEX child_parent ON child(parent_id)",
-        "CREATE TABLE logged(id INTEGER PRIMARY KEY, v TEXT)",
-        "CREATE TRIGGER logged_insert AFTER INSERT ON logged BEGIN INSERT INTO audit(note) VALUES ('logged ' || new.id); END",
-        "CREATE TABLE keyed(k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID",
-        "CREATE TABLE counters(id INTEGER PRIMARY KEY AUTOINCREMENT, v INTEGER)",
-    ]
+    static let richSchema =
+        [
+            "CREATE TABLE t0(id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c BLOB)",
+            "CREATE INDEX t0_a ON t0(a)",
+            "CREATE TABLE t1(id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c BLOB)",
+            "CREATE INDEX t1_b ON t1(b)",
+            "CREATE TABLE t2(id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c BLOB)",
+            "CREATE TABLE t3(id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c BLOB)",
+            "CREATE TABLE audit(id INTEGER PRIMARY KEY AUTOINCREMENT, note TEXT)",
+            "CREATE TABLE parent(id INTEGER PRIMARY KEY, name TEXT)",
+            "CREATE TABLE child(id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parent(id) ON DELETE CASCADE, v TEXT)",
+            "CREATE INDEX child_parent ON child(parent_id)",
+            "CREATE TABLE logged(id INTEGER PRIMARY KEY, v TEXT)",
+            "CREATE TRIGGER logged_insert AFTER INSERT ON logged BEGIN INSERT INTO audit(note) VALUES ('logged ' || new.id); END",
+            "CREATE TABLE keyed(k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID",
+            "CREATE TABLE counters(id INTEGER PRIMARY KEY AUTOINCREMENT, v INTEGER)",
+        ]
         + (0..<4).map {
             "INSERT INTO t\($0)(a, b, c) SELECT value, printf('row %d', value), CASE WHEN value % 50 = 0 THEN randomblob(6000) END FROM generate_series(1, 400)"
         }
@@ -50,7 +52,9 @@ struct WALPrecisionTests {
     ) -> Bool {
         guard case .tables(let reported) = changes else { return false }
         let missed = truth.subtracting(reported)
-        #expect(missed.isEmpty, "\(what): missed \(missed.sorted()), reported \(reported.sorted())", sourceLocation: sourceLocation)
+        #expect(
+            missed.isEmpty, "\(what): missed \(missed.sorted()), reported \(reported.sorted())",
+            sourceLocation: sourceLocation)
         return reported == truth
     }
 
@@ -127,9 +131,11 @@ struct WALPrecisionTests {
         #expect(try lockstep.compareMap().wrong == [])
     }
 
-    @Test("auto_vacuum, secure_delete off, triggers, cascades, WITHOUT ROWID", arguments: [
-        ["PRAGMA auto_vacuum=FULL"], ["PRAGMA secure_delete=OFF"], ["PRAGMA auto_vacuum=INCREMENTAL"],
-    ])
+    @Test(
+        "auto_vacuum, secure_delete off, triggers, cascades, WITHOUT ROWID",
+        arguments: [
+            ["PRAGMA auto_vacuum=FULL"], ["PRAGMA secure_delete=OFF"], ["PRAGMA auto_vacuum=INCREMENTAL"],
+        ])
     func settings(pragmas: [String]) throws {
         let lockstep = try WALLockstep(schema: Self.richSchema, pragmas: pragmas + ["PRAGMA foreign_keys=ON"])
         let steps: [[[String]]] = [
@@ -140,7 +146,10 @@ struct WALPrecisionTests {
             [["INSERT INTO counters(v) VALUES (1)"]],
             [["DELETE FROM t0 WHERE c IS NOT NULL"]],
             [["UPDATE t1 SET c = randomblob(7000) WHERE id % 10 = 0"]],
-            [["DELETE FROM t1 WHERE id > 100"], ["INSERT INTO t2(a, b) SELECT value, 'n' FROM generate_series(1, 800)"]],
+            [
+                ["DELETE FROM t1 WHERE id > 100"],
+                ["INSERT INTO t2(a, b) SELECT value, 'n' FROM generate_series(1, 800)"],
+            ],
         ]
         for step in steps {
             let truth = try lockstep.send(step)
@@ -180,12 +189,28 @@ struct WALPrecisionTests {
                     "INSERT OR IGNORE INTO parent(id, name) VALUES (\(id), 'p')",
                     "INSERT INTO child(parent_id, v) VALUES (\(id), 'c')",
                 ]
-            case 7: return ["UPDATE keyed SET v = hex(randomblob(\(number(1...300)))) WHERE k < 'key\(String(format: "%05d", number(0...500)))'"]
-            case 8: return ["INSERT OR REPLACE INTO keyed(k, v) VALUES ('key\(String(format: "%05d", number(0...900)))', 'r')"]
-            case 9: return ["INSERT INTO counters(v) VALUES (\(number(0...99)))", "DELETE FROM counters WHERE id % 5 = \(number(0...4))"]
-            case 10: return ["UPDATE \(pick(tables)) SET c = randomblob(\(number(100...12000))) WHERE id = \(number(1...400))"]
+            case 7:
+                return [
+                    "UPDATE keyed SET v = hex(randomblob(\(number(1...300)))) WHERE k < 'key\(String(format: "%05d", number(0...500)))'"
+                ]
+            case 8:
+                return [
+                    "INSERT OR REPLACE INTO keyed(k, v) VALUES ('key\(String(format: "%05d", number(0...900)))', 'r')"
+                ]
+            case 9:
+                return [
+                    "INSERT INTO counters(v) VALUES (\(number(0...99)))",
+                    "DELETE FROM counters WHERE id % 5 = \(number(0...4))",
+                ]
+            case 10:
+                return [
+                    "UPDATE \(pick(tables)) SET c = randomblob(\(number(100...12000))) WHERE id = \(number(1...400))"
+                ]
             default:
-                return ["UPDATE \(pick(tables)) SET b = b WHERE id = \(number(1...400))", "UPDATE counters SET v = v + 1 WHERE id = \(number(1...60))"]
+                return [
+                    "UPDATE \(pick(tables)) SET b = b WHERE id = \(number(1...400))",
+                    "UPDATE counters SET v = v + 1 WHERE id = \(number(1...60))",
+                ]
             }
         }
         var commits = 0
@@ -198,7 +223,15 @@ struct WALPrecisionTests {
             var step: [[String]] = []
             switch number(0...39) {
             case 0: step = [["PRAGMA wal_checkpoint(\(pick(["TRUNCATE", "RESTART", "PASSIVE"])))"]]
-            case 1: step = [[pick(["CREATE INDEX IF NOT EXISTS t2_a ON t2(a)", "DROP INDEX IF EXISTS t2_a", "ALTER TABLE t3 ADD COLUMN d\(rounds)"])]]
+            case 1:
+                step = [
+                    [
+                        pick([
+                            "CREATE INDEX IF NOT EXISTS t2_a ON t2(a)", "DROP INDEX IF EXISTS t2_a",
+                            "ALTER TABLE t3 ADD COLUMN d\(rounds)",
+                        ])
+                    ]
+                ]
             case 2: step = [["VACUUM"]]
             default: break
             }
@@ -217,11 +250,15 @@ struct WALPrecisionTests {
                 stale += comparison.stale
             } else {
                 fallbacks += 1
-                if ProcessInfo.processInfo.environment["SQLIVE_WAL_VERBOSE"] != nil { print("fallback: \(changes) \(step)") }
+                if ProcessInfo.processInfo.environment["SQLIVE_WAL_VERBOSE"] != nil {
+                    print("fallback: \(changes) \(step)")
+                }
                 lockstep.waitForMap()
             }
         }
-        print("WAL precision randomized: \(rounds) rounds, \(commits) commits, exact \(exact), fallbacks \(fallbacks), stale map pages seen \(stale)")
+        print(
+            "WAL precision randomized: \(rounds) rounds, \(commits) commits, exact \(exact), fallbacks \(fallbacks), stale map pages seen \(stale)"
+        )
         // Fallbacks only where the method cannot prove (schema changes, VACUUM, lost tails).
         #expect(fallbacks < rounds / 5)
     }

@@ -58,7 +58,8 @@ enum ExternalFanOut: Scenario {
     static func measure(_ directory: URL, walPrecision: Bool, commits: Int) async throws -> Run {
         let tables = 100
         let perTable = 10
-        let schema = (0..<tables).map { "CREATE TABLE t\($0)(id INTEGER PRIMARY KEY, v);" }.joined()
+        let schema =
+            (0..<tables).map { "CREATE TABLE t\($0)(id INTEGER PRIMARY KEY, v);" }.joined()
             + (0..<tables).map { "INSERT INTO t\($0)(v) VALUES (0);" }.joined()
         let path = try makeDatabase(directory, "external-fanout-\(walPrecision).sqlite", schema)
         var options = LiveDatabase.Options()

@@ -163,7 +163,9 @@ final class WALLockstep {
             case .free:
                 if kept != .free { stale += 1 }
             default:
-                if kept != truth { wrong.append("page \(page): \(describe(kept, map)), dbstat \(describe(truth, fresh))") }
+                if kept != truth {
+                    wrong.append("page \(page): \(describe(kept, map)), dbstat \(describe(truth, fresh))")
+                }
             }
         }
         return (wrong, stale)

@@ -182,7 +182,9 @@ struct PageMap {
                 let owner: Int32
                 if case .btree(let id) = role { owner = id } else { owner = Self.schemaOwner }
                 guard let node = btree(page) else { return }
-                for child in node.children { add(child, Link(role: .btree(owner: owner), tablePage: node.kind.isTable)) }
+                for child in node.children {
+                    add(child, Link(role: .btree(owner: owner), tablePage: node.kind.isTable))
+                }
                 for overflow in node.overflows { add(overflow, Link(role: .overflow(owner: owner))) }
             case .overflow(let owner):
                 guard let bytes = commit.bytes(of: page) else { return }

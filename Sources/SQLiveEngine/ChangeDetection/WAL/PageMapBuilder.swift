@@ -160,7 +160,9 @@ final class PageMapBuilder: Sendable {
             tablesOfTree[row[1].lowercased()] = [table(row[0] == "index" ? row[2] : row[1])]
         }
 
-        var owners: [PageMap.Owner] = [PageMap.Owner(name: "sqlite_schema", tables: ["sqlite_schema", "sqlite_master"])]
+        var owners: [PageMap.Owner] = [
+            PageMap.Owner(name: "sqlite_schema", tables: ["sqlite_schema", "sqlite_master"])
+        ]
         var ownerIDs: [String: Int32] = ["sqlite_schema": PageMap.schemaOwner]
         var pages: [(page: UInt32, role: PageMap.Role)] = []
         pages.reserveCapacity(pageCount)

@@ -134,7 +134,8 @@ struct WALCommitReader {
                 if budget < 0 { return (checksum, lastValid, "too many frames to read") }
                 let offset = Int64(WALFormat.headerSize) + Int64(frame - 1) * Int64(frameSize)
                 let ok = scratch.frames.withUnsafeMutableBytes {
-                    storage.readWAL(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<(batch * frameSize)]), at: offset)
+                    storage.readWAL(
+                        into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<(batch * frameSize)]), at: offset)
                 }
                 var stopped = !ok
                 if ok {
@@ -143,7 +144,8 @@ struct WALCommitReader {
                             let frameBytes = UnsafeRawBufferPointer(
                                 rebasing: bytes[(index * frameSize)..<((index + 1) * frameSize)])
                             let header = WALFormat.FrameHeader(frameBytes)
-                            let sum = checksum
+                            let sum =
+                                checksum
                                 .adding(UnsafeRawBufferPointer(rebasing: frameBytes[0..<8]), bigEndian: bigEndian)
                                 .adding(
                                     UnsafeRawBufferPointer(rebasing: frameBytes[WALFormat.frameHeaderSize...]),

@@ -65,27 +65,8 @@ enum ExternalFanOut: Scenario {
         var options = LiveDatabase.Options()
         options.liveQueries.walPrecision = walPrecision
         let database = try await LiveDatabase.open(.file(path), options: options)
-        let arrivals = Locked([Int64: (count: Int, last: Int64)]())
-        let events = database.liveQueryEvents()
-        for table in 0..<tables {
-            for k in 0..<perTable {
-                _ = try await database.registerLiveQuery(
-                    name: "t\(table)_\(k)", LiveQueryDefinition(sql: "SELECT count(*), max(v) + \(k) FROM t\(table)"))
-            }
-        }
-        let listener = Task {
-            for await event in events {
-                guard case .changed(let change) = event, case .integer(let value) = change.result.rows[0][1] else {
-                    continue
-                }
-                let now = Monotonic.now()
-                let k = Int64(change.name.split(separator: "_")[1])!
-                arrivals.withLock {
-                    $0[value - k, default: (0, 0)].count += 1
-                    $0[value - k]!.last = now
-                }
-            }
-        }
+        let fanOut = try await FanOutQueries(database, tables: tables, perTable: perTable)
+        let arrivals = fanOut.arrivals
         // Let the page map be built before counting.
         try await waitUntil("the page map") {
             !walPrecision || database.walPrecisionStatistics().mapBuilds > 0
@@ -132,7 +113,7 @@ enum ExternalFanOut: Scenario {
         let bulk = database.walPrecisionStatistics() - bulkBefore
         try input.fileHandleForWriting.close()
         process.waitUntilExit()
-        listener.cancel()
+        fanOut.listener.cancel()
         await database.close()
         return Run(
             refreshesPerCommit: Double(after - before) / Double(commits), latency: latency, statistics: statistics,

@@ -14,26 +14,8 @@ enum FanOut: Scenario {
         let schema = (0..<tables).map { "CREATE TABLE t\($0)(id INTEGER PRIMARY KEY, v);" }.joined()
         let path = try makeDatabase(directory, "fanout.sqlite", schema)
         let database = try await LiveDatabase.open(.file(path))
-        let arrivals = Locked([Int64: (count: Int, last: Int64)]())
-        let events = database.liveQueryEvents()
-        for table in 0..<tables {
-            for k in 0..<perTable {
-                _ = try await database.registerLiveQuery(
-                    name: "t\(table)_\(k)", LiveQueryDefinition(sql: "SELECT count(*), max(v) + \(k) FROM t\(table)"))
-            }
-        }
-        let listener = Task {
-            for await event in events {
-                guard case .changed(let change) = event, case .integer(let value) = change.result.rows[0][1] else {
-                    continue
-                }
-                let now = Monotonic.now()
-                let k = Int64(change.name.split(separator: "_")[1])!
-                arrivals.withLock {
-                    $0[value - k, default: (0, 0)].count += 1; $0[value - k]!.last = now
-                }
-            }
-        }
+        let fanOut = try await FanOutQueries(database, tables: tables, perTable: perTable)
+        let arrivals = fanOut.arrivals
         let before = await database.liveQueries().map(\.refreshes).reduce(0, +)
         var latency = Samples()
         for value in 1...Int64(writes) {
@@ -46,7 +28,7 @@ enum FanOut: Scenario {
         }
         try await Task.sleep(for: .milliseconds(100))
         let after = await database.liveQueries().map(\.refreshes).reduce(0, +)
-        listener.cancel()
+        fanOut.listener.cancel()
         await database.close()
         let perWrite = Double(after - before) / Double(writes)
         var table = ResultTable(
@@ -60,5 +42,37 @@ enum FanOut: Scenario {
         table.add("p95 latency, write → last of 10 updates (ms)", latency.percentile(95))
         table.checks.append("each write reached exactly the \(perTable) queries of its table")
         return table
+    }
+}
+
+/// Ten live queries per table, `SELECT count(*), max(v) + k FROM tN`, and
+/// a listener that counts, for each value written, the updates that saw it
+/// and when the last one arrived.
+struct FanOutQueries {
+    let arrivals = Locked([Int64: (count: Int, last: Int64)]())
+    let listener: Task<Void, Never>
+
+    init(_ database: LiveDatabase, tables: Int, perTable: Int) async throws {
+        let events = database.liveQueryEvents()
+        for table in 0..<tables {
+            for k in 0..<perTable {
+                _ = try await database.registerLiveQuery(
+                    name: "t\(table)_\(k)", LiveQueryDefinition(sql: "SELECT count(*), max(v) + \(k) FROM t\(table)"))
+            }
+        }
+        let arrivals = arrivals
+        listener = Task {
+            for await event in events {
+                guard case .changed(let change) = event, case .integer(let value) = change.result.rows[0][1] else {
+                    continue
+                }
+                let now = Monotonic.now()
+                let k = Int64(change.name.split(separator: "_")[1])!
+                arrivals.withLock {
+                    $0[value - k, default: (0, 0)].count += 1
+                    $0[value - k]!.last = now
+                }
+            }
+        }
     }
 }

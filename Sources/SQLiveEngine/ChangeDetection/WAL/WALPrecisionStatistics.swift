@@ -7,7 +7,8 @@ public struct WALPrecisionStatistics: Hashable, Sendable {
     public var commits = 0
     /// Frames read (checked, and their pages applied).
     public var frames = 0
-    /// Time spent reading frames and keeping the map, in nanoseconds.
+    /// CPU time spent reading frames and keeping the map, in nanoseconds
+    /// (the watcher thread's own, whether or not it held a core throughout).
     public var readNanoseconds: Int64 = 0
     /// Readings answered "refresh everything" (a schema change, a lost
     /// tail, no map yet…).

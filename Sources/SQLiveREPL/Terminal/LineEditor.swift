@@ -23,10 +23,16 @@ final class LineEditor {
         var schemaDate = Date()
         /// The earlier lines of the statement being typed.
         var pendingText = ""
+        /// Ctrl-L: clears under the live panel; false when there is none.
+        var clearScreen: (@Sendable () -> Bool)?
     }
     private static let callbackState = Locked(CallbackState())
 
     private(set) var isInstalled = false
+    /// Whether clear-screen's keys were bound to `lineEditorClearScreen`.
+    private var clearScreenBound = false
+    /// The screen size readline was last given.
+    private var screenSize: Terminal.Size?
     private var history = History()
     private let historyPath: String?
 
@@ -34,6 +40,7 @@ final class LineEditor {
         sqlive_rl_set_readline_name("sqlive")
         sqlive_rl_set_catch_signals(0)
         sqlive_rl_set_catch_sigwinch(0)
+        sqlive_rl_set_change_environment(0)
         sqlive_rl_set_basic_word_break_characters(wordBreaks)
         sqlive_rl_set_attempted_completion_function(lineEditorComplete)
         using_history()
@@ -51,6 +58,11 @@ final class LineEditor {
         if isInstalled { rl_callback_handler_remove() }
         rl_callback_handler_install(prompt, lineEditorAcceptLine)
         isInstalled = true
+        if !clearScreenBound {
+            // After the first install: readline has read ~/.inputrc.
+            sqlive_rl_bind_clear_screen(lineEditorClearScreen)
+            clearScreenBound = true
+        }
     }
 
     /// Stops reading (while a command runs, and at exit); the terminal returns to its normal mode.
@@ -114,9 +126,41 @@ final class LineEditor {
         install(prompt: prompt)
     }
 
+    /// Redraws the prompt and the partial line after `body` moved the
+    /// cursor to the start of a fresh line, without clearing first (the
+    /// screen was started over).
+    func redraw(after body: () -> Void) {
+        body()
+        guard isInstalled else { return }
+        rl_on_new_line()
+        rl_redisplay()
+    }
+
     /// The terminal was resized.
     func resize() {
         rl_resize_terminal()
+        screenSize = nil
+    }
+
+    /// The rows and columns readline may use: the rows under the live
+    /// panel, when it is shown (completion lists are paged to them).
+    func setScreenSize(_ size: Terminal.Size?) {
+        guard let size, size != screenSize else { return }
+        rl_set_screen_size(Int32(size.rows), Int32(size.columns))
+        screenSize = size
+    }
+
+    /// What Ctrl-L does first: `handler` clears under the live panel and
+    /// returns true, or returns false and readline clears the screen.
+    func setClearScreen(_ handler: @escaping @Sendable () -> Bool) {
+        Self.callbackState.withLock { $0.clearScreen = handler }
+    }
+
+    fileprivate static func clearScreen(count: Int32, key: Int32) -> Int32 {
+        let handler = callbackState.withLock { $0.clearScreen }
+        guard let handler, handler() else { return rl_clear_screen(count, key) }
+        rl_forced_update_display()
+        return 0
     }
 
     // MARK: - Completion
@@ -219,6 +263,11 @@ final class LineEditor {
 /// readline's line handler: a C function, so it cannot be a closure.
 private func lineEditorAcceptLine(_ line: UnsafeMutablePointer<CChar>?) {
     LineEditor.accept(line)
+}
+
+/// clear-screen's replacement (Ctrl-L), which keeps the live panel.
+private func lineEditorClearScreen(_ count: Int32, _ key: Int32) -> Int32 {
+    LineEditor.clearScreen(count: count, key: key)
 }
 
 /// readline's completion function.

@@ -55,9 +55,19 @@ struct TmuxSession {
         return (String(decoding: data, as: UTF8.self), (status >> 8) & 0xFF)
     }
 
-    func start(_ command: [String]) throws {
+    func start(_ command: [String], width: Int = 120, height: Int = 40) throws {
         let line = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        try tmux(["-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-s", "main", line])
+        try tmux(["-f", "/dev/null", "new-session", "-d", "-x", "\(width)", "-y", "\(height)", "-s", "main", line])
+    }
+
+    /// Resizes the window, as a user dragging its corner (the program gets SIGWINCH).
+    func resize(width: Int, height: Int) throws {
+        try tmux(["resize-window", "-t", "main", "-x", "\(width)", "-y", "\(height)"])
+    }
+
+    /// The visible screen with its attributes as escape sequences (`capture-pane -e`).
+    func screenWithAttributes() throws -> String {
+        try tmux(["capture-pane", "-p", "-e", "-t", "main"]).output
     }
 
     /// Types text literally. A `;` is sent on its own: tmux reads a trailing `;` as a command separator.

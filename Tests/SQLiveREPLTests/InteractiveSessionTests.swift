@@ -29,8 +29,22 @@ struct TmuxSession {
             for pointer in argv { free(pointer) }
             for pointer in envp { free(pointer) }
         }
+        // The calling thread (one of the test runner's) may block most
+        // signals, and a child inherits that mask: a tmux server that
+        // cannot receive SIGTERM ignores `kill-server` and outlives the test.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGHUP, SIGINT, SIGCHLD, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, "/usr/bin/tmux", &actions, nil, argv, envp)
+        let result = posix_spawn(&pid, "/usr/bin/tmux", &actions, &attributes, argv, envp)
         close(fds[1])
         guard result == 0 else {
             close(fds[0])

@@ -71,7 +71,17 @@ struct PanelLayout {
             overflow = "… and \(entries.count - shown.count) more live queries"
         }
         let available = limit - (overflow == nil ? 0 : 1)
-        let naturals = shown.map { self.lines(of: $0, budget: .max).count }
+        // Each query's rows, styled once (highlighting compares every row).
+        let printer = LiveQueryPrinter(settings: settings)
+        let rows = shown.map { printer.styledRows($0.result, previous: $0.previous) }
+        func lines(_ index: Int, _ budget: Int) -> (lines: [String], complete: Bool) {
+            fit(shown[index], rows: rows[index], budget: budget)
+        }
+        // What each needs (more than all there is, for one that cannot be shown whole).
+        let naturals = shown.indices.map { index in
+            let fitted = lines(index, available)
+            return fitted.complete ? fitted.lines.count : available + 1
+        }
         var budgets = naturals
         if naturals.reduce(0, +) > available {
             budgets = Self.share(available, among: naturals)
@@ -79,7 +89,7 @@ struct PanelLayout {
             // (it shows `… N rows`): they complete the query nearest to
             // complete, or else go to the first that can use them.
             for _ in 0...shown.count {
-                let used = zip(shown, budgets).map { self.lines(of: $0, budget: $1).count }
+                let used = budgets.indices.map { lines($0, budgets[$0]).lines.count }
                 let leftover = available - used.reduce(0, +)
                 budgets = used
                 let cut = budgets.indices.filter { used[$0] < naturals[$0] }
@@ -89,18 +99,16 @@ struct PanelLayout {
                     budgets[nearest] = naturals[nearest]
                     continue
                 }
-                if let first = cut.first(where: {
-                    self.lines(of: shown[$0], budget: used[$0] + leftover).count > used[$0]
-                }) {
+                if let first = cut.first(where: { lines($0, used[$0] + leftover).lines.count > used[$0] }) {
                     budgets[first] += leftover
                 }
                 break
             }
         }
-        var lines: [String] = []
-        for (entry, budget) in zip(shown, budgets) { lines += self.lines(of: entry, budget: budget) }
-        if let overflow { lines.append(overflow) }
-        return lines.map { TerminalText.clip($0, toWidth: width) }
+        var result: [String] = []
+        for index in shown.indices { result += lines(index, budgets[index]).lines }
+        if let overflow { result.append(overflow) }
+        return result.map { TerminalText.clip($0, toWidth: width) }
     }
 
     /// Shares `total` lines among queries that need `needs` lines each:
@@ -123,22 +131,32 @@ struct PanelLayout {
 
     /// One query's lines, at most `budget` (at least its header).
     func lines(of entry: PanelEntry, budget: Int) -> [String] {
+        let rows = LiveQueryPrinter(settings: settings).styledRows(entry.result, previous: entry.previous)
+        return fit(entry, rows: rows, budget: budget).lines
+    }
+
+    /// One query's lines, at most `budget`, and whether all its rows are
+    /// there. Only as many rows as could fit are ever drawn: a result of
+    /// ten thousand rows costs no more than one of fifty.
+    private func fit(_ entry: PanelEntry, rows: [StyledRow], budget: Int) -> (lines: [String], complete: Bool) {
         let printer = LiveQueryPrinter(settings: settings)
         let header = printer.colour(ANSI.bold + ANSI.cyan, entry.header)
-        guard budget > 1 else { return [header] }
+        guard budget > 1 else { return ([header], false) }
         if let error = entry.error {
-            return [header, printer.colour(ANSI.red, "error: " + error)]
+            return ([header, printer.colour(ANSI.red, "error: " + error)], true)
         }
         let result = entry.result
-        let rows = printer.styledRows(result, previous: entry.previous)
-        let cap = result.truncated ? ["-- (truncated to \(result.rows.count) rows)"] : []
-        let full = body(result.columns, rows) + cap
-        if full.count <= budget - 1 { return [header] + full }
+        // Every row takes a line at least: more rows than lines cannot fit.
+        if rows.count < budget {
+            let cap = result.truncated ? ["-- (truncated to \(result.rows.count) rows)"] : []
+            let full = body(result.columns, rows) + cap
+            if full.count <= budget - 1 { return ([header] + full, true) }
+        }
 
         // The most rows that fit with the `… N more rows` line under them.
         let room = budget - 2
         var low = 0
-        var high = rows.count - 1
+        var high = min(rows.count - 1, room)
         while low < high {
             let middle = (low + high + 1) / 2
             if body(result.columns, Array(rows.prefix(middle))).count <= room {
@@ -157,9 +175,9 @@ struct PanelLayout {
                 case 1: "… 1 row"
                 case let count: "… \(count) rows"
                 }
-            return [header, printer.colour(ANSI.dim, count)]
+            return ([header, printer.colour(ANSI.dim, count)], false)
         }
-        return [header] + body(result.columns, Array(rows.prefix(low))) + [moreLine]
+        return ([header] + body(result.columns, Array(rows.prefix(low))) + [moreLine], false)
     }
 
     /// The rows drawn in the session's mode, one string per line.

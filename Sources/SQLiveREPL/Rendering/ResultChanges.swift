@@ -65,7 +65,8 @@ public struct StyledRow: Hashable, Sendable {
 /// name), or else that shares more than half of its values, preferring the
 /// one that shares most values and then the nearest. A paired row is
 /// *changed* in the columns that differ; a new row left unpaired is
-/// *added*, an old one *removed*.
+/// *added*, an old one *removed*. The work is linear in the rows, but for
+/// the search by shared values, done only when few rows are left to pair.
 ///
 /// ```swift
 /// let rows = ResultChanges.rows(
@@ -95,16 +96,34 @@ public enum ResultChanges {
                 styles[index] = .plain
             }
         }
-        // Pair the rest.
+        // Pair the rest: first the old rows with the same first column
+        // (found by hashing), else, when few rows are left (the search
+        // compares every pair), those that share more than half their values.
         let columnCount = result.columns.count
-        for (index, row) in new.enumerated() where styles[index] == nil {
+        var oldByKey: [SQLValue: [Int]] = [:]
+        var leftOld: [Int] = []
+        for (index, row) in old.enumerated() where !oldTaken[index] {
+            leftOld.append(index)
+            if let key = row.first { oldByKey[key, default: []].append(index) }
+        }
+        let leftNew = styles.indices.filter { styles[$0] == nil }
+        let searchAll = leftOld.count * leftNew.count <= 40_000
+        func shared(_ a: [SQLValue], _ b: [SQLValue]) -> Int {
+            zip(a, b).reduce(0) { $0 + ($1.0 == $1.1 ? 1 : 0) }
+        }
+        for index in leftNew {
+            let row = new[index]
             var best: (old: Int, score: (Int, Int, Int))?
-            for (oldIndex, candidate) in old.enumerated() where !oldTaken[oldIndex] {
-                let sameKey = !row.isEmpty && candidate.first == row.first
-                let shared = zip(row, candidate).filter { $0 == $1 }.count
-                guard sameKey || shared * 2 > columnCount else { continue }
-                let score = (sameKey ? 1 : 0, shared, -abs(oldIndex - index))
+            func consider(_ oldIndex: Int, sameKey: Bool) {
+                guard !oldTaken[oldIndex] else { return }
+                let count = shared(row, old[oldIndex])
+                guard sameKey || count * 2 > columnCount else { return }
+                let score = (sameKey ? 1 : 0, count, -abs(oldIndex - index))
                 if best == nil || score > best!.score { best = (oldIndex, score) }
+            }
+            for oldIndex in row.first.flatMap({ oldByKey[$0] }) ?? [] { consider(oldIndex, sameKey: true) }
+            if best == nil && searchAll {
+                for oldIndex in leftOld { consider(oldIndex, sameKey: false) }
             }
             if let best {
                 oldTaken[best.old] = true
@@ -115,10 +134,20 @@ public enum ResultChanges {
                 styles[index] = .added
             }
         }
-        var rows = zip(new, styles).map { StyledRow($0, style: $1 ?? .plain) }
-        // Removed rows where they were (in order, so that each lands at its old index).
-        for (oldIndex, row) in old.enumerated() where !oldTaken[oldIndex] {
-            rows.insert(StyledRow(row, style: .removed), at: min(oldIndex, rows.count))
+        // Removed rows where they were: each at its old index (or at the end).
+        let removed = old.indices.filter { !oldTaken[$0] }
+        var rows: [StyledRow] = []
+        rows.reserveCapacity(new.count + removed.count)
+        var nextNew = 0
+        var nextRemoved = 0
+        while nextNew < new.count || nextRemoved < removed.count {
+            if nextRemoved < removed.count && (removed[nextRemoved] <= rows.count || nextNew == new.count) {
+                rows.append(StyledRow(old[removed[nextRemoved]], style: .removed))
+                nextRemoved += 1
+            } else {
+                rows.append(StyledRow(new[nextNew], style: styles[nextNew] ?? .plain))
+                nextNew += 1
+            }
         }
         return rows
     }

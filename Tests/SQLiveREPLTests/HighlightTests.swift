@@ -62,6 +62,17 @@ struct ResultChangesTests {
         #expect(ResultChanges.rows(previous: previous, result: other).map(\.style) == [.removed, .added])
     }
 
+    @Test func tenThousandChangedRowsArePairedByTheirFirstColumn() {
+        let old: [[SQLValue]] = (0..<10_000).map { [.integer(Int64($0)), .integer(Int64($0) * 10)] }
+        let new: [[SQLValue]] = old.reversed().map { [$0[0], .integer(1)] }
+        let styled = rows(old, new)
+        #expect(styled.count == 10_000)
+        #expect(styled.allSatisfy { $0.style == .changed(columns: [1]) })
+        let halved = rows(old, old.filter { $0[0] != .integer(3) && $0[0] != .integer(4) })
+        #expect(halved.count == 10_000)
+        #expect(halved[3].style == .removed && halved[4].style == .removed && halved[5].style == .plain)
+    }
+
     @Test func noPreviousOrOtherColumnsMeansNothingIsHighlighted() {
         let result = LiveQueryResult(columns: ["a"], rows: [[.integer(1)]])
         #expect(ResultChanges.rows(previous: nil, result: result) == [StyledRow([.integer(1)])])

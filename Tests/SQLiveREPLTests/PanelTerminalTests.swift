@@ -89,6 +89,19 @@ struct PanelTerminalTests {
         #expect(blobRow(after, score: "70"))
     }
 
+    /// The first child of a process, from `pgrep -P`.
+    func childProcess(of parent: String) throws -> pid_t? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/pgrep")
+        process.arguments = ["-P", parent]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: output, as: UTF8.self).split(separator: "\n").first.flatMap { pid_t($0) }
+    }
+
     /// Runs the sqlite3 shell; its exit status (5 when the database was busy).
     ///
     /// Spawned and waited for directly: fifty `Process`es in a row, while
@@ -195,6 +208,15 @@ struct PanelTerminalTests {
         }
         #expect(screen.first?.hasPrefix("-- top v2 (external, coalesced 1) ") == true)
         #expect(screen.last == "sqlive>")
+        let panelRows = try #require(screen.firstIndex(of: String(repeating: "─", count: 100))) + 1
+
+        // Ctrl-L clears under the panel, which stays.
+        try tmux.type("SELECT 'half")
+        try tmux.press("C-l")
+        screen = try await tmux.waitForScreen { $0.count == panelRows + 1 }
+        #expect(screen.first?.hasPrefix("-- top v2 (external, coalesced 1) ") == true)
+        #expect(screen.last == "sqlive> SELECT 'half")
+        try tmux.press("C-u")
 
         try tmux.type(".unwatch top")
         try tmux.press("Enter")
@@ -254,23 +276,32 @@ struct PanelTerminalTests {
         try tmux.press("Enter")
         _ = try await tmux.waitForScreen { $0 == ["$"] }
 
-        for exit in [".quit", "C-d"] {
+        for exit in [".quit", "C-d", "SIGTERM"] {
             try tmux.type("'\(Processes.sqlive)' '\(database)'")
             try tmux.press("Enter")
             _ = try await tmux.waitForScreen { $0.last == "sqlive>" }
             try tmux.type(Self.watch)
             try tmux.press("Enter")
             _ = try await tmux.waitForScreen { $0.first?.hasPrefix("-- top v1 ") == true && $0.last == "sqlive>" }
-            if exit == ".quit" {
+            switch exit {
+            case ".quit":
                 try tmux.type(".quit")
                 try tmux.press("Enter")
-            } else {
+            case "C-d":
                 try tmux.press("C-d")
+            default:
+                let shell = try tmux.tmux(["list-panes", "-t", "main", "-F", "#{pane_pid}"]).output
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                let child = try #require(try childProcess(of: shell))
+                kill(child, SIGTERM)
             }
             var screen = try await tmux.waitForScreen { $0.last == "$" }
             #expect(!screen.contains(String(repeating: "─", count: 80)), "the panel is gone")
             if exit == ".quit" {
                 #expect(screen.suffix(3) == ["-- top v1 (watching, reads players)", "sqlive> .quit", "$"])
+            } else if exit == "SIGTERM" {
+                // The prompt's line is ended, as it showed.
+                #expect(screen.suffix(3) == ["-- top v1 (watching, reads players)", "sqlive>", "$"])
             } else {
                 // Readline 8.2 ends the line after Ctrl-D, and so does sqlive: a blank line (as without a panel).
                 #expect(screen.suffix(4).prefix(2) == ["-- top v1 (watching, reads players)", "sqlive>"])

@@ -89,6 +89,13 @@ struct PanelLayoutTests {
             ])
     }
 
+    @Test func aBigResultShowsItsFirstRows() {
+        let lines = layout.lines([Self.entry("big", rows: 10_000)], rows: 40)
+        #expect(lines.count == 19)
+        // The grid is as wide as the rows shown.
+        #expect(lines.suffix(3) == ["│ 13 │", "└────┘", "… 9987 more rows"])
+    }
+
     @Test func aPanelTooShortForRowsCountsThem() {
         let lines = layout.content([Self.entry("a", rows: 9), Self.entry("b", rows: 0)], limit: 4)
         #expect(

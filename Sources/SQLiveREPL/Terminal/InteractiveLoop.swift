@@ -41,6 +41,7 @@ struct InteractiveLoop {
         editor.setScreenSize(panel.readlineSize)
         editor.install(prompt: prompt)
         defer {
+            editor.finishLine()
             editor.remove()
             // The panel goes, and the scroll region is the whole screen again.
             session.releaseTerminal()

@@ -136,6 +136,16 @@ final class LineEditor {
         rl_redisplay()
     }
 
+    /// The session ends while the prompt shows (a termination signal): the
+    /// line is left as typed and the cursor goes under it, so that what
+    /// comes next (the shell's prompt) starts on a line of its own.
+    func finishLine() {
+        guard isInstalled else { return }
+        sqlive_rl_set_point(sqlive_rl_end())
+        rl_redisplay()
+        sqlive_rl_output("\r\n")
+    }
+
     /// The terminal was resized.
     func resize() {
         rl_resize_terminal()

@@ -39,11 +39,12 @@ static inline void sqlive_rl_set_outstream(FILE *stream) { rl_outstream = stream
 // Readline must not export LINES and COLUMNS (setenv races with other threads' getenv).
 static inline void sqlive_rl_set_change_environment(int value) { rl_change_environment = value; }
 
-// Binds `function` to every key sequence bound to clear-screen (Ctrl-L, and
-// whatever ~/.inputrc added) in the current keymap; call it once, after
-// readline read ~/.inputrc (its first rl_callback_handler_install).
-static inline void sqlive_rl_bind_clear_screen(rl_command_func_t *function) {
-    char **sequences = rl_invoking_keyseqs(rl_clear_screen);
+// Binds `function` to every key sequence bound to `command` (clear-screen:
+// Ctrl-L, clear-display: M-C-l, and whatever ~/.inputrc added) in the
+// current keymap; call it once, after readline read ~/.inputrc (its first
+// rl_callback_handler_install).
+static inline void sqlive_rl_rebind(rl_command_func_t *command, rl_command_func_t *function) {
+    char **sequences = rl_invoking_keyseqs(command);
     if (!sequences) {
         return;
     }

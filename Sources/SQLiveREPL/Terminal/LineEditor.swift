@@ -29,7 +29,7 @@ final class LineEditor {
     private static let callbackState = Locked(CallbackState())
 
     private(set) var isInstalled = false
-    /// Whether clear-screen's keys were bound to `lineEditorClearScreen`.
+    /// Whether clear-screen's and clear-display's keys were bound to ours.
     private var clearScreenBound = false
     /// The screen size readline was last given.
     private var screenSize: Terminal.Size?
@@ -60,7 +60,8 @@ final class LineEditor {
         isInstalled = true
         if !clearScreenBound {
             // After the first install: readline has read ~/.inputrc.
-            sqlive_rl_bind_clear_screen(lineEditorClearScreen)
+            sqlive_rl_rebind(rl_clear_screen, lineEditorClearScreen)
+            sqlive_rl_rebind(rl_clear_display, lineEditorClearDisplay)
             clearScreenBound = true
         }
     }
@@ -166,9 +167,14 @@ final class LineEditor {
         Self.callbackState.withLock { $0.clearScreen = handler }
     }
 
-    fileprivate static func clearScreen(count: Int32, key: Int32) -> Int32 {
+    /// clear-screen (Ctrl-L) or clear-display (M-C-l): with the live
+    /// panel, the rows under it are cleared and the panel stays; without,
+    /// readline's own `command` runs.
+    fileprivate static func clearScreen(
+        count: Int32, key: Int32, command: @convention(c) (Int32, Int32) -> Int32
+    ) -> Int32 {
         let handler = callbackState.withLock { $0.clearScreen }
-        guard let handler, handler() else { return rl_clear_screen(count, key) }
+        guard let handler, handler() else { return command(count, key) }
         rl_forced_update_display()
         return 0
     }
@@ -277,7 +283,12 @@ private func lineEditorAcceptLine(_ line: UnsafeMutablePointer<CChar>?) {
 
 /// clear-screen's replacement (Ctrl-L), which keeps the live panel.
 private func lineEditorClearScreen(_ count: Int32, _ key: Int32) -> Int32 {
-    LineEditor.clearScreen(count: count, key: key)
+    LineEditor.clearScreen(count: count, key: key, command: rl_clear_screen)
+}
+
+/// clear-display's replacement (M-C-l), which keeps the live panel.
+private func lineEditorClearDisplay(_ count: Int32, _ key: Int32) -> Int32 {
+    LineEditor.clearScreen(count: count, key: key, command: rl_clear_display)
 }
 
 /// readline's completion function.

@@ -194,6 +194,9 @@ struct InteractiveSessionTests {
         screen = try await tmux.waitForScreen { $0.last == "sqlive> SELECT * FROM scoreboard" }
         #expect(screen.last == "sqlive> SELECT * FROM scoreboard")
         try tmux.press("C-c")
+        // Ctrl-C reaches sqlive as a signal, on its own path: keys typed
+        // before the fresh prompt shows could still land on the old line.
+        _ = try await tmux.waitForScreen { $0.last == "sqlive>" }
 
         // Ctrl-C at the prompt clears the line.
         try tmux.type("SELECT 'half typed")

@@ -3,6 +3,7 @@
 
 // <stdio.h> must come before readline's headers, which use FILE.
 #include <stdio.h>
+#include <stdlib.h>
 #include <readline/readline.h>
 #include <readline/history.h>
 
@@ -35,6 +36,24 @@ static inline int sqlive_rl_completion_append_character(void) { return rl_comple
 static inline void sqlive_rl_set_filename_completion_desired(int v) { rl_filename_completion_desired = v; }
 static inline int sqlive_history_length(void) { return history_length; }
 static inline void sqlive_rl_set_outstream(FILE *stream) { rl_outstream = stream; }
+// Readline must not export LINES and COLUMNS (setenv races with other threads' getenv).
+static inline void sqlive_rl_set_change_environment(int value) { rl_change_environment = value; }
+
+// Binds `function` to every key sequence bound to `command` (clear-screen:
+// Ctrl-L, clear-display: M-C-l, and whatever ~/.inputrc added) in the
+// current keymap; call it once, after readline read ~/.inputrc (its first
+// rl_callback_handler_install).
+static inline void sqlive_rl_rebind(rl_command_func_t *command, rl_command_func_t *function) {
+    char **sequences = rl_invoking_keyseqs(command);
+    if (!sequences) {
+        return;
+    }
+    for (int i = 0; sequences[i]; i++) {
+        rl_bind_keyseq(sequences[i], function);
+        free(sequences[i]);
+    }
+    free(sequences);
+}
 static inline void sqlive_rl_set_instream(FILE *stream) { rl_instream = stream; }
 
 // Writes to readline's output stream (standard output by default) and flushes it.

@@ -65,7 +65,7 @@ public enum SessionRunner {
         defer { session.closeDatabase() }
 
         if let demo {
-            if interactive { session.write(demo.banner) }
+            if interactive { session.write(demo.banner(panel: session.panel.isDisplayable)) }
             do {
                 try session.watch(
                     name: "leaderboard", definition: DemoDatabase.leaderboard, diff: false, replace: false)
@@ -174,17 +174,22 @@ struct DemoSession {
         return DemoSession(directory: directory, path: path, writer: try DemoWriter(path: path))
     }
 
-    var banner: String {
-        """
-        sqlive demo: games and players, in a temporary database (\(path)).
-        A second connection changes a score about once a second, and now and then adds or removes a player.
-        The live query "leaderboard" re-prints whenever its result changes. Try:
-          SELECT * FROM players ORDER BY score DESC;
-          .watch top SELECT name, score FROM players ORDER BY score DESC LIMIT 3
-          .unwatch leaderboard
-          .help
+    /// What the demo says first; `panel`: the live panel shows the leaderboard.
+    func banner(panel: Bool) -> String {
+        let live =
+            panel
+            ? "The live query \"leaderboard\" is pinned above and redrawn whenever its result changes. Try:"
+            : "The live query \"leaderboard\" re-prints whenever its result changes. Try:"
+        return """
+            sqlive demo: games and players, in a temporary database (\(path)).
+            A second connection changes a score about once a second, and now and then adds or removes a player.
+            \(live)
+              SELECT * FROM players ORDER BY score DESC;
+              .watch top SELECT name, score FROM players ORDER BY score DESC LIMIT 3
+              .unwatch leaderboard
+              .help
 
-        """
+            """
     }
 
     func tearDown() {

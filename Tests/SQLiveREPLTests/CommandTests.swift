@@ -45,6 +45,9 @@ struct CommandTests {
         #expect(try DotCommand.parse(".help .watch") == .help("watch"))
         #expect(try DotCommand.parse("  .hel") == .help(nil))
         #expect(try DotCommand.parse(".watches") == .watches)
+        #expect(try DotCommand.parse(".panel off") == .panel(false))
+        #expect(try DotCommand.parse(".panel ON") == .panel(true))
+        #expect(throws: DotCommand.ParseError(description: "Usage: .panel on|off")) { try DotCommand.parse(".panel") }
     }
 
     @Test func errorsSayWhatToDo() {
@@ -60,7 +63,7 @@ struct CommandTests {
         let help = DotCommandHelp.overview
         for name in [
             "open", "watch", "pause", "resume", "unwatch", "watches", "wait", "explain", "trace", "timer", "mode",
-            "headers", "tables", "schema", "read", "help", "quit", "exit",
+            "headers", "tables", "schema", "read", "help", "quit", "exit", "panel",
         ] {
             #expect(help.contains("." + name), "missing .\(name)")
         }

@@ -27,6 +27,8 @@ struct CompleterTests {
         #expect(candidates(".mode c") == ["csv"])
         #expect(candidates(".trace p") == ["profile"])
         #expect(candidates(".headers o") == ["off", "on"])
+        #expect(candidates(".panel o") == ["off", "on"])
+        #expect(candidates(".pa") == [".panel", ".pause"])
         #expect(candidates(".help exp") == ["explain"])
     }
 

@@ -29,8 +29,22 @@ struct TmuxSession {
             for pointer in argv { free(pointer) }
             for pointer in envp { free(pointer) }
         }
+        // The calling thread (one of the test runner's) may block most
+        // signals, and a child inherits that mask: a tmux server that
+        // cannot receive SIGTERM ignores `kill-server` and outlives the test.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGHUP, SIGINT, SIGCHLD, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, "/usr/bin/tmux", &actions, nil, argv, envp)
+        let result = posix_spawn(&pid, "/usr/bin/tmux", &actions, &attributes, argv, envp)
         close(fds[1])
         guard result == 0 else {
             close(fds[0])
@@ -55,9 +69,19 @@ struct TmuxSession {
         return (String(decoding: data, as: UTF8.self), (status >> 8) & 0xFF)
     }
 
-    func start(_ command: [String]) throws {
+    func start(_ command: [String], width: Int = 120, height: Int = 40) throws {
         let line = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        try tmux(["-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-s", "main", line])
+        try tmux(["-f", "/dev/null", "new-session", "-d", "-x", "\(width)", "-y", "\(height)", "-s", "main", line])
+    }
+
+    /// Resizes the window, as a user dragging its corner (the program gets SIGWINCH).
+    func resize(width: Int, height: Int) throws {
+        try tmux(["resize-window", "-t", "main", "-x", "\(width)", "-y", "\(height)"])
+    }
+
+    /// The visible screen with its attributes as escape sequences (`capture-pane -e`).
+    func screenWithAttributes() throws -> String {
+        try tmux(["capture-pane", "-p", "-e", "-t", "main"]).output
     }
 
     /// Types text literally. A `;` is sent on its own: tmux reads a trailing `;` as a command separator.
@@ -170,6 +194,9 @@ struct InteractiveSessionTests {
         screen = try await tmux.waitForScreen { $0.last == "sqlive> SELECT * FROM scoreboard" }
         #expect(screen.last == "sqlive> SELECT * FROM scoreboard")
         try tmux.press("C-c")
+        // Ctrl-C reaches sqlive as a signal, on its own path: keys typed
+        // before the fresh prompt shows could still land on the old line.
+        _ = try await tmux.waitForScreen { $0.last == "sqlive>" }
 
         // Ctrl-C at the prompt clears the line.
         try tmux.type("SELECT 'half typed")

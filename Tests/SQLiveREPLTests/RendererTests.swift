@@ -202,8 +202,8 @@ struct LiveQueryPrinterTests {
         let printer = LiveQueryPrinter(settings: RenderSettings(mode: .list))
         func print(diff: Bool) -> String {
             printer.changed(
-                name: "leaders", version: 3, cause: .external, coalesced: 2, result: result,
-                rowDiff: diff ? RowDiff(from: previous.rows, to: result.rows) : nil)
+                name: "leaders", version: 3, cause: .external, coalesced: 2, result: result, previous: previous,
+                diff: diff)
         }
         #expect(print(diff: false) == "-- leaders v3 (external, coalesced 2)\nname\nBlob\nBlob Sr\n")
         #expect(print(diff: true) == "-- leaders v3 (external, coalesced 2)\nchange|name\n-|Blob Jr\n+|Blob Sr\n")

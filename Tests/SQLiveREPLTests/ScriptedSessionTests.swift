@@ -338,7 +338,7 @@ struct ScriptedSessionTests {
         let output = try await run(["-c", ".help", "-c", ".help watch", "-c", ".print hello world"], in: directory)
         for command in [
             ".open", ".watch", ".pause", ".resume", ".unwatch", ".watches", ".wait", ".explain", ".trace",
-            ".timer", ".mode", ".headers", ".tables", ".schema", ".read", ".help", ".quit", ".exit",
+            ".timer", ".mode", ".headers", ".tables", ".schema", ".read", ".help", ".quit", ".exit", ".panel",
         ] {
             #expect(
                 output.stdout.contains("\n" + command + " ") || output.stdout.hasPrefix(command + " "), "\(command)")
@@ -346,6 +346,9 @@ struct ScriptedSessionTests {
         #expect(output.stdout.contains(".watch [--diff] [--replace] NAME SQL\n  Register live query NAME"))
         #expect(output.stdout.hasSuffix("hello world\n"))
         #expect(output.status == 0)
+        // A script has no panel: `.panel` is accepted and changes nothing.
+        let panel = try await run(["-c", ".panel on", "-c", ".panel off", "-c", "SELECT 1;"], in: directory)
+        #expect(panel.stdout == "1\n" && panel.stderr.isEmpty && panel.status == 0)
     }
 
     @Test func openSwitchesDatabases() async throws {

@@ -20,6 +20,8 @@ public enum DotCommand: Hashable, Sendable {
     case explain(sql: String, bytecode: Bool, advise: Bool = false)
     case trace(TraceMode)
     case timer(Bool)
+    /// `.panel on|off`: the live panel (interactive sessions).
+    case panel(Bool)
     /// Sets the mode, or shows it (`nil`).
     case mode(OutputMode?)
     case headers(Bool)
@@ -142,9 +144,13 @@ public enum DotCommand: Hashable, Sendable {
             guard arguments.count == 1, let mode = TraceMode(rawValue: arguments[0].lowercased()) else { throw usage }
             return .trace(mode)
 
-        case "timer", "headers":
+        case "timer", "headers", "panel":
             guard arguments.count == 1, let flag = onOff(arguments[0]) else { throw usage }
-            return spec.name == "timer" ? .timer(flag) : .headers(flag)
+            switch spec.name {
+            case "timer": return .timer(flag)
+            case "panel": return .panel(flag)
+            default: return .headers(flag)
+            }
 
         case "mode":
             guard arguments.count <= 1 else { throw usage }

@@ -55,6 +55,18 @@ public enum DotCommandHelp {
                 Live queries of the previous database are dropped.
                 """),
         Spec(
+            name: "panel", usage: ".panel on|off",
+            summary: "Pin live results at the top of the terminal (on), or re-print them above the prompt",
+            details: """
+                Interactive sessions only; on by default. The latest result of each live query is
+                drawn at the top of the terminal and redrawn in place when it changes, what changed
+                highlighted; your commands and their output scroll underneath. The panel takes at
+                most half of the terminal: a query that does not fit shows its first rows and
+                "… N more rows". A terminal smaller than 12 rows or 20 columns, or TERM=dumb,
+                re-prints above the prompt instead. .panel off prints the latest results once, then
+                re-prints each change above the prompt.
+                """),
+        Spec(
             name: "pause", usage: ".pause NAME", summary: "Stop live query NAME's work until .resume",
             details: ""),
         Spec(name: "print", usage: ".print TEXT...", summary: "Print the arguments", details: ""),

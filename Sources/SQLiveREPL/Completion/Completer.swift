@@ -82,7 +82,7 @@ public struct Completer: Sendable {
             return arguments.isEmpty ? options(liveQueryNames) : options([])
         case "mode":
             return options(OutputMode.allCases.map(\.rawValue))
-        case "headers", "timer":
+        case "headers", "timer", "panel":
             return options(["on", "off"])
         case "trace":
             return options(DotCommand.TraceMode.allCases.map(\.rawValue))

@@ -9,7 +9,8 @@ import SQLiveEngine
 /// it), rather than a `String` and a record per value. When the grid is
 /// wider than `maxWidth`, the widest columns are narrowed and their cells
 /// cut with `…` (markdown is never cut: it is meant to be pasted). Numbers
-/// are right-aligned.
+/// are right-aligned. With colour, NULL is dimmed and the cells of a
+/// live query's re-print are highlighted as their `RowStyle` says.
 ///
 /// ```text
 /// ┌────┬──────────────────┐
@@ -25,6 +26,7 @@ struct GridRenderer: RowRenderer {
         var width: Int32
         var rightAligned: Bool
         var isNull: Bool
+        var style: CellStyle = .plain
     }
 
     /// Cells and their texts, kept in order.
@@ -40,12 +42,13 @@ struct GridRenderer: RowRenderer {
         }
 
         /// Records the text appended since the last cell as a cell.
-        mutating func close(from start: Int, rightAligned: Bool, isNull: Bool) {
+        mutating func close(from start: Int, rightAligned: Bool, isNull: Bool, style: CellStyle = .plain) {
             let bytes = text.bytes[start...]
             let width =
                 bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
                 ? bytes.count : CellText.width(String(decoding: bytes, as: UTF8.self))
-            cells.append(Cell(end: text.count, width: Int32(width), rightAligned: rightAligned, isNull: isNull))
+            cells.append(
+                Cell(end: text.count, width: Int32(width), rightAligned: rightAligned, isNull: isNull, style: style))
         }
 
         /// Replaces the text appended since `start` (a slow path, for
@@ -71,6 +74,10 @@ struct GridRenderer: RowRenderer {
     }
 
     mutating func row(_ row: some RowValues, into output: inout OutputBuffer) {
+        self.row(row, style: .plain, into: &output)
+    }
+
+    mutating func row(_ row: some RowValues, style: RowStyle, into output: inout OutputBuffer) {
         for column in 0..<columns.count {
             let start = body.text.count
             guard column < row.count else {
@@ -100,7 +107,9 @@ struct GridRenderer: RowRenderer {
                 let text = String(decoding: body.text.bytes[start...], as: UTF8.self)
                 body.replace(from: start, with: text.replacingOccurrences(of: "|", with: "\\|"))
             }
-            body.close(from: start, rightAligned: type == .integer || type == .real, isNull: type == .null)
+            body.close(
+                from: start, rightAligned: type == .integer || type == .real, isNull: type == .null,
+                style: style.cell(column))
         }
     }
 
@@ -168,9 +177,10 @@ struct GridRenderer: RowRenderer {
                     ? (padding / 2, padding - padding / 2)
                     : cell.rightAligned ? (padding, 0) : (0, padding)
                 output.append(repeating: 0x20, count: left + 1)
-                if cell.isNull && settings.colour { output.append(ANSI.dim) }
+                let prefix = settings.colour ? cell.style.prefix(isNull: cell.isNull) : ""
+                if !prefix.isEmpty { output.append(prefix) }
                 if let cut { output.append(cut) } else { output.append(bytes) }
-                if cell.isNull && settings.colour { output.append(ANSI.reset) }
+                if !prefix.isEmpty { output.append(ANSI.reset) }
                 output.append(repeating: 0x20, count: right + 1)
                 output.append(separator)
             }

@@ -18,10 +18,15 @@ struct LineRenderer: RowRenderer {
     }
 
     mutating func row(_ row: some RowValues, into output: inout OutputBuffer) {
+        self.row(row, style: .plain, into: &output)
+    }
+
+    mutating func row(_ row: some RowValues, style: RowStyle, into output: inout OutputBuffer) {
         if rowCount > 0 { output.append(byte: 0x0A) }
         for column in 0..<row.count {
             output.append(column < names.count ? names[column] : " = ")
-            output.appendCell(row, at: column, nullText: settings.nullText, colour: settings.colour)
+            output.appendCell(
+                row, at: column, nullText: settings.nullText, colour: settings.colour, style: style.cell(column))
             output.append(byte: 0x0A)
         }
         rowCount += 1

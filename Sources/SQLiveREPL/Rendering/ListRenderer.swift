@@ -12,9 +12,14 @@ struct ListRenderer: RowRenderer {
     }
 
     mutating func row(_ row: some RowValues, into output: inout OutputBuffer) {
+        self.row(row, style: .plain, into: &output)
+    }
+
+    mutating func row(_ row: some RowValues, style: RowStyle, into output: inout OutputBuffer) {
         for column in 0..<row.count {
             if column > 0 { output.append(byte: UInt8(ascii: "|")) }
-            output.appendCell(row, at: column, nullText: settings.nullText, colour: settings.colour)
+            output.appendCell(
+                row, at: column, nullText: settings.nullText, colour: settings.colour, style: style.cell(column))
         }
         output.append(byte: 0x0A)
     }

@@ -13,7 +13,9 @@ import SQLiveEngine
 /// ```
 ///
 /// With `.watch --diff`, a re-print shows only the rows removed and added,
-/// in a first column `change` holding `-` or `+`.
+/// in a first column `change` holding `-` or `+`. With colour, a re-print
+/// shows what changed since the version before: changed cells in reverse
+/// video, added rows green, removed rows once, red and struck through.
 public struct LiveQueryPrinter: Sendable {
     public var settings: RenderSettings
 
@@ -23,35 +25,64 @@ public struct LiveQueryPrinter: Sendable {
 
     /// The first print, when a query is registered or redefined.
     public func registered(_ snapshot: LiveQuerySnapshot, replaced: Bool = false) -> String {
+        header(Self.registeredHeader(snapshot, replaced: replaced)) + rows(snapshot.result)
+    }
+
+    /// The first print's header: `-- NAME vVERSION (watching, reads TABLES)`.
+    static func registeredHeader(_ snapshot: LiveQuerySnapshot, replaced: Bool) -> String {
+        "-- \(snapshot.name) v\(snapshot.version) (\(registeredDetail(snapshot, replaced: replaced)))"
+    }
+
+    /// `watching, reads TABLES` (or `redefined, ...`).
+    static func registeredDetail(_ snapshot: LiveQuerySnapshot, replaced: Bool) -> String {
         let tables = snapshot.tables.isEmpty ? "no tables" : "reads " + snapshot.tables.joined(separator: ", ")
-        let verb = replaced ? "redefined" : "watching"
-        var output = header("-- \(snapshot.name) v\(snapshot.version) (\(verb), \(tables))")
-        output += rows(snapshot.result)
-        return output
+        return (replaced ? "redefined" : "watching") + ", " + tables
     }
 
     /// A re-print after a change.
     public func changed(_ change: LiveQueryChange, diff: Bool) -> String {
         changed(
             name: change.name, version: change.version, cause: change.cause, coalesced: change.coalesced,
-            result: change.result, rowDiff: diff ? change.diff : nil)
+            result: change.result, previous: change.previous, diff: diff)
     }
 
-    /// A re-print after a change: all rows, or only those of `rowDiff`.
+    /// A re-print after a change: all rows, or with `diff` only the rows
+    /// removed and added since `previous`. With colour, what changed is
+    /// highlighted (see `styledRows`); `--diff`'s `-` rows are red and
+    /// struck, its `+` rows green.
     func changed(
-        name: String, version: Int, cause: ChangeCause, coalesced: Int, result: LiveQueryResult, rowDiff: RowDiff?
+        name: String, version: Int, cause: ChangeCause, coalesced: Int, result: LiveQueryResult,
+        previous: LiveQueryResult, diff: Bool
     ) -> String {
-        var output = header("-- \(name) v\(version) (\(cause.rawValue), coalesced \(coalesced))")
-        if let rowDiff {
+        var output = header(Self.changeHeader(name: name, version: version, cause: cause, coalesced: coalesced))
+        if diff {
+            let rowDiff = RowDiff(from: previous.rows, to: result.rows)
             let rows =
-                rowDiff.removed.map { [SQLValue.text("-")] + $0 } + rowDiff.added.map { [SQLValue.text("+")] + $0 }
+                rowDiff.removed.map { StyledRow([.text("-")] + $0, style: .removed) }
+                + rowDiff.added.map { StyledRow([.text("+")] + $0, style: .added) }
             var copy = settings
             copy.headers = true
-            output += render(columns: ["change"] + result.columns, rows: rows, settings: copy)
+            output += render(columns: ["change"] + result.columns, styledRows: rows, settings: copy)
         } else {
-            output += rows(result)
+            output += rows(result, previous: previous)
         }
         return output
+    }
+
+    /// A re-print's header: `-- NAME vVERSION (CAUSE, coalesced N)`.
+    static func changeHeader(name: String, version: Int, cause: ChangeCause, coalesced: Int) -> String {
+        "-- \(name) v\(version) (\(cause.rawValue), coalesced \(coalesced))"
+    }
+
+    /// The rows to draw for a new version: with colour, in a mode that
+    /// highlights (not csv or json), styled against the version before it
+    /// (cells that changed, rows added, rows removed shown once); otherwise
+    /// the rows as they are.
+    func styledRows(_ result: LiveQueryResult, previous: LiveQueryResult?) -> [StyledRow] {
+        guard settings.colour, settings.mode.highlightsChanges, let previous else {
+            return result.rows.map { StyledRow($0) }
+        }
+        return ResultChanges.rows(previous: previous, result: result)
     }
 
     /// A live query's failure, for standard error.
@@ -59,22 +90,23 @@ public struct LiveQueryPrinter: Sendable {
         colour(ANSI.red, "-- \(name): error: \(error.description)") + "\n"
     }
 
-    private func rows(_ result: LiveQueryResult) -> String {
+    private func rows(_ result: LiveQueryResult, previous: LiveQueryResult? = nil) -> String {
         var copy = settings
         // A re-print without column names is hard to read.
         copy.headers = true
-        var output = render(columns: result.columns, rows: result.rows, settings: copy)
+        var output = render(
+            columns: result.columns, styledRows: styledRows(result, previous: previous), settings: copy)
         if result.truncated {
             output += "-- (truncated to \(result.rows.count) rows)\n"
         }
         return output
     }
 
-    private func header(_ text: String) -> String {
+    func header(_ text: String) -> String {
         colour(ANSI.bold + ANSI.cyan, text) + "\n"
     }
 
-    private func colour(_ code: String, _ text: String) -> String {
+    func colour(_ code: String, _ text: String) -> String {
         settings.colour ? code + text + ANSI.reset : text
     }
 }

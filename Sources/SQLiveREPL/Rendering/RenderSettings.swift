@@ -37,5 +37,11 @@ enum ANSI {
     static let bold = "\u{1B}[1m"
     static let red = "\u{1B}[31m"
     static let cyan = "\u{1B}[36m"
+    /// A value that changed since the previous version: reverse video.
+    static let changed = "\u{1B}[7m"
+    /// A row added since the previous version: green.
+    static let added = "\u{1B}[32m"
+    /// A row removed since the previous version: red, struck through.
+    static let removed = "\u{1B}[31;9m"
     static let reset = "\u{1B}[0m"
 }

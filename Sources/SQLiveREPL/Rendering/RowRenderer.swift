@@ -20,7 +20,27 @@ import SQLiveEngine
 public protocol RowRenderer {
     mutating func begin(columns: [String], into output: inout OutputBuffer)
     mutating func row(_ row: some RowValues, into output: inout OutputBuffer)
+    /// A row of a live query's re-print, highlighted as `style` says when
+    /// colour is on. Renderers that cannot highlight (csv, json) draw it plain.
+    mutating func row(_ row: some RowValues, style: RowStyle, into output: inout OutputBuffer)
     mutating func end(into output: inout OutputBuffer)
+}
+
+extension RowRenderer {
+    public mutating func row(_ row: some RowValues, style: RowStyle, into output: inout OutputBuffer) {
+        self.row(row, into: &output)
+    }
+}
+
+extension OutputMode {
+    /// Whether re-prints in this mode highlight what changed (with colour):
+    /// the human-readable modes, not the data formats (csv, json).
+    var highlightsChanges: Bool {
+        switch self {
+        case .box, .table, .markdown, .list, .line: true
+        case .csv, .json: false
+        }
+    }
 }
 
 /// The renderer for the settings' mode.
@@ -51,23 +71,34 @@ public func render(columns: [String], rows: [[SQLValue]], settings: RenderSettin
     return renderer.render(columns: columns, rows: rows)
 }
 
+/// Renders rows with their styles (highlighted when colour is on).
+public func render(columns: [String], styledRows rows: [StyledRow], settings: RenderSettings) -> String {
+    var renderer = makeRenderer(settings)
+    var output = OutputBuffer()
+    renderer.begin(columns: columns, into: &output)
+    for row in rows { renderer.row(row.values, style: row.style, into: &output) }
+    renderer.end(into: &output)
+    return output.string
+}
+
 extension OutputBuffer {
     /// Appends a value as the human-readable modes show it: NULL as
     /// `nullText` (dimmed with colour), a REAL like sqlite3, a BLOB as an
-    /// `X'...'` literal.
-    mutating func appendCell(_ row: some RowValues, at column: Int, nullText: String, colour: Bool) {
-        switch row.type(at: column) {
+    /// `X'...'` literal; with colour, highlighted as `style` says.
+    mutating func appendCell(
+        _ row: some RowValues, at column: Int, nullText: String, colour: Bool, style: CellStyle = .plain
+    ) {
+        let type = row.type(at: column)
+        let prefix = colour ? style.prefix(isNull: type == .null) : ""
+        if !prefix.isEmpty { append(prefix) }
+        switch type {
         case .text: row.withUTF8(at: column) { append($0) }
         case .integer: append(integer: row.integer(at: column))
         case .real: append(real: row.real(at: column))
-        case .null:
-            if colour {
-                append(ANSI.dim + nullText + ANSI.reset)
-            } else {
-                append(nullText)
-            }
+        case .null: append(nullText)
         case .blob: appendBlobLiteral(row, at: column)
         }
+        if !prefix.isEmpty { append(ANSI.reset) }
     }
 
     /// Appends a BLOB column as an `X'...'` literal.

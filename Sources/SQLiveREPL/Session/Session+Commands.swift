@@ -14,10 +14,12 @@ extension Session {
         case .pause(let name):
             let database = try requireDatabase()
             try Blocking.run { try await database.pauseLiveQuery(name: name) }
+            panel.setPaused(name, true)
 
         case .resume(let name):
             let database = try requireDatabase()
             try Blocking.run { try await database.resumeLiveQuery(name: name) }
+            panel.setPaused(name, false)
 
         case .unwatch(let name):
             let database = try requireDatabase()
@@ -28,6 +30,7 @@ extension Session {
                 try Blocking.run { await database.unregisterAllLiveQueries() }
                 watches = [:]
             }
+            panel.remove(name)
 
         case .watches:
             try listWatches()
@@ -54,6 +57,9 @@ extension Session {
 
         case .timer(let on):
             timer = on
+
+        case .panel(let on):
+            try setPanel(on)
 
         case .mode(let newMode):
             if let newMode {
@@ -128,7 +134,34 @@ extension Session {
         watches[name] = Watch(
             diff: diff, printedVersion: max(snapshot.version, previous?.printedVersion ?? 0),
             waitedVersion: max(snapshot.version, previous?.waitedVersion ?? 0))
-        try sink.write(LiveQueryPrinter(settings: renderSettings).registered(snapshot, replaced: replaced))
+        panel.register(snapshot, replaced: replaced)
+        let printer = LiveQueryPrinter(settings: renderSettings)
+        if panel.isDisplayable {
+            // The rows are in the panel: the header line says the command worked.
+            try sink.write(printer.header(LiveQueryPrinter.registeredHeader(snapshot, replaced: replaced)))
+            syncPanel(settings: renderSettings)
+        } else {
+            try sink.write(printer.registered(snapshot, replaced: replaced))
+        }
+    }
+
+    /// `.panel on|off`: live results pinned at the top of the terminal, or
+    /// re-printed above the prompt. Scripts have no panel: there it does nothing.
+    private func setPanel(_ on: Bool) throws {
+        guard interactive else { return }
+        panel.setEnabled(on)
+        guard on else { return }
+        guard panel.capable else {
+            throw CommandFailure(
+                "this terminal cannot hold the live panel (it needs TERM set and not dumb, and standard output a terminal)"
+            )
+        }
+        if !panel.isDisplayable {
+            try sink.write(
+                "-- the terminal is too small for the live panel (\(PanelLayout.minimumRows) rows and "
+                    + "\(PanelLayout.minimumColumns) columns at least): live queries are re-printed above the "
+                    + "prompt until it is larger\n")
+        }
     }
 
     /// `.wait`: returns once the live query printed a change newer than the

@@ -32,6 +32,11 @@ final class Session {
     let events: EventQueue
     /// Whether colour may be used on standard output and standard error.
     let colour: Bool
+    /// Whether colour was forced on (`SQLIVE_COLOR=always`): standard error
+    /// is coloured even when it is not a terminal.
+    private let colourForced: Bool
+    /// The live panel (interactive sessions on a terminal; otherwise never shown).
+    let panel: LivePanel
 
     // Mutable State: only touched on the session thread.
     var mode: OutputMode
@@ -59,8 +64,10 @@ final class Session {
         self.mode = mode ?? (interactive ? .box : .list)
         sink = OutputSink(buffered: !interactive)
         let environment = ProcessInfo.processInfo.environment
-        colour =
-            interactive && isatty(1) != 0 && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
+        colour = Terminal.usesColour(
+            interactive: interactive, environment: environment, outputIsTerminal: Terminal.isOutputTerminal)
+        colourForced = Terminal.colourForced(environment: environment)
+        panel = LivePanel(capable: interactive && Terminal.supportsPanel(environment: environment), sink: sink)
         signals = SignalState(wake: wake)
         events = EventQueue(wake: wake)
     }
@@ -93,6 +100,7 @@ final class Session {
     func closeDatabase() {
         guard let database else { return }
         watches = [:]
+        panel.remove(nil)
         do {
             try Blocking.run {
                 await database.unregisterAllLiveQueries()
@@ -128,8 +136,7 @@ final class Session {
         }
         var echo: LiveEcho?
         if interactive && outermost, case .sql = unit, !watches.isEmpty {
-            echo = LiveEcho(
-                watches: watches, printer: LiveQueryPrinter(settings: renderSettings), events: events, sink: sink)
+            echo = LiveEcho(watches: watches, settings: renderSettings, events: events, sink: sink, panel: panel)
         }
         var onTick: (@Sendable () -> Void)?
         if let echo { onTick = { echo.flush() } }
@@ -378,40 +385,100 @@ final class Session {
     }
 
     private func colourError(_ text: String) -> String {
-        colour && isatty(2) != 0 ? ANSI.red + text + ANSI.reset : text
+        colour && (colourForced || isatty(2) != 0) ? ANSI.red + text + ANSI.reset : text
     }
 
-    /// Prints the live-query and trace events that arrived.
-    func printEvents() {
+    /// Prints the live-query and trace events that arrived, and brings the
+    /// live panel up to date.
+    ///
+    /// Changes go to the panel when it is shown (or can be), else they are
+    /// re-printed above the prompt; other events always print there.
+    ///
+    /// - parameter around: runs its body with readline's line cleared, when
+    ///   something is written under the panel or the panel's height
+    ///   changes (a redraw of the panel alone leaves the line as it is).
+    func printEvents(around: (() -> Void) -> Void = { $0() }) {
         wake.drainIfPosted()
         let items = events.takeAll()
-        guard !items.isEmpty else { return }
-        let printer = LiveQueryPrinter(settings: renderSettings)
-        var output = ""
+        let settings = renderSettings
+        let printer = LiveQueryPrinter(settings: settings)
+        let toPanel = panel.isDisplayable
+        // What goes above the prompt, in order: standard output or error.
+        var pieces: [(error: Bool, text: String)] = []
+        func add(_ text: String, error: Bool = false) {
+            guard !text.isEmpty else { return }
+            if !error, let last = pieces.last, !last.error {
+                pieces[pieces.count - 1].text += text
+            } else {
+                pieces.append((error, text))
+            }
+        }
         for item in items {
             switch item {
             case .live(.changed(let change)):
                 guard var watch = watches[change.name], change.version > watch.printedVersion else { continue }
-                output += printer.changed(change, diff: watch.diff)
+                panel.apply(change, shown: !toPanel)
+                if !toPanel { add(printer.changed(change, diff: watch.diff)) }
                 watch.printedVersion = change.version
                 watches[change.name] = watch
             case .live(.failed(let name, let error)):
                 guard watches[name] != nil else { continue }
-                write(output)
-                output = ""
-                sink.writeError(printer.failed(name: name, error: error))
+                panel.fail(name: name, message: error.description)
+                if !toPanel { add(printer.failed(name: name, error: error), error: true) }
             case .live(.databaseFileChanged(let change)):
-                write(output)
-                output = ""
-                sink.writeError("-- \(change.message)\n")
+                add("-- \(change.message)\n", error: true)
             case .trace(let event):
                 guard trace != .off else { continue }
-                output += TraceLine.format(
-                    sql: event.sql, elapsed: event.elapsed, rows: event.rows, counters: event.counters,
-                    live: event.origin == .liveQuery)
+                add(
+                    TraceLine.format(
+                        sql: event.sql, elapsed: event.elapsed, rows: event.rows, counters: event.counters,
+                        live: event.origin == .liveQuery))
             }
         }
-        write(output)
+        let body = {
+            for piece in pieces {
+                if piece.error { self.sink.writeError(piece.text) } else { self.write(piece.text) }
+            }
+            self.syncPanel(settings: settings)
+        }
+        if pieces.isEmpty && !panel.needsLayoutChange(settings: settings) {
+            body()
+        } else {
+            around(body)
+        }
+    }
+
+    /// Brings the panel up to date; when it was just taken away, prints
+    /// the live queries' latest state above the prompt once.
+    func syncPanel(settings: RenderSettings) {
+        let left = panel.sync(settings: settings)
+        guard !left.isEmpty else { return }
+        write(Self.printed(left, printer: LiveQueryPrinter(settings: settings)))
+    }
+
+    /// The latest state of live queries, as re-prints show it.
+    static func printed(_ entries: [PanelEntry], printer: LiveQueryPrinter) -> String {
+        var output = ""
+        for entry in entries {
+            if let error = entry.error {
+                output += printer.colour(ANSI.red, "-- \(entry.name): error: \(error)") + "\n"
+            } else {
+                var copy = printer.settings
+                copy.headers = true
+                output += printer.header("-- \(entry.name) v\(entry.version) (\(entry.detail))")
+                output += render(
+                    columns: entry.result.columns, styledRows: printer.styledRows(entry.result, previous: nil),
+                    settings: copy)
+            }
+        }
+        return output
+    }
+
+    /// The session gives the terminal back (at exit): the panel goes away
+    /// and the scroll region is the whole screen again.
+    func releaseTerminal() {
+        panel.release()
+        panel.sync(settings: renderSettings)
     }
 
     /// Whether any command failed.

@@ -4,8 +4,10 @@ import Foundation
 ///
 /// `poll` waits for a key or a wake-up. A key goes to readline; a complete
 /// line goes to the input accumulator, and a complete command runs (the
-/// prompt is hidden meanwhile). A wake-up prints live-query updates above
-/// the prompt, clears the line after Ctrl-C, or follows a window resize.
+/// prompt is hidden meanwhile). A wake-up redraws the live panel in place
+/// (or prints live-query updates above the prompt), clears the line after
+/// Ctrl-C, or follows a window resize. Readline is told the rows under the
+/// panel, and at exit the panel goes and the scroll region is reset.
 struct InteractiveLoop {
     static let prompt = "sqlive> "
     static let continuationPrompt = "   ...> "
@@ -24,10 +26,26 @@ struct InteractiveLoop {
 
         let signalSources = session.signals.install(resizes: true)
         defer { for source in signalSources { source.cancel() } }
-        session.printEvents()
+        let panel = session.panel
+        // Output above the prompt, or a change of the panel's height: the
+        // line is cleared, then redrawn with readline told the rows it has.
+        let aroundLine: (() -> Void) -> Void = { body in
+            editor.printAbove {
+                body()
+                editor.setScreenSize(panel.readlineSize)
+            }
+        }
+        session.printEvents(around: aroundLine)
+        editor.setClearScreen { panel.clearUnder() }
         editor.setCompletion(session.completer(), pendingText: "", schemaSource: session.completionSchemaSource)
+        editor.setScreenSize(panel.readlineSize)
         editor.install(prompt: prompt)
-        defer { editor.remove() }
+        defer {
+            editor.finishLine()
+            editor.remove()
+            // The panel goes, and the scroll region is the whole screen again.
+            session.releaseTerminal()
+        }
 
         while !session.isFinished {
             var descriptors = [
@@ -41,13 +59,26 @@ struct InteractiveLoop {
             }
             if descriptors[1].revents != 0 {
                 session.wake.drain()
-                if session.signals.takeResize() { editor.resize() }
+                if session.signals.takeResize() {
+                    if panel.isShown {
+                        // The panel starts over on a fresh screen; the line follows.
+                        editor.redraw {
+                            session.printEvents()
+                            editor.setScreenSize(panel.readlineSize)
+                        }
+                    } else if panel.isDisplayable {
+                        editor.resize()
+                        session.printEvents(around: aroundLine)
+                    } else {
+                        editor.resize()
+                    }
+                }
                 if session.signals.takeInterrupt() {
                     input.reset()
                     editor.cancelLine(prompt: prompt)
                 }
                 if session.hasPendingEvents {
-                    editor.printAbove { session.printEvents() }
+                    session.printEvents(around: aroundLine)
                 }
             }
             guard descriptors[0].revents != 0 else { continue }
@@ -72,6 +103,7 @@ struct InteractiveLoop {
             if !editor.isInstalled {
                 editor.setCompletion(
                     session.completer(), pendingText: input.pendingText, schemaSource: session.completionSchemaSource)
+                editor.setScreenSize(panel.readlineSize)
                 editor.install(prompt: prompt)
             }
         }

@@ -23,10 +23,16 @@ final class LineEditor {
         var schemaDate = Date()
         /// The earlier lines of the statement being typed.
         var pendingText = ""
+        /// Ctrl-L: clears under the live panel; false when there is none.
+        var clearScreen: (@Sendable () -> Bool)?
     }
     private static let callbackState = Locked(CallbackState())
 
     private(set) var isInstalled = false
+    /// Whether clear-screen's and clear-display's keys were bound to ours.
+    private var clearScreenBound = false
+    /// The screen size readline was last given.
+    private var screenSize: Terminal.Size?
     private var history = History()
     private let historyPath: String?
 
@@ -34,6 +40,7 @@ final class LineEditor {
         sqlive_rl_set_readline_name("sqlive")
         sqlive_rl_set_catch_signals(0)
         sqlive_rl_set_catch_sigwinch(0)
+        sqlive_rl_set_change_environment(0)
         sqlive_rl_set_basic_word_break_characters(wordBreaks)
         sqlive_rl_set_attempted_completion_function(lineEditorComplete)
         using_history()
@@ -51,6 +58,12 @@ final class LineEditor {
         if isInstalled { rl_callback_handler_remove() }
         rl_callback_handler_install(prompt, lineEditorAcceptLine)
         isInstalled = true
+        if !clearScreenBound {
+            // After the first install: readline has read ~/.inputrc.
+            sqlive_rl_rebind(rl_clear_screen, lineEditorClearScreen)
+            sqlive_rl_rebind(rl_clear_display, lineEditorClearDisplay)
+            clearScreenBound = true
+        }
     }
 
     /// Stops reading (while a command runs, and at exit); the terminal returns to its normal mode.
@@ -114,9 +127,56 @@ final class LineEditor {
         install(prompt: prompt)
     }
 
+    /// Redraws the prompt and the partial line after `body` moved the
+    /// cursor to the start of a fresh line, without clearing first (the
+    /// screen was started over).
+    func redraw(after body: () -> Void) {
+        body()
+        guard isInstalled else { return }
+        rl_on_new_line()
+        rl_redisplay()
+    }
+
+    /// The session ends while the prompt shows (a termination signal): the
+    /// line is left as typed and the cursor goes under it, so that what
+    /// comes next (the shell's prompt) starts on a line of its own.
+    func finishLine() {
+        guard isInstalled else { return }
+        sqlive_rl_set_point(sqlive_rl_end())
+        rl_redisplay()
+        sqlive_rl_output("\r\n")
+    }
+
     /// The terminal was resized.
     func resize() {
         rl_resize_terminal()
+        screenSize = nil
+    }
+
+    /// The rows and columns readline may use: the rows under the live
+    /// panel, when it is shown (completion lists are paged to them).
+    func setScreenSize(_ size: Terminal.Size?) {
+        guard let size, size != screenSize else { return }
+        rl_set_screen_size(Int32(size.rows), Int32(size.columns))
+        screenSize = size
+    }
+
+    /// What Ctrl-L does first: `handler` clears under the live panel and
+    /// returns true, or returns false and readline clears the screen.
+    func setClearScreen(_ handler: @escaping @Sendable () -> Bool) {
+        Self.callbackState.withLock { $0.clearScreen = handler }
+    }
+
+    /// clear-screen (Ctrl-L) or clear-display (M-C-l): with the live
+    /// panel, the rows under it are cleared and the panel stays; without,
+    /// readline's own `command` runs.
+    fileprivate static func clearScreen(
+        count: Int32, key: Int32, command: @convention(c) (Int32, Int32) -> Int32
+    ) -> Int32 {
+        let handler = callbackState.withLock { $0.clearScreen }
+        guard let handler, handler() else { return command(count, key) }
+        rl_forced_update_display()
+        return 0
     }
 
     // MARK: - Completion
@@ -219,6 +279,16 @@ final class LineEditor {
 /// readline's line handler: a C function, so it cannot be a closure.
 private func lineEditorAcceptLine(_ line: UnsafeMutablePointer<CChar>?) {
     LineEditor.accept(line)
+}
+
+/// clear-screen's replacement (Ctrl-L), which keeps the live panel.
+private func lineEditorClearScreen(_ count: Int32, _ key: Int32) -> Int32 {
+    LineEditor.clearScreen(count: count, key: key, command: rl_clear_screen)
+}
+
+/// clear-display's replacement (M-C-l), which keeps the live panel.
+private func lineEditorClearDisplay(_ count: Int32, _ key: Int32) -> Int32 {
+    LineEditor.clearScreen(count: count, key: key, command: rl_clear_display)
 }
 
 /// readline's completion function.

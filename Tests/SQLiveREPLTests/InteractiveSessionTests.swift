@@ -113,6 +113,7 @@ struct InteractiveSessionTests {
 
         var screen = try await tmux.waitForScreen { $0.last == "sqlive>" || $0.last == "sqlive> " }
         #expect(screen.contains { $0.hasPrefix("sqlive ") && $0.contains("games.sqlite") })
+        #expect(!screen.contains { $0.contains("transient") }, "a file is not a transient database")
 
         // A live query prints its first result.
         try tmux.type(".watch top SELECT name, score FROM players ORDER BY score DESC")
@@ -213,12 +214,37 @@ struct InteractiveSessionTests {
             ])
     }
 
+    @Test("Without a file, the banner says the database is transient and how to open a file, as sqlite3 does")
+    func inMemoryBanner() async throws {
+        let directory = try TemporaryDirectory()
+        let tmux = TmuxSession(
+            environment: Processes.environment(["TERM": "xterm-256color", "NO_COLOR": "1"], directory: directory))
+        defer { tmux.kill() }
+        try tmux.start([Processes.sqlive])
+        let screen = try await tmux.waitForScreen { $0.last == "sqlive>" }
+        #expect(screen.first?.hasPrefix("sqlive ") == true)
+        #expect(screen.first?.hasSuffix(" on :memory:") == true)
+        #expect(
+            Array(screen.dropFirst()) == [
+                "Enter \".help\" for usage hints.", "Connected to a transient in-memory database.",
+                "Use \".open FILENAME\" to reopen on a persistent database.", "sqlive>",
+            ])
+        try tmux.type(".quit")
+        try tmux.press("Enter")
+        #expect(await Processes.waitUntil { !tmux.isRunning })
+    }
+
     @Test func demoStartsWithALiveLeaderboard() async throws {
         let directory = try TemporaryDirectory()
         let tmux = TmuxSession(environment: Processes.environment(["TERM": "xterm-256color"], directory: directory))
         defer { tmux.kill() }
         try tmux.start([Processes.sqlive, "--demo"])
         let screen = try await tmux.waitForScreen { $0.contains { $0.hasPrefix("-- leaderboard v2 (external") } }
+        // The banner says where the database file is, and it is there.
+        let banner = try #require(screen.first { $0.hasPrefix("sqlive demo:") })
+        let path = try #require(banner.firstMatch(of: /\((\/[^)]+\/demo\.sqlite)\)/)?.1)
+        #expect(FileManager.default.fileExists(atPath: String(path)))
+        #expect(!screen.contains { $0.contains("transient") })
         #expect(screen.contains { $0.hasPrefix("-- leaderboard v1 (watching, reads games, players)") })
         #expect(screen.contains { $0.contains("Family gin rummy") })
         try tmux.type(".quit")

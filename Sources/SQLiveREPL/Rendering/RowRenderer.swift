@@ -31,6 +31,7 @@ public func makeRenderer(_ settings: RenderSettings) -> any RowRenderer {
     case .json: JSONRenderer()
     case .line: LineRenderer(settings: settings)
     case .list: ListRenderer(settings: settings)
+    case .tabs: ListRenderer(settings: settings, separator: UInt8(ascii: "\t"))
     }
 }
 

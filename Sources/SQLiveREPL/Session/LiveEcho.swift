@@ -43,7 +43,7 @@ final class LiveEcho: Sendable {
             return output
         }
         do {
-            try sink.write(output)
+            try sink.writeTerminal(output)
         } catch {
             // Standard output is closed: the session notices at its next write.
         }

@@ -83,6 +83,21 @@ extension Session {
         case .read(let path):
             try read(path: path)
 
+        case .importFile(let path, let table, let format, let skip, let schema):
+            try importFile(path: path, table: table, format: format, skip: skip, schema: schema)
+
+        case .dump(let patterns):
+            try DatabaseDump(database: try requireDatabase(), patterns: patterns, sink: sink).write()
+
+        case .output(let path, let once):
+            try redirectOutput(to: path, once: once)
+
+        case .indexes(let pattern):
+            try listIndexes(pattern: pattern)
+
+        case .changes(let on):
+            changes = on
+
         case .print(let text):
             try sink.write(text + "\n")
 
@@ -128,7 +143,8 @@ extension Session {
         watches[name] = Watch(
             diff: diff, printedVersion: max(snapshot.version, previous?.printedVersion ?? 0),
             waitedVersion: max(snapshot.version, previous?.waitedVersion ?? 0))
-        try sink.write(LiveQueryPrinter(settings: renderSettings).registered(snapshot, replaced: replaced))
+        // A live query prints on the terminal, whatever `.output` says.
+        try sink.writeTerminal(LiveQueryPrinter(settings: renderSettings).registered(snapshot, replaced: replaced))
     }
 
     /// `.wait`: returns once the live query printed a change newer than the

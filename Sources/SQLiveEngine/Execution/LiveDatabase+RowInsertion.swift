@@ -54,20 +54,21 @@ extension LiveDatabase {
         let name = (schema.map { SQLToken.doubleQuoted($0) + "." } ?? "") + SQLToken.doubleQuoted(table)
         let ownsTransaction = sqlite3_get_autocommit(connection) != 0
         let savepoint = "sqlive_insert_rows"
-        /// Ends the insertion's transaction or savepoint. A statement that
-        /// may commit is counted by the ledger, so the probe cannot mistake
-        /// the commit for another writer's.
+        /// Ends the insertion's transaction or savepoint.
         func end(commit: Bool) throws {
             guard ownsTransaction else {
                 try db.execute(
                     sql: commit ? "RELEASE \(savepoint)" : "ROLLBACK TO \(savepoint); RELEASE \(savepoint)")
                 return
             }
-            live.ledger.commitWillStart()
-            defer { live.ledger.commitDidSettle() }
             try db.execute(sql: commit ? "COMMIT" : "ROLLBACK")
         }
 
+        // The ledger counts the whole transaction as a commit in progress:
+        // the file changes while pages spill, then at the commit, and the
+        // probe must not take either for another writer's.
+        if ownsTransaction { live.ledger.commitWillStart() }
+        defer { if ownsTransaction { live.ledger.commitDidSettle() } }
         try db.execute(sql: ownsTransaction ? "BEGIN" : "SAVEPOINT \(savepoint)")
         var wrote = false
         defer { if wrote && !observed { live.unobservedScriptDidWrite() } }

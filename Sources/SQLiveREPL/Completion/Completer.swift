@@ -84,9 +84,9 @@ public struct Completer: Sendable {
                 !argument.hasPrefix("-")
                     && !(index > 0 && ["--skip", "-skip", "--schema", "-schema"].contains(arguments[index - 1]))
             }
-            return operands.isEmpty ? completePath(word) : options(schema.relations.map(\.name))
+            return operands.isEmpty ? completePath(word) : options(tableArguments)
         case "dump", "indexes":
-            return options(schema.relations.map(\.name))
+            return options(tableArguments)
         case "unwatch":
             return arguments.isEmpty ? options(liveQueryNames + ["--all"]) : options([])
         case "wait":
@@ -118,6 +118,11 @@ public struct Completer: Sendable {
         default:
             return options([])
         }
+    }
+
+    /// Table names as dot-command arguments: in double quotes when they hold a space.
+    private var tableArguments: [String] {
+        schema.relations.map { $0.name.contains(where: \.isWhitespace) ? "\"" + $0.name + "\"" : $0.name }
     }
 
     /// The text after the first `tokenCount` space-separated tokens.

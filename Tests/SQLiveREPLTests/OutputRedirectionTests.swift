@@ -42,6 +42,22 @@ struct OutputRedirectionTests {
         #expect(output.status == 0)
     }
 
+    @Test(".once before .read sends the file's first command's output only, as in sqlite3")
+    func onceAndRead() async throws {
+        let directory = try TemporaryDirectory()
+        let script = try directory.write("script.sql", "SELECT 'first';\nSELECT 'second';\n")
+        let ours = try await Processes.sqlive(
+            ["-c", ".once \(directory.file("ours.txt"))", "-c", ".read \(script)", "-c", "SELECT 'third';"],
+            directory: directory)
+        let theirs = try await Processes.sqlite3Shell(
+            [":memory:", ".once \(directory.file("theirs.txt"))", ".read \(script)", "SELECT 'third';"],
+            directory: directory)
+        #expect(ours.stdout == "second\nthird\n")
+        #expect(ours.stdout == theirs.stdout)
+        #expect(try contents(directory.file("ours.txt")) == "first\n")
+        #expect(try contents(directory.file("ours.txt")) == (try contents(directory.file("theirs.txt"))))
+    }
+
     @Test("Live queries keep printing on the terminal while results go to a file")
     func liveQueriesStayOnTheTerminal() async throws {
         let directory = try TemporaryDirectory()

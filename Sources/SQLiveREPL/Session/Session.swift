@@ -175,7 +175,8 @@ final class Session {
             let elapsed = ContinuousClock.now - start
             write(String(format: "Run Time: real %.3f\n", elapsed.milliseconds / 1000))
         }
-        if outermost { outputCommandDidEnd() }
+        // Every command counts for `.once`, those of a `.read` file too, as in sqlite3.
+        outputCommandDidEnd()
         if !ok {
             failed = true
             if bail && !interactive { stopped = true }

@@ -234,6 +234,39 @@ struct InteractiveSessionTests {
         #expect(await Processes.waitUntil { !tmux.isRunning })
     }
 
+    /// The file is a pipe the test writes: the import is certainly running
+    /// (reading) when Ctrl-C comes, whatever the machine's speed.
+    @Test("Ctrl-C stops an .import and rolls it back, the table it created too")
+    func interruptedImport() async throws {
+        let directory = try TemporaryDirectory()
+        let fifo = directory.file("rows.csv")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let tmux = TmuxSession(
+            environment: Processes.environment(["TERM": "xterm-256color", "NO_COLOR": "1"], directory: directory))
+        defer { tmux.kill() }
+        try tmux.start([Processes.sqlive])
+        _ = try await tmux.waitForScreen { $0.last == "sqlive>" }
+        try tmux.type(".import \(fifo) t")
+        try tmux.press("Enter")
+        // Opening blocks until sqlive opens the pipe to read it.
+        let writer = try await Task.detached { try FileHandle(forWritingTo: URL(fileURLWithPath: fifo)) }.value
+        try writer.write(contentsOf: Data(("a,b\n" + (1...100).map { "\($0),x\n" }.joined()).utf8))
+        var screen = try await tmux.waitForScreen { $0.last?.hasPrefix("⏱") == true }
+        try tmux.press("C-c")
+        // More rows: the import notices Ctrl-C between two of them.
+        try writer.write(contentsOf: Data((101...10_000).map { "\($0),x\n" }.joined().utf8))
+        try writer.close()
+        screen = try await tmux.waitForScreen { $0.suffix(2) == ["Error: interrupted", "sqlive>"] }
+        #expect(screen.suffix(2) == ["Error: interrupted", "sqlive>"])
+        try tmux.type("SELECT count(*) AS tables FROM sqlite_schema;")
+        try tmux.press("Enter")
+        screen = try await tmux.waitForScreen { $0.last == "sqlive>" && $0.contains("│      0 │") }
+        #expect(screen.contains("│      0 │"))
+        try tmux.type(".quit")
+        try tmux.press("Enter")
+        #expect(await Processes.waitUntil { !tmux.isRunning })
+    }
+
     @Test func demoStartsWithALiveLeaderboard() async throws {
         let directory = try TemporaryDirectory()
         let tmux = TmuxSession(environment: Processes.environment(["TERM": "xterm-256color"], directory: directory))

@@ -79,10 +79,10 @@ struct DumpTests {
         """
 
     /// A database made by the sqlite3 CLI, and its contents.
-    func database(_ sql: String, in directory: TemporaryDirectory) throws -> (String, DatabaseContents) {
+    func database(_ sql: String, in directory: TemporaryDirectory) async throws -> (String, DatabaseContents) {
         let path = directory.file("original.sqlite")
         try Processes.sqlite3(path, sql)
-        return (path, try DatabaseContents.read(path))
+        return (path, try await DatabaseContents.read(path, directory: directory))
     }
 
     /// Loads SQL text into a new database with the sqlite3 CLI.
@@ -97,7 +97,7 @@ struct DumpTests {
     @Test("sqlive's dump, loaded by sqlite3, is the same database; sqlite3's own loses the tiny REALs")
     func roundTrip() async throws {
         let directory = try TemporaryDirectory()
-        let (original, contents) = try database(Self.schemaAndRows + Self.tinyReals, in: directory)
+        let (original, contents) = try await database(Self.schemaAndRows + Self.tinyReals, in: directory)
         #expect(contents.tables["notes"]?.count == 2)
         #expect(contents.tables["sqlite_stat1"]?.isEmpty == false)
 
@@ -107,14 +107,14 @@ struct DumpTests {
         let (ourCopy, ourLoad) = try await load(ours.stdout, as: "ours.sqlite", in: directory)
         #expect(ourLoad.stderr == "")
         #expect(ourLoad.status == 0)
-        let ourContents = try DatabaseContents.read(ourCopy)
+        let ourContents = try await DatabaseContents.read(ourCopy, directory: directory)
         #expect(ourContents.schema == contents.schema)
         #expect(ourContents.differences(from: contents) == [])
 
         let theirs = try await Processes.sqlite3Shell([original, ".dump"], directory: directory)
         let (theirCopy, theirLoad) = try await load(theirs.stdout, as: "theirs.sqlite", in: directory)
         #expect(theirLoad.stderr == "")
-        let theirContents = try DatabaseContents.read(theirCopy)
+        let theirContents = try await DatabaseContents.read(theirCopy, directory: directory)
         #expect(theirContents.schema == contents.schema)
         #expect(theirContents.differences(from: contents) == ["tiny"])
     }
@@ -122,7 +122,7 @@ struct DumpTests {
     @Test("Without REALs SQLite cannot read back, the text is sqlite3's, byte for byte")
     func textMatchesSQLite3() async throws {
         let directory = try TemporaryDirectory()
-        let (original, _) = try database(Self.schemaAndRows, in: directory)
+        let (original, _) = try await database(Self.schemaAndRows, in: directory)
         for arguments in [[".dump"], [".dump players"], [".dump p% order"], [".dump 'we%'"], [".dump nothing"]] {
             let ours = try await Processes.sqlive([original, "-c"] + arguments, directory: directory)
             let theirs = try await Processes.sqlite3Shell([original] + arguments, directory: directory)
@@ -136,14 +136,14 @@ struct DumpTests {
     @Test("sqlive loads its own dump back into the same database")
     func loadsItsOwnDump() async throws {
         let directory = try TemporaryDirectory()
-        let (original, contents) = try database(Self.schemaAndRows + Self.tinyReals, in: directory)
+        let (original, contents) = try await database(Self.schemaAndRows + Self.tinyReals, in: directory)
         let dump = try await Processes.sqlive([original, "-c", ".dump"], directory: directory)
         let script = try directory.write("dump.sql", dump.stdout)
         let copy = directory.file("copy.sqlite")
         let load = try await Processes.sqlive([copy, "-f", script], directory: directory)
         #expect(load.stderr == "")
         #expect(load.status == 0)
-        #expect(try DatabaseContents.read(copy) == contents)
+        #expect(try await DatabaseContents.read(copy, directory: directory) == contents)
     }
 
     @Test("A dump inside a transaction shows its rows; .trace does not show the dump's own queries")

@@ -128,8 +128,8 @@ struct ImportTests {
         #expect(sqlive.status == sqlite3.status)
         #expect(sqlive.stderr == sqlite3.stderr)
         #expect(sqlive.stdout == sqlite3.stdout)
-        let ourContents = try DatabaseContents.read(ours)
-        #expect(ourContents == (try DatabaseContents.read(theirs)))
+        let ourContents = try await DatabaseContents.read(ours, directory: directory)
+        #expect(ourContents == (try await DatabaseContents.read(theirs, directory: directory)))
         #expect(ourContents.tables["t"]?.isEmpty == false)
     }
 
@@ -153,8 +153,8 @@ struct ImportTests {
             ], directory: directory, cwd: directory.path)
         #expect(sqlive.stderr == sqlite3.stderr)
         #expect(sqlive.status == 0)
-        let contents = try DatabaseContents.read(ours)
-        #expect(contents == (try DatabaseContents.read(theirs)))
+        let contents = try await DatabaseContents.read(ours, directory: directory)
+        #expect(contents == (try await DatabaseContents.read(theirs, directory: directory)))
         #expect(contents.tables["t"]?.count == 13)
         #expect(contents.tables["u"]?.contains("1,'a\tb'") == true, "a quoted tab is data; INTEGER affinity applies")
     }
@@ -180,7 +180,9 @@ struct ImportTests {
                 == sqlite3.stderr + "Error: near line 2: 2 rows of dups.csv could not be inserted into t\n")
         #expect(sqlive.stdout == "3\n")
         #expect(sqlive.status == 1)
-        #expect(try DatabaseContents.read(ours) == (try DatabaseContents.read(theirs)))
+        #expect(
+            try await DatabaseContents.read(ours, directory: directory)
+                == (try await DatabaseContents.read(theirs, directory: directory)))
     }
 
     @Test func errors() async throws {

@@ -253,8 +253,12 @@ struct InteractiveSessionTests {
         try writer.write(contentsOf: Data(("a,b\n" + (1...100).map { "\($0),x\n" }.joined()).utf8))
         var screen = try await tmux.waitForScreen { $0.last?.hasPrefix("⏱") == true }
         try tmux.press("C-c")
-        // More rows: the import notices Ctrl-C between two of them.
-        try writer.write(contentsOf: Data((101...10_000).map { "\($0),x\n" }.joined().utf8))
+        // More rows: the import notices Ctrl-C between two of them (it looks
+        // every 4,096 rows), then stops reading. They fit in the pipe's
+        // buffer (64 KiB), so this write never waits for a reader that left.
+        let more = Data((101...4_500).map { "\($0),x\n" }.joined().utf8)
+        #expect(more.count < 65_536)
+        try writer.write(contentsOf: more)
         try writer.close()
         screen = try await tmux.waitForScreen { $0.suffix(2) == ["Error: interrupted", "sqlive>"] }
         #expect(screen.suffix(2) == ["Error: interrupted", "sqlive>"])

@@ -7,6 +7,11 @@ int sqlive_format_real(double value, char *buffer, int size) {
     return (int)strlen(buffer);
 }
 
+int sqlive_format_real_digits(double value, int digits, char *buffer, int size) {
+    sqlite3_snprintf(size, buffer, "%!.*g", digits, value);
+    return (int)strlen(buffer);
+}
+
 int sqlive_set_double_quoted_strings(sqlite3 *db, int enabled) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, enabled, (int *)0);
 }

@@ -3,9 +3,9 @@
 /// The modes are those of the sqlite3 CLI: `box`, `table` and `markdown` draw
 /// aligned grids, `csv` is RFC 4180, `json` an array of objects per
 /// statement, `line` one `column = value` line per value, `list` values
-/// separated by `|`.
+/// separated by `|`, `tabs` by tabs.
 public enum OutputMode: String, CaseIterable, Sendable {
-    case box, table, markdown, csv, json, line, list
+    case box, table, markdown, csv, json, line, list, tabs
 }
 
 /// What a session was asked to do, from the command line.

@@ -77,9 +77,7 @@ public enum SessionRunner {
 
         if interactive {
             if demo == nil, let database = session.database {
-                session.write(
-                    "sqlive \(SQLiveVersion.current) (SQLite \(database.info.sqliteVersion)) on \(database.info.path)\n"
-                        + "Enter \".help\" for usage hints.\n")
+                session.write(Self.banner(database, colour: session.colour))
             }
             InteractiveLoop(session: session).run()
             return session.signals.termination.map { 128 + $0 } ?? session.exitCode ?? 0
@@ -102,6 +100,22 @@ public enum SessionRunner {
         if !session.isFinished { session.printEvents() }
         if let signal = session.signals.termination { return 128 + signal }
         return session.exitCode ?? (session.hasFailed ? 1 : 0)
+    }
+
+    /// What an interactive session says first: the versions and the
+    /// database, and, for an in-memory database, that it is transient, as
+    /// the sqlite3 shell says it.
+    static func banner(_ database: LiveDatabase, colour: Bool) -> String {
+        var text =
+            "sqlive \(SQLiveVersion.current) (SQLite \(database.info.sqliteVersion)) on \(database.info.path)\n"
+            + "Enter \".help\" for usage hints.\n"
+        if database.location.filePath == nil {
+            let transient = "transient in-memory database"
+            text +=
+                "Connected to a \(colour ? ANSI.bold + transient + ANSI.reset : transient).\n"
+                + "Use \".open FILENAME\" to reopen on a persistent database.\n"
+        }
+        return text
     }
 
     /// How long a session has to end by itself after a termination signal.

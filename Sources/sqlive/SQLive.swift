@@ -35,7 +35,7 @@ struct SQLive: AsyncParsableCommand {
     @Flag(help: "Open the database read-only: writes fail, the file is never modified.")
     var readonly = false
 
-    @Option(help: "Initial output mode: box, table, markdown, csv, json, line, list.")
+    @Option(help: "Initial output mode: box, table, markdown, csv, json, line, list, tabs.")
     var mode: String?
 
     @Flag(help: "Stop a scripted session at the first error.")

@@ -50,6 +50,39 @@ struct CommandTests {
         #expect(throws: DotCommand.ParseError(description: "Usage: .panel on|off")) { try DotCommand.parse(".panel") }
     }
 
+    @Test func importDumpOutputIndexesChanges() throws {
+        #expect(
+            try DotCommand.parse(".import games.csv games")
+                == .importFile(path: "games.csv", table: "games", format: nil, skip: 0, schema: nil))
+        #expect(
+            try DotCommand.parse(".import --tsv --skip 2 'my file.tsv' t")
+                == .importFile(path: "my file.tsv", table: "t", format: .tsv, skip: 2, schema: nil))
+        #expect(
+            try DotCommand.parse(".import -csv f.csv t --schema temp")
+                == .importFile(path: "f.csv", table: "t", format: .csv, skip: 0, schema: "temp"))
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".import f.csv") }
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".import --skip x f.csv t") }
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".import --ascii f.csv t") }
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".import a b c") }
+        #expect(try DotCommand.parse(".dump") == .dump(patterns: []))
+        #expect(try DotCommand.parse(".dump pl% games") == .dump(patterns: ["pl%", "games"]))
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".dump --data-only") }
+        #expect(try DotCommand.parse(".output out.txt") == .output(path: "out.txt", once: false))
+        #expect(try DotCommand.parse(".output") == .output(path: nil, once: false))
+        #expect(try DotCommand.parse(".output stdout") == .output(path: nil, once: false))
+        #expect(try DotCommand.parse(".once out.txt") == .output(path: "out.txt", once: true))
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".once") }
+        #expect(try DotCommand.parse(".indexes") == .indexes(pattern: nil))
+        #expect(try DotCommand.parse(".indices pl%") == .indexes(pattern: "pl%"))
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".indexes a b") }
+        #expect(try DotCommand.parse(".changes on") == .changes(true))
+        #expect(try DotCommand.parse(".ch off") == .changes(false))
+        #expect(try DotCommand.parse(".mode tabs") == .mode(.tabs))
+        // Abbreviations stay unambiguous only where they were.
+        #expect(try DotCommand.parse(".op x.sqlite") == .open(path: "x.sqlite", readonly: false))
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".o x") }
+    }
+
     @Test func errorsSayWhatToDo() {
         #expect(throws: DotCommand.ParseError(description: "Usage: .timer on|off")) {
             try DotCommand.parse(".timer maybe")
@@ -63,7 +96,8 @@ struct CommandTests {
         let help = DotCommandHelp.overview
         for name in [
             "open", "watch", "pause", "resume", "unwatch", "watches", "wait", "explain", "trace", "timer", "mode",
-            "headers", "tables", "schema", "read", "help", "quit", "exit", "panel",
+            "headers", "tables", "schema", "read", "help", "quit", "exit", "panel", "import", "dump", "output", "once",
+            "indexes", "changes",
         ] {
             #expect(help.contains("." + name), "missing .\(name)")
         }

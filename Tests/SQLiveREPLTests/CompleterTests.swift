@@ -48,6 +48,22 @@ struct CompleterTests {
         #expect(candidates(".open --r") == ["--readonly"])
     }
 
+    @Test("Files after .import, .output and .once; then tables after .import FILE, .dump and .indexes")
+    func importDumpOutput() {
+        #expect(candidates(".import d") == ["data/", "demo.sqlite"])
+        #expect(candidates(".import --") == ["--csv", "--schema", "--skip", "--tsv"])
+        #expect(candidates(".import --skip ") == [])
+        #expect(candidates(".import --skip 1 data/") == ["data/a.sql"])
+        #expect(candidates(".import --tsv data/a.sql pl") == ["\"player stats\"", "players"])
+        #expect(candidates(".output d") == ["data/", "demo.sqlite"])
+        #expect(candidates(".once data/") == ["data/a.sql"])
+        #expect(candidates(".dump g") == ["games"])
+        #expect(candidates(".indexes pl") == ["\"player stats\"", "players"])
+        #expect(candidates(".changes o") == ["off", "on"])
+        #expect(candidates(".mode t") == ["table", "tabs"])
+        #expect(candidates(".im") == [".import"])
+    }
+
     @Test func tablesAfterFrom() {
         #expect(candidates("SELECT * FROM pl") == ["\"player stats\"", "players"])
         #expect(candidates("select * from g") == ["games"])

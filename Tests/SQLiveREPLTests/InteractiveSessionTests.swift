@@ -137,6 +137,7 @@ struct InteractiveSessionTests {
 
         var screen = try await tmux.waitForScreen { $0.last == "sqlive>" || $0.last == "sqlive> " }
         #expect(screen.contains { $0.hasPrefix("sqlive ") && $0.contains("games.sqlite") })
+        #expect(!screen.contains { $0.contains("transient") }, "a file is not a transient database")
 
         // A live query prints its first result.
         try tmux.type(".watch top SELECT name, score FROM players ORDER BY score DESC")
@@ -240,12 +241,74 @@ struct InteractiveSessionTests {
             ])
     }
 
+    @Test("Without a file, the banner says the database is transient and how to open a file, as sqlite3 does")
+    func inMemoryBanner() async throws {
+        let directory = try TemporaryDirectory()
+        let tmux = TmuxSession(
+            environment: Processes.environment(["TERM": "xterm-256color", "NO_COLOR": "1"], directory: directory))
+        defer { tmux.kill() }
+        try tmux.start([Processes.sqlive])
+        let screen = try await tmux.waitForScreen { $0.last == "sqlive>" }
+        #expect(screen.first?.hasPrefix("sqlive ") == true)
+        #expect(screen.first?.hasSuffix(" on :memory:") == true)
+        #expect(
+            Array(screen.dropFirst()) == [
+                "Enter \".help\" for usage hints.", "Connected to a transient in-memory database.",
+                "Use \".open FILENAME\" to reopen on a persistent database.", "sqlive>",
+            ])
+        try tmux.type(".quit")
+        try tmux.press("Enter")
+        #expect(await Processes.waitUntil { !tmux.isRunning })
+    }
+
+    /// The file is a pipe the test writes: the import is certainly running
+    /// (reading) when Ctrl-C comes, whatever the machine's speed.
+    @Test("Ctrl-C stops an .import and rolls it back, the table it created too")
+    func interruptedImport() async throws {
+        let directory = try TemporaryDirectory()
+        let fifo = directory.file("rows.csv")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let tmux = TmuxSession(
+            environment: Processes.environment(["TERM": "xterm-256color", "NO_COLOR": "1"], directory: directory))
+        defer { tmux.kill() }
+        try tmux.start([Processes.sqlive])
+        _ = try await tmux.waitForScreen { $0.last == "sqlive>" }
+        try tmux.type(".import \(fifo) t")
+        try tmux.press("Enter")
+        // Opening blocks until sqlive opens the pipe to read it.
+        let writer = try await Task.detached { try FileHandle(forWritingTo: URL(fileURLWithPath: fifo)) }.value
+        try writer.write(contentsOf: Data(("a,b\n" + (1...100).map { "\($0),x\n" }.joined()).utf8))
+        var screen = try await tmux.waitForScreen { $0.last?.hasPrefix("⏱") == true }
+        try tmux.press("C-c")
+        // More rows: the import notices Ctrl-C between two of them (it looks
+        // every 4,096 rows), then stops reading. They fit in the pipe's
+        // buffer (64 KiB), so this write never waits for a reader that left.
+        let more = Data((101...4_500).map { "\($0),x\n" }.joined().utf8)
+        #expect(more.count < 65_536)
+        try writer.write(contentsOf: more)
+        try writer.close()
+        screen = try await tmux.waitForScreen { $0.suffix(2) == ["Error: interrupted", "sqlive>"] }
+        #expect(screen.suffix(2) == ["Error: interrupted", "sqlive>"])
+        try tmux.type("SELECT count(*) AS tables FROM sqlite_schema;")
+        try tmux.press("Enter")
+        screen = try await tmux.waitForScreen { $0.last == "sqlive>" && $0.contains("│      0 │") }
+        #expect(screen.contains("│      0 │"))
+        try tmux.type(".quit")
+        try tmux.press("Enter")
+        #expect(await Processes.waitUntil { !tmux.isRunning })
+    }
+
     @Test func demoStartsWithALiveLeaderboard() async throws {
         let directory = try TemporaryDirectory()
         let tmux = TmuxSession(environment: Processes.environment(["TERM": "xterm-256color"], directory: directory))
         defer { tmux.kill() }
         try tmux.start([Processes.sqlive, "--demo"])
         let screen = try await tmux.waitForScreen { $0.contains { $0.hasPrefix("-- leaderboard v2 (external") } }
+        // The banner says where the database file is, and it is there.
+        let banner = try #require(screen.first { $0.hasPrefix("sqlive demo:") })
+        let path = try #require(banner.firstMatch(of: /\((\/[^)]+\/demo\.sqlite)\)/)?.1)
+        #expect(FileManager.default.fileExists(atPath: String(path)))
+        #expect(!screen.contains { $0.contains("transient") })
         #expect(screen.contains { $0.hasPrefix("-- leaderboard v1 (watching, reads games, players)") })
         #expect(screen.contains { $0.contains("Family gin rummy") })
         try tmux.type(".quit")

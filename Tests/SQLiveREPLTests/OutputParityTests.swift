@@ -68,6 +68,79 @@ struct OutputParityTests {
         #expect(ours.stdout == (try shell([database, query])))
     }
 
+    @Test("tabs mode is the shell's, headers and all")
+    func tabs() async throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.file("t.sqlite")
+        try Processes.sqlite3(database, Self.rows)
+        let query = "SELECT a, b FROM t WHERE b IS NOT NULL"
+        let ours = try await Processes.sqlive(
+            [database, "--mode", "tabs", "-c", ".headers on", "-c", query], directory: directory)
+        #expect(ours.status == 0)
+        #expect(ours.stdout == (try shell(["-tabs", "-header", database, query])))
+        #expect(ours.stdout.hasPrefix("a\tb\nplain\t1\n"))
+    }
+
+    /// The same script through both shells: `.changes` after every SQL
+    /// command (the last statement's changes, not reset by a SELECT), and
+    /// nothing after a failure.
+    @Test(".changes prints the shell's counters after each SQL command")
+    func changes() async throws {
+        let directory = try TemporaryDirectory()
+        let script = """
+            .changes on
+            CREATE TABLE t(a);
+            INSERT INTO t VALUES (1), (2);
+            SELECT 1;
+            INSERT INTO t VALUES (3); UPDATE t SET a = a + 1;
+            SELECT count(*) FROM t; DELETE FROM t WHERE a = 2;
+            .changes off
+            INSERT INTO t VALUES (9);
+            .changes on
+            SELECT nope;
+            SELECT 2;
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 5) INSERT INTO t SELECT x FROM c;
+
+            """
+        let ours = try await Processes.sqlive([directory.file("ours.sqlite")], stdin: script, directory: directory)
+        let theirs = try await Processes.sqlite3Shell(
+            [directory.file("theirs.sqlite")], stdin: script, directory: directory)
+        #expect(ours.stdout == theirs.stdout)
+        #expect(ours.stdout.contains("changes: 3   total_changes: 6\n"))
+        #expect(ours.stdout.hasSuffix("changes: 5   total_changes: 13\n"))
+    }
+
+    @Test(".indexes lists the shell's names, by table pattern, attached databases too")
+    func indexes() async throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.file("t.sqlite")
+        try Processes.sqlite3(
+            database,
+            """
+            CREATE TABLE games(id INTEGER PRIMARY KEY, title TEXT UNIQUE);
+            CREATE TABLE players(id, gameID, name, PRIMARY KEY (id, gameID));
+            CREATE INDEX players_gameID ON players(gameID);
+            CREATE INDEX "players by name" ON players(name);
+            CREATE TABLE scores(p, points);
+            CREATE INDEX scores_p ON scores(p);
+            """)
+        try Processes.sqlite3(directory.file("other.sqlite"), "CREATE TABLE x(a); CREATE INDEX x_a ON x(a);")
+        let attach = "ATTACH '\(directory.file("other.sqlite"))' AS other;"
+        for arguments in [[".indexes"], [".indexes players"], [".indexes g%"], [".indices %s"], [".indexes none"]] {
+            let ours = try await Processes.sqlive([database, "-c", attach, "-c"] + arguments, directory: directory)
+            let theirs = try shell([database, attach] + arguments)
+            // sqlite3 pads every name to the widest; sqlive does not pad the last of a line.
+            let trimmed = theirs.split(separator: "\n", omittingEmptySubsequences: false).map {
+                String($0.reversed().drop { $0 == " " }.reversed())
+            }.joined(separator: "\n")
+            #expect(ours.stdout == trimmed, "\(arguments)")
+            #expect(ours.status == 0)
+        }
+        let all = try await Processes.sqlive([database, "-c", attach, "-c", ".indexes"], directory: directory)
+        #expect(all.stdout.contains("other.x_a"))
+        #expect(all.stdout.contains("sqlite_autoindex_games_1"))
+    }
+
     @Test("Many statements' results, buffered, come out whole, and the error after them is reported")
     func bufferedOrder() async throws {
         let directory = try TemporaryDirectory()

@@ -188,6 +188,11 @@ struct ScriptedSessionTests {
         let output = try await run(["-c", "SELECT 1;"], in: directory)
         #expect(output.status == 0)
         #expect(output.stderr.isEmpty)
+        // An in-memory database says nothing of it in a script: the output is the results alone.
+        #expect(output.stdout == "1\n")
+        let piped = try await run([":memory:"], stdin: "SELECT 2;\n", in: directory)
+        #expect(piped.stdout == "2\n")
+        #expect(piped.stderr.isEmpty)
     }
 
     @Test func bailStopsAtTheFirstError() async throws {

@@ -66,22 +66,23 @@ enum Processes {
     /// Starts a process whose output goes to files of the directory.
     static func start(
         _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String],
-        directory: TemporaryDirectory, name: String = UUID().uuidString
+        directory: TemporaryDirectory, name: String = UUID().uuidString, cwd: String? = nil
     ) throws -> (Process, stdout: String, stderr: String) {
         try start(
             executable, arguments, input: stdin.map { Data($0.utf8) }, environment: environment,
-            directory: directory, name: name)
+            directory: directory, name: name, cwd: cwd)
     }
 
-    /// Starts a process reading bytes on its standard input.
+    /// Starts a process reading bytes on its standard input (in `cwd`, if given).
     static func start(
         _ executable: String, _ arguments: [String], input: Data?, environment: [String: String],
-        directory: TemporaryDirectory, name: String = UUID().uuidString
+        directory: TemporaryDirectory, name: String = UUID().uuidString, cwd: String? = nil
     ) throws -> (Process, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = environment
+        if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
         let out = directory.file(name + ".out")
         let err = directory.file(name + ".err")
         _ = FileManager.default.createFile(atPath: out, contents: nil)
@@ -115,22 +116,40 @@ enum Processes {
     /// Runs `sqlive` to completion.
     static func sqlive(
         _ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:],
-        directory: TemporaryDirectory, timeout: Duration = .seconds(60)
+        directory: TemporaryDirectory, cwd: String? = nil, timeout: Duration = .seconds(60)
     ) async throws -> ProcessOutput {
         try await sqlive(
-            arguments, input: stdin.map { Data($0.utf8) }, environment: extra, directory: directory, timeout: timeout)
+            arguments, input: stdin.map { Data($0.utf8) }, environment: extra, directory: directory, cwd: cwd,
+            timeout: timeout)
     }
 
-    /// Runs `sqlive` to completion, with bytes on its standard input.
+    /// Runs `sqlive` to completion, with bytes on its standard input (in `cwd`, if given).
     static func sqlive(
         _ arguments: [String], input: Data?, environment extra: [String: String] = [:],
-        directory: TemporaryDirectory, timeout: Duration = .seconds(60)
+        directory: TemporaryDirectory, cwd: String? = nil, timeout: Duration = .seconds(60)
     ) async throws -> ProcessOutput {
         let (process, out, err) = try start(
             sqlive, arguments, input: input, environment: environment(extra, directory: directory),
-            directory: directory)
+            directory: directory, cwd: cwd)
         let finished = await wait(process, timeout: timeout)
         #expect(finished, "sqlive \(arguments) did not finish in time")
+        return ProcessOutput(
+            stdout: try String(contentsOfFile: out, encoding: .utf8),
+            stderr: try String(contentsOfFile: err, encoding: .utf8),
+            status: process.terminationStatus)
+    }
+
+    /// Runs the sqlite3 CLI to completion with these arguments (and standard
+    /// input): what it printed on each stream, and its exit status.
+    static func sqlite3Shell(
+        _ arguments: [String], stdin: String? = nil, directory: TemporaryDirectory, cwd: String? = nil,
+        timeout: Duration = .seconds(60)
+    ) async throws -> ProcessOutput {
+        let (process, out, err) = try start(
+            "/usr/bin/sqlite3", arguments, stdin: stdin, environment: environment(directory: directory),
+            directory: directory, cwd: cwd)
+        let finished = await wait(process, timeout: timeout)
+        #expect(finished, "sqlite3 \(arguments) did not finish in time")
         return ProcessOutput(
             stdout: try String(contentsOfFile: out, encoding: .utf8),
             stderr: try String(contentsOfFile: err, encoding: .utf8),

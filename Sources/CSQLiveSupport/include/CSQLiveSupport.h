@@ -11,6 +11,11 @@
 /// faster than glibc's `%g`. It runs once per REAL cell of every result.
 int sqlive_format_real(double value, char *buffer, int size);
 
+/// Formats a REAL with SQLite's `%!.*g` and `digits` significant digits
+/// (the sqlite3 shell's `.dump` writes `%!.20g`), into `buffer`. Returns
+/// the number of bytes written.
+int sqlive_format_real_digits(double value, int digits, char *buffer, int size);
+
 typedef struct sqlite3 sqlite3;
 
 /// Turns the acceptance of double-quoted string literals in DML on or off

@@ -215,13 +215,25 @@ public struct SQLToken: Hashable, Sendable {
                 byte == UInt8(ascii: "_") || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
                     || (offset > 0 && byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
             }
-        guard !isBare else { return name }
-        var quoted = "\""
-        for character in name {
-            quoted.append(character)
-            if character == "\"" { quoted.append("\"") }
+        return isBare ? name : doubleQuoted(name)
+    }
+
+    /// A name in double quotes, whatever it is, its quotes doubled (SQLite's
+    /// `%w`), as the sqlite3 shell writes the names it makes up.
+    ///
+    /// ```swift
+    /// SQLToken.doubleQuoted("players")   // "players"
+    /// SQLToken.doubleQuoted("a\"b")      // "a""b"
+    /// ```
+    public static func doubleQuoted(_ name: String) -> String {
+        // By scalar: a quote followed by a combining mark is one Character.
+        var quoted = "\"".unicodeScalars
+        for scalar in name.unicodeScalars {
+            quoted.append(scalar)
+            if scalar == "\"" { quoted.append(scalar) }
         }
-        return quoted + "\""
+        quoted.append("\"")
+        return String(quoted)
     }
 
     /// The name a token spells: quotes removed and doubled quotes undone.

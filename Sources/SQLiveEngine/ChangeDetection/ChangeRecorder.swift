@@ -112,6 +112,24 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
         }
     }
 
+    /// Notes rows inserted into `table` by statements that ran on SQLite
+    /// directly, which GRDB does not see (a bulk insert): they count among
+    /// the transaction's changes, reported at its commit. When the inserts
+    /// may have changed other tables too (triggers, foreign-key actions of
+    /// a REPLACE), the commit refreshes every live query.
+    func rowsWereInserted(into table: String, mayChangeOtherTables: Bool) {
+        guard isInstalled else { return }
+        if mayChangeOtherTables {
+            missedChanges = true
+            return
+        }
+        let kind = DatabaseEventKind.insert(tableName: table)
+        guard interest.isModified(byEventsOfKind: kind) else { return }
+        if !touched.contains(where: { $0.isSame(as: kind) }) {
+            touched.append(kind)
+        }
+    }
+
     func databaseWillCommit() throws {
         commitStarted = true
         ledger.commitWillStart()

@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 extension LiveDatabase {
     /// Runs a script of one or more SQL statements and collects each
@@ -83,13 +84,16 @@ extension LiveDatabase {
     /// thread of your own (the REPL's), never from Swift concurrency's pool.
     /// Call `interrupt()` from another thread to stop a long statement.
     ///
+    /// - parameter traced: Whether `.trace` shows the statements: a front
+    ///   end's own queries (the sqlite3 shell's `.dump`) are not the user's.
     /// - throws: `SQLiteFailure` (with the failing statement's index), or
     ///   the consumer's own error.
     public func run(
-        _ script: String, parameters: QueryParameters = .none, maxRows: Int? = nil,
+        _ script: String, parameters: QueryParameters = .none, maxRows: Int? = nil, traced: Bool = true,
         consumer: inout some ResultConsumer
     ) throws {
-        let runner = ScriptRunner(script: script, parameters: parameters, maxRows: maxRows, tracer: tracer)
+        let runner = ScriptRunner(
+            script: script, parameters: parameters, maxRows: maxRows, tracer: traced ? tracer : nil)
         do {
             try writer.writeWithoutTransaction { db in
                 defer { live.scriptDidRun(script, db) }
@@ -99,6 +103,23 @@ extension LiveDatabase {
             throw failure
         } catch let error as DatabaseError {
             throw SQLiteFailure(error)
+        }
+    }
+
+    /// The session connection's change counters (`sqlite3_changes64` and
+    /// `sqlite3_total_changes64`), which the sqlite3 shell's `.changes on`
+    /// prints after each command.
+    ///
+    /// This blocks the calling thread, as `run` does.
+    public func changeCounts() throws(SQLiveError) -> ChangeCounts {
+        do {
+            return try writer.writeWithoutTransaction { db in
+                guard let connection = db.sqliteConnection else { throw SQLiveError.closed }
+                return ChangeCounts(
+                    changes: Int(sqlite3_changes64(connection)), totalChanges: Int(sqlite3_total_changes64(connection)))
+            }
+        } catch {
+            throw SQLiveError.wrap(error)
         }
     }
 
@@ -130,5 +151,19 @@ extension LiveDatabase {
         case .sqlite(let failure): return failure
         case let other: return SQLiteFailure(code: 1, extendedCode: 1, message: other.description)
         }
+    }
+}
+
+/// A connection's change counters.
+public struct ChangeCounts: Hashable, Sendable {
+    /// Rows changed by the most recent `INSERT`, `UPDATE` or `DELETE` (not
+    /// reset by other statements).
+    public var changes: Int
+    /// Rows changed since the connection opened.
+    public var totalChanges: Int
+
+    public init(changes: Int, totalChanges: Int) {
+        self.changes = changes
+        self.totalChanges = totalChanges
     }
 }

@@ -212,6 +212,14 @@ final class LiveQueryCenter: Sendable {
         }
     }
 
+    /// Called on the session's connection, inside the transaction, after
+    /// rows were inserted into `table` on SQLite directly while the recorder
+    /// observes (a bulk insert): the transaction's commit refreshes the live
+    /// queries that read the table, once.
+    func rowsWereInsertedDirectly(into table: String, mayChangeOtherTables: Bool) {
+        recorder.rowsWereInserted(into: table, mayChangeOtherTables: mayChangeOtherTables)
+    }
+
     /// Called on the session's connection after each script: follows the
     /// databases it attached or detached on the committed connection.
     func scriptDidRun(_ script: String, _ db: Database) {

@@ -70,6 +70,18 @@ final class StatementTracer: Sendable {
         }
     }
 
+    /// Runs `body` with GRDB's trace removed from the connection, then puts
+    /// it back.
+    ///
+    /// SQLite times every statement it reports to a profile trace: a bulk
+    /// insert of a million rows would pay that, and the trace's lock, a
+    /// million times. Housekeeping statements run meanwhile are not traced.
+    func withoutConnectionTrace<T>(on db: Database, _ body: () throws -> T) rethrows -> T {
+        db.trace(options: [], nil)
+        defer { install(on: db) }
+        return try body()
+    }
+
     /// Whether a statement is bookkeeping rather than a user's query.
     ///
     /// GRDB's trace sees every statement of a connection; the ones sqlive

@@ -9,6 +9,11 @@ public enum DotCommand: Hashable, Sendable {
         case on, profile, off
     }
 
+    /// How `.import` splits a file: on commas or on tabs.
+    public enum ImportFormat: String, Hashable, Sendable {
+        case csv, tsv
+    }
+
     case open(path: String, readonly: Bool)
     case watch(name: String, sql: String, diff: Bool, replace: Bool)
     case pause(String)
@@ -29,6 +34,17 @@ public enum DotCommand: Hashable, Sendable {
     case tables(pattern: String?)
     case schema(pattern: String?)
     case read(String)
+    /// Loads a file into a table; `format` `nil` follows the output mode
+    /// (tabs for `.mode tabs`, CSV otherwise).
+    case importFile(path: String, table: String, format: ImportFormat?, skip: Int, schema: String?)
+    /// Dumps the tables (and indexes, triggers, views) matching the LIKE
+    /// patterns, or everything.
+    case dump(patterns: [String])
+    /// Sends results to a file (`nil`: back to standard output); with
+    /// `once`, for the next command only.
+    case output(path: String?, once: Bool)
+    case indexes(pattern: String?)
+    case changes(Bool)
     case print(String)
     case help(String?)
     case quit
@@ -52,7 +68,9 @@ public enum DotCommand: Hashable, Sendable {
             throw ParseError(description: "missing command name after '.'")
         }
         let text = String(trimmed)
-        let name = String(first.text.dropFirst()).lowercased()
+        var name = String(first.text.dropFirst()).lowercased()
+        // sqlite3's other spelling.
+        if name == "indices" { name = "indexes" }
         let arguments = tokens.dropFirst().map(\.text)
         guard let spec = DotCommandHelp.spec(named: name) else {
             throw ParseError(description: "unknown command or invalid arguments: \"\(name)\". Enter \".help\" for help")
@@ -173,6 +191,54 @@ public enum DotCommand: Hashable, Sendable {
         case "read":
             guard arguments.count == 1 else { throw usage }
             return .read(arguments[0])
+
+        case "import":
+            var format: ImportFormat?
+            var skip = 0
+            var schema: String?
+            var operands: [String] = []
+            var rest = arguments[...]
+            while let argument = rest.popFirst() {
+                // As in sqlite3, one dash or two.
+                let option = argument.hasPrefix("--") ? String(argument.dropFirst()) : argument
+                guard option.hasPrefix("-"), option.count > 1 else {
+                    operands.append(argument)
+                    continue
+                }
+                switch option {
+                case "-csv": format = .csv
+                case "-tsv": format = .tsv
+                case "-skip":
+                    guard let value = rest.popFirst(), let count = Int(value), count >= 0 else { throw usage }
+                    skip = count
+                case "-schema":
+                    guard let value = rest.popFirst() else { throw usage }
+                    schema = value
+                default:
+                    throw ParseError(description: "unknown option \"\(argument)\". Usage: \(spec.usage)")
+                }
+            }
+            guard operands.count == 2 else { throw usage }
+            return .importFile(path: operands[0], table: operands[1], format: format, skip: skip, schema: schema)
+
+        case "dump":
+            if let option = arguments.first(where: { $0.hasPrefix("-") }) {
+                throw ParseError(description: "unknown option \"\(option)\". Usage: \(spec.usage)")
+            }
+            return .dump(patterns: arguments)
+
+        case "output", "once":
+            guard arguments.count <= 1, !(spec.name == "once" && arguments.isEmpty) else { throw usage }
+            let path = arguments.first.flatMap { $0 == "stdout" ? nil : $0 }
+            return .output(path: path, once: spec.name == "once")
+
+        case "indexes":
+            guard arguments.count <= 1 else { throw usage }
+            return .indexes(pattern: arguments.first)
+
+        case "changes":
+            guard arguments.count == 1, let flag = onOff(arguments[0]) else { throw usage }
+            return .changes(flag)
 
         case "print":
             return .print(arguments.joined(separator: " "))

@@ -12,6 +12,21 @@ public enum DotCommandHelp {
     /// Every dot-command, in `.help` order.
     public static let all: [Spec] = [
         Spec(
+            name: "changes", usage: ".changes on|off", summary: "Show the number of rows changed by SQL",
+            details: """
+                After each SQL command, prints "changes: N   total_changes: M", as sqlite3 does:
+                the rows changed by the last INSERT, UPDATE or DELETE, and all rows changed
+                since the database was opened.
+                """),
+        Spec(
+            name: "dump", usage: ".dump [TABLE...]", summary: "Render the database (or TABLEs) as SQL text",
+            details: """
+                Writes the CREATE statements and an INSERT per row, in one transaction, as
+                sqlite3's .dump writes them; the sqlite3 shell loads the text back into an
+                identical database (REAL values come back exactly). TABLE is a LIKE pattern
+                on table names (indexes, triggers and views: on their own names).
+                """),
+        Spec(
             name: "exit", usage: ".exit [CODE]", summary: "Exit this program with return-code CODE (default 0)",
             details: ""),
         Spec(
@@ -34,6 +49,24 @@ public enum DotCommandHelp {
             name: "help", usage: ".help [COMMAND]", summary: "Show help for every command, or for one command",
             details: ""),
         Spec(
+            name: "import", usage: ".import [OPTIONS] FILE TABLE",
+            summary: "Import data from FILE into TABLE",
+            details: """
+                  --csv       comma-separated values (the default, unless .mode tabs)
+                  --tsv       tab-separated values
+                  --skip N    skip the first N rows of FILE
+                  --schema S  the table is S.TABLE
+                FILE is RFC 4180 text: quoted fields, "" for a quote, line breaks inside quotes,
+                LF or CRLF line ends, a UTF-8 byte-order mark skipped. If TABLE does not exist,
+                it is created from the first row: one TEXT column per field. If it exists,
+                every row is data. Rows with too few fields get NULLs, too many lose the
+                extras, with a warning naming the file and line. All rows go in one
+                transaction, with one prepared INSERT: live queries re-print once.
+                """),
+        Spec(
+            name: "indexes", usage: ".indexes [TABLE]", summary: "Show names of indexes (on TABLE, a LIKE pattern)",
+            details: ""),
+        Spec(
             name: "mode", usage: ".mode [MODE]", summary: "Set the output mode, or show it",
             details: """
                 MODE is one of:
@@ -44,15 +77,26 @@ public enum DotCommandHelp {
                   json       Results in a JSON array of objects
                   line       One value per line, "column = value"
                   list       Values delimited by "|"
+                  tabs       Values delimited by tabs
                 """),
         Spec(
             name: "nullvalue", usage: ".nullvalue TEXT", summary: "Show NULL values as TEXT (default NULL)",
             details: "Applies to box, table, markdown, line and list. csv leaves NULL empty; json writes null."),
         Spec(
+            name: "once", usage: ".once FILE", summary: "Send the next command's output to FILE",
+            details: "As .output FILE, for the next command only."),
+        Spec(
             name: "open", usage: ".open PATH [--readonly]", summary: "Close the database and open PATH",
             details: """
                 PATH is a file (created if missing, unless --readonly), a file: URI, or :memory:.
                 Live queries of the previous database are dropped.
+                """),
+        Spec(
+            name: "output", usage: ".output [FILE]", summary: "Send output to FILE, or to stdout without FILE",
+            details: """
+                Results of SQL and the output of dot-commands go to FILE (emptied first), until
+                .output alone (or .output stdout). Errors stay on standard error; live queries
+                keep printing on the terminal.
                 """),
         Spec(
             name: "panel", usage: ".panel on|off",

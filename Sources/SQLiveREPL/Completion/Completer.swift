@@ -8,7 +8,8 @@ import SQLiveEngine
 /// dot-commands and their arguments, SQL keywords and functions, table and
 /// view names, columns of the tables the statement names (`alias.column`
 /// too), live query names after `.unwatch`, `.wait`, `.pause` and
-/// `.resume`, file paths after `.open` and `.read`.
+/// `.resume`, file paths after `.open`, `.read`, `.import`, `.output` and
+/// `.once`, table names after `.dump`, `.indexes` and `.import FILE`.
 ///
 /// ```swift
 /// let completer = Completer(schema: schema, liveQueryNames: ["leaders"])
@@ -70,9 +71,22 @@ public struct Completer: Sendable {
         let arguments = Array(tokens.dropFirst())
         let options = { (names: [String]) in Completions(candidates: Self.matching(names, word)) }
         switch spec.name {
-        case "open", "read":
+        case "open", "read", "output", "once":
             if word.hasPrefix("-") { return options(spec.name == "open" ? ["--readonly"] : []) }
             return completePath(word)
+        case "import":
+            if word.hasPrefix("-") { return options(["--csv", "--tsv", "--skip", "--schema"]) }
+            if let last = arguments.last, ["--skip", "-skip", "--schema", "-schema"].contains(last) {
+                return options([])
+            }
+            // FILE, then TABLE.
+            let operands = arguments.enumerated().filter { index, argument in
+                !argument.hasPrefix("-")
+                    && !(index > 0 && ["--skip", "-skip", "--schema", "-schema"].contains(arguments[index - 1]))
+            }
+            return operands.isEmpty ? completePath(word) : options(tableArguments)
+        case "dump", "indexes":
+            return options(tableArguments)
         case "unwatch":
             return arguments.isEmpty ? options(liveQueryNames + ["--all"]) : options([])
         case "wait":
@@ -82,7 +96,7 @@ public struct Completer: Sendable {
             return arguments.isEmpty ? options(liveQueryNames) : options([])
         case "mode":
             return options(OutputMode.allCases.map(\.rawValue))
-        case "headers", "timer", "panel":
+        case "headers", "timer", "panel", "changes":
             return options(["on", "off"])
         case "trace":
             return options(DotCommand.TraceMode.allCases.map(\.rawValue))
@@ -104,6 +118,11 @@ public struct Completer: Sendable {
         default:
             return options([])
         }
+    }
+
+    /// Table names as dot-command arguments: in double quotes when they hold a space.
+    private var tableArguments: [String] {
+        schema.relations.map { $0.name.contains(where: \.isWhitespace) ? "\"" + $0.name + "\"" : $0.name }
     }
 
     /// The text after the first `tokenCount` space-separated tokens.

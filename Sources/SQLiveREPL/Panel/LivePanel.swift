@@ -69,7 +69,7 @@ final class LivePanel: Sendable {
     convenience init(capable: Bool, sink: OutputSink) {
         self.init(capable: capable) { text in
             do {
-                try sink.write(text)
+                try sink.writeTerminal(text)
             } catch {
                 // Standard output is closed: the session notices at its next write.
             }

@@ -37,7 +37,7 @@ extension OutputMode {
     /// the human-readable modes, not the data formats (csv, json).
     var highlightsChanges: Bool {
         switch self {
-        case .box, .table, .markdown, .list, .line: true
+        case .box, .table, .markdown, .list, .tabs, .line: true
         case .csv, .json: false
         }
     }
@@ -51,6 +51,7 @@ public func makeRenderer(_ settings: RenderSettings) -> any RowRenderer {
     case .json: JSONRenderer()
     case .line: LineRenderer(settings: settings)
     case .list: ListRenderer(settings: settings)
+    case .tabs: ListRenderer(settings: settings, separator: UInt8(ascii: "\t"))
     }
 }
 

@@ -54,7 +54,7 @@ final class LiveEcho: Sendable {
         let left = panel.sync(settings: settings)
         if !left.isEmpty { output += Session.printed(left, printer: printer) }
         do {
-            try sink.write(output)
+            try sink.writeTerminal(output)
         } catch {
             // Standard output is closed: the session notices at its next write.
         }

@@ -8,6 +8,11 @@ import SQLiveLocks
 /// other write, and shows it only when nothing else was written for a
 /// second, so the two never garble each other.
 ///
+/// Results (`write`) go to standard output, or to the file that `.output`
+/// or `.once` named (`redirectResults`); what belongs to the terminal
+/// (`writeTerminal`: live queries' prints, the timer, the banner) always
+/// goes to standard output, as the sqlite3 shell's `printf`s do.
+///
 /// A scripted session's sink is *buffered*, as the C shell's stdio is when
 /// its output is not a terminal: standard output is written in chunks of
 /// 64 KiB, not once per statement. Whatever is pending is written before
@@ -25,6 +30,17 @@ final class OutputSink: Sendable {
         var closed = false
         /// Output not written yet (buffered sinks only).
         var pending: [UInt8] = []
+        /// Where results go instead of standard output.
+        var redirection: Redirection?
+    }
+
+    /// A file results are written to, in chunks.
+    private struct Redirection {
+        var path: String
+        var descriptor: Int32
+        var pending: [UInt8] = []
+        /// A write failed: the rest is dropped (the error was reported once).
+        var failed = false
     }
     private let state = Locked(State())
     /// Whether standard output is written in chunks (scripted sessions).
@@ -41,20 +57,75 @@ final class OutputSink: Sendable {
     /// Whether standard output was closed.
     var isClosed: Bool { state.withLock { $0.closed } }
 
-    /// Writes to standard output.
+    /// Writes results: to standard output, or to the file `.output` named.
     func write(_ text: String) throws(Closed) {
         var text = text
-        if !text.withUTF8({ output(UnsafeRawBufferPointer($0)) }) { throw Closed() }
+        if !text.withUTF8({ output(UnsafeRawBufferPointer($0), results: true) }) { throw Closed() }
     }
 
-    /// Writes bytes to standard output.
+    /// Writes results' bytes: to standard output, or to the file `.output` named.
     func write(_ bytes: UnsafeRawBufferPointer) throws(Closed) {
-        if !output(bytes) { throw Closed() }
+        if !output(bytes, results: true) { throw Closed() }
     }
 
-    /// Writes bytes to standard output; false when it is closed.
-    private func output(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Writes to standard output, wherever results go.
+    func writeTerminal(_ text: String) throws(Closed) {
+        var text = text
+        if !text.withUTF8({ output(UnsafeRawBufferPointer($0), results: false) }) { throw Closed() }
+    }
+
+    /// Sends results to a file from now on (created, or emptied), until
+    /// `resetResults`; the file results went to before is closed.
+    func redirectResults(toFile path: String) throws(RedirectionFailure) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else {
+            throw RedirectionFailure(message: "cannot write to \"\(path)\": \(String(cString: strerror(errno)))")
+        }
+        let previous = state.withLock { state in
+            defer { state.redirection = Redirection(path: path, descriptor: descriptor) }
+            return state.redirection
+        }
+        if let previous { close(previous) }
+    }
+
+    /// Sends results to standard output again, closing the file.
+    func resetResults() {
+        if let previous = state.withLock({ state in
+            defer { state.redirection = nil }
+            return state.redirection
+        }) {
+            close(previous)
+        }
+    }
+
+    /// The file results go to, if any.
+    var resultsFile: String? { state.withLock { $0.redirection?.path } }
+
+    /// `.output FILE` could not open FILE.
+    struct RedirectionFailure: Error {
+        var message: String
+    }
+
+    private func close(_ redirection: Redirection) {
+        var redirection = redirection
+        Self.writePending(&redirection, errors: self)
+        Glibc.close(redirection.descriptor)
+    }
+
+    /// Writes bytes to standard output, or to the results' file; false
+    /// when standard output is closed.
+    private func output(_ bytes: UnsafeRawBufferPointer, results: Bool) -> Bool {
         guard !bytes.isEmpty else { return true }
+        if results,
+            let failed = state.withLock({ state -> Bool? in
+                guard state.redirection != nil else { return nil }
+                state.redirection!.pending.append(contentsOf: bytes)
+                return state.redirection!.pending.count >= Self.chunkSize
+            })
+        {
+            if failed { flushResultsFile() }
+            return true
+        }
         return state.withLock { state in
             if state.indicatorShown {
                 Self.writeAll(2, "\r\u{1B}[2K")
@@ -72,9 +143,36 @@ final class OutputSink: Sendable {
         }
     }
 
-    /// Writes what a buffered sink holds.
+    /// Writes what a buffered sink holds, and what waits for the results' file.
     func flush() {
         state.withLock { Self.writePending(&$0) }
+        flushResultsFile()
+    }
+
+    /// Writes what waits for the results' file.
+    private func flushResultsFile() {
+        var redirection: Redirection?
+        state.withLock { state in
+            redirection = state.redirection
+            state.redirection?.pending.removeAll(keepingCapacity: true)
+        }
+        guard var redirection, !redirection.pending.isEmpty else { return }
+        let failedBefore = redirection.failed
+        Self.writePending(&redirection, errors: self)
+        if redirection.failed && !failedBefore {
+            state.withLock { if $0.redirection?.descriptor == redirection.descriptor { $0.redirection?.failed = true } }
+        }
+    }
+
+    /// Writes a file's pending bytes; reports the first failure on standard error.
+    private static func writePending(_ redirection: inout Redirection, errors: OutputSink) {
+        defer { redirection.pending.removeAll(keepingCapacity: true) }
+        guard !redirection.failed, !redirection.pending.isEmpty else { return }
+        let written = redirection.pending.withUnsafeBytes { writeAll(redirection.descriptor, $0) }
+        if !written {
+            redirection.failed = true
+            errors.writeError("Error: cannot write to \"\(redirection.path)\": \(String(cString: strerror(errno)))\n")
+        }
     }
 
     private static func writePending(_ state: inout State) {

@@ -89,6 +89,21 @@ extension Session {
         case .read(let path):
             try read(path: path)
 
+        case .importFile(let path, let table, let format, let skip, let schema):
+            try importFile(path: path, table: table, format: format, skip: skip, schema: schema)
+
+        case .dump(let patterns):
+            try DatabaseDump(database: try requireDatabase(), patterns: patterns, sink: sink).write()
+
+        case .output(let path, let once):
+            try redirectOutput(to: path, once: once)
+
+        case .indexes(let pattern):
+            try listIndexes(pattern: pattern)
+
+        case .changes(let on):
+            changes = on
+
         case .print(let text):
             try sink.write(text + "\n")
 
@@ -136,12 +151,13 @@ extension Session {
             waitedVersion: max(snapshot.version, previous?.waitedVersion ?? 0))
         panel.register(snapshot, replaced: replaced)
         let printer = LiveQueryPrinter(settings: renderSettings)
+        // A live query prints on the terminal, whatever `.output` says.
         if panel.isDisplayable {
             // The rows are in the panel: the header line says the command worked.
-            try sink.write(printer.header(LiveQueryPrinter.registeredHeader(snapshot, replaced: replaced)))
+            try sink.writeTerminal(printer.header(LiveQueryPrinter.registeredHeader(snapshot, replaced: replaced)))
             syncPanel(settings: renderSettings)
         } else {
-            try sink.write(printer.registered(snapshot, replaced: replaced))
+            try sink.writeTerminal(printer.registered(snapshot, replaced: replaced))
         }
     }
 
@@ -157,7 +173,7 @@ extension Session {
             )
         }
         if !panel.isDisplayable {
-            try sink.write(
+            try sink.writeTerminal(
                 "-- the terminal is too small for the live panel (\(PanelLayout.minimumRows) rows and "
                     + "\(PanelLayout.minimumColumns) columns at least): live queries are re-printed above the "
                     + "prompt until it is larger\n")

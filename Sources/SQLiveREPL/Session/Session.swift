@@ -44,6 +44,11 @@ final class Session {
     var nullText = "NULL"
     var timer = false
     var trace = DotCommand.TraceMode.off
+    /// `.changes on`: print the change counters after each SQL command.
+    var changes = false
+    /// Set by `.once`: the commands left before results go back to
+    /// standard output (the `.once` itself counts, as in sqlite3).
+    var onceCountdown: Int?
     private(set) var database: LiveDatabase?
     private var pumps: [Task<Void, Never>] = []
     var watches: [String: Watch] = [:]
@@ -170,10 +175,15 @@ final class Session {
             signals.setRunning(false)
             _ = signals.takeInterrupt()
         }
+        if ok && changes && !isFinished, case .sql(_, let line) = unit {
+            printChangeCounts(line: line, source: source)
+        }
         if timer && !isFinished, case .sql = unit {
             let elapsed = ContinuousClock.now - start
             write(String(format: "Run Time: real %.3f\n", elapsed.milliseconds / 1000))
         }
+        // Every command counts for `.once`, those of a `.read` file too, as in sqlite3.
+        outputCommandDidEnd()
         if !ok {
             failed = true
             if bail && !interactive { stopped = true }
@@ -364,10 +374,12 @@ final class Session {
 
     // MARK: - Output
 
-    /// Writes to standard output; a closed output ends the session.
+    /// Writes to the terminal (standard output, whatever `.output` says):
+    /// live queries' prints, the timer, the banner. A closed output ends
+    /// the session.
     func write(_ text: String) {
         do {
-            try sink.write(text)
+            try sink.writeTerminal(text)
         } catch {
             stopped = true
         }

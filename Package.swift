@@ -95,7 +95,7 @@ let package = Package(
             dependencies: ["SQLiveRPC", "SQLiveProtocol", "SQLiveEngine", "SQLiveLocks", "SQLiveTestSupport"]),
         .testTarget(
             name: "SQLiveREPLTests",
-            dependencies: ["SQLiveREPL", "SQLiveEngine"]),
+            dependencies: ["SQLiveREPL", "SQLiveEngine", "SQLiveTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

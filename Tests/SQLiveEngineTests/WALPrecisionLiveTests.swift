@@ -171,7 +171,8 @@ struct WALPrecisionLiveTests {
                 case 2: script += "DELETE FROM \(table) WHERE id % \(random.next() % 30 + 2) = 1;\n"
                 case 3: script += "INSERT INTO logged(v) VALUES ('r\(round)');\n"
                 case 4: script += "DELETE FROM parent WHERE id = \(random.next() % 100 + 1);\n"
-                default: script += "INSERT OR REPLACE INTO keyed(k, v) VALUES ('key\(random.next() % 900)', 'r\(round)');\n"
+                default:
+                    script += "INSERT OR REPLACE INTO keyed(k, v) VALUES ('key\(random.next() % 900)', 'r\(round)');\n"
                 }
             }
             return script

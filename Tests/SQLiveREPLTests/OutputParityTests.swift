@@ -36,7 +36,7 @@ struct OutputParityTests {
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
-        try process.run()
+        try SpawnLock.run(process)
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: output, as: UTF8.self)

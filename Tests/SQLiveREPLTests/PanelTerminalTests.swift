@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveTestSupport
 import Testing
 
 /// The live panel in a real terminal (tmux), with the `sqlite3` shell writing.
@@ -96,7 +97,7 @@ struct PanelTerminalTests {
         process.arguments = ["-P", parent]
         let pipe = Pipe()
         process.standardOutput = pipe
-        try process.run()
+        try SpawnLock.run(process)
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: output, as: UTF8.self).split(separator: "\n").first.flatMap { pid_t($0) }

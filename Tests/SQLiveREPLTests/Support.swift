@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveTestSupport
 import Testing
 
 /// A temporary directory for one test, removed when the test ends.
@@ -46,7 +47,7 @@ enum Processes {
         process.arguments = ["swift", "build", "--show-bin-path"]
         let pipe = Pipe()
         process.standardOutput = pipe
-        try? process.run()
+        try? SpawnLock.run(process)
         process.waitUntilExit()
         let binPath = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -67,7 +68,7 @@ enum Processes {
     static func start(
         _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String],
         directory: TemporaryDirectory, name: String = UUID().uuidString, cwd: String? = nil
-    ) throws -> (Process, stdout: String, stderr: String) {
+    ) throws -> (Spawn.Child, stdout: String, stderr: String) {
         try start(
             executable, arguments, input: stdin.map { Data($0.utf8) }, environment: environment,
             directory: directory, name: name, cwd: cwd)
@@ -77,30 +78,35 @@ enum Processes {
     static func start(
         _ executable: String, _ arguments: [String], input: Data?, environment: [String: String],
         directory: TemporaryDirectory, name: String = UUID().uuidString, cwd: String? = nil
-    ) throws -> (Process, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
+    ) throws -> (Spawn.Child, stdout: String, stderr: String) {
         let out = directory.file(name + ".out")
         let err = directory.file(name + ".err")
-        _ = FileManager.default.createFile(atPath: out, contents: nil)
-        _ = FileManager.default.createFile(atPath: err, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+        var inputPath: String?
         if let input {
             let file = directory.file(name + ".in")
             try input.write(to: URL(fileURLWithPath: file))
-            process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
-        } else {
-            process.standardInput = FileHandle.nullDevice
+            inputPath = file
         }
-        try process.run()
-        return (process, out, err)
+        let child = try Spawn.start(
+            executable, arguments, stdin: inputPath, stdout: out, stderr: err, environment: environment,
+            directory: cwd)
+        return (child, out, err)
     }
 
     /// Waits for a process, killing it after the timeout (a hang, not a timing check).
+    static func wait(_ process: Spawn.Child, timeout: Duration = .seconds(60)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                process.terminate()
+                return false
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return true
+    }
+
+    /// Waits for a Foundation process, killing it after the timeout.
     static func wait(_ process: Process, timeout: Duration = .seconds(60)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
@@ -164,16 +170,9 @@ enum Processes {
     /// Runs the sqlite3 CLI and returns what it printed; `options` go
     /// between the file and the SQL (`-cmd .expert`).
     static func sqlite3Output(_ database: String, _ sql: String, options: [String] = []) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [database] + options + [sql]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "sqlite3 failed: \(sql)")
-        return String(decoding: output, as: UTF8.self)
+        let outcome = try Spawn.run("/usr/bin/sqlite3", [database] + options + [sql])
+        #expect(outcome.status == 0, "sqlite3 failed: \(sql): \(outcome.stderr)")
+        return outcome.stdout
     }
 
     /// Polls until the condition holds; false after the timeout (which only catches hangs).

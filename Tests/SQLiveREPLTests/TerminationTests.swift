@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveTestSupport
 import Testing
 
 /// Numbers out of range and termination signals, through the real binary.
@@ -47,7 +48,7 @@ struct TerminationTests {
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try SpawnLock.run(process)
         defer { try? input.fileHandleForWriting.close() }
         #expect(try await Processes.waitUntil { try !demoDirectories(in: temporary).isEmpty })
         // A statement that waits for the demo's writer; then the pipe stays open, unread.
@@ -72,7 +73,7 @@ struct TerminationTests {
         process.environment = Processes.environment(["TMPDIR": temporary], directory: directory)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try SpawnLock.run(process)
         #expect(try await Processes.waitUntil { try !demoDirectories(in: temporary).isEmpty })
         try await Task.sleep(for: .milliseconds(200))
         kill(process.processIdentifier, SIGTERM)
@@ -111,7 +112,7 @@ struct TerminationTests {
         process.arguments = ["-P", parent]
         let pipe = Pipe()
         process.standardOutput = pipe
-        try process.run()
+        try SpawnLock.run(process)
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return pid_t(String(decoding: output, as: UTF8.self).split(separator: "\n").first ?? "") ?? 0

@@ -44,7 +44,7 @@ struct EditorClientTests {
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
         let collected = OutputCollector()
-        try process.run()
+        try SpawnLock.run(process)
         collected.start(reading: output.fileHandleForReading)
         let clock = ContinuousClock()
         let deadline = clock.now + limit

@@ -36,7 +36,7 @@ struct PythonClientTests {
         process.standardOutput = output
         process.standardError = output
         let collected = OutputCollector()
-        try process.run()
+        try SpawnLock.run(process)
         collected.start(reading: output.fileHandleForReading)
         defer { if process.isRunning { process.terminate() } }
 

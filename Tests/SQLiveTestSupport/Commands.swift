@@ -5,29 +5,13 @@ import Foundation
 /// - throws: When the command fails.
 @discardableResult
 public func runCommand(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    let inputPipe = Pipe()
-    process.standardInput = inputPipe
-    for pipe in [output, errors, inputPipe] { pipe.closeOnExec() }
-    try process.run()
-    if let input { inputPipe.fileHandleForWriting.write(Data(input.utf8)) }
-    try inputPipe.fileHandleForWriting.close()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
+    let outcome = try Spawn.run(executable, arguments, input: input ?? "")
+    guard outcome.status == 0 else {
         throw CommandFailure(
-            command: ([executable] + arguments).joined(separator: " "),
-            status: process.terminationStatus,
-            stderr: String(decoding: errorData, as: UTF8.self))
+            command: ([executable] + arguments).joined(separator: " "), status: outcome.status,
+            stderr: outcome.stderr)
     }
-    return String(decoding: data, as: UTF8.self)
+    return outcome.stdout
 }
 
 public struct CommandFailure: Error, CustomStringConvertible {

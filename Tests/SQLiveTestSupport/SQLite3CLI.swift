@@ -20,26 +20,9 @@ public enum SQLite3CLI {
     }
 
     public static func runBlocking(_ path: String, _ sql: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = ["-bail", "-cmd", ".timeout 10000", path]
-        let input = Pipe()
-        let output = Pipe()
-        let error = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
-        for pipe in [input, output, error] { pipe.closeOnExec() }
-        try process.run()
-        input.fileHandleForWriting.write(Data(sql.utf8))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "sqlite3 failed: \(String(decoding: errorData, as: UTF8.self))")
-        }
-        return String(decoding: data, as: UTF8.self)
+        let outcome = try Spawn.run("/usr/bin/sqlite3", ["-bail", "-cmd", ".timeout 10000", path], input: sql)
+        guard outcome.status == 0 else { throw Failure(description: "sqlite3 failed: \(outcome.stderr)") }
+        return outcome.stdout
     }
 
     /// Starts sqlite3 with an open standard input, to hold locks or write
@@ -59,7 +42,7 @@ public enum SQLite3CLI {
             process.standardError = FileHandle.standardError
             input.closeOnExec()
             output.closeOnExec()
-            try process.run()
+            try SpawnLock.run(process)
         }
 
         public func send(_ sql: String) {

@@ -46,7 +46,7 @@ public final class WriterProcess: @unchecked Sendable {
             process.standardError = FileHandle.standardError
             input.closeOnExec()
             output.closeOnExec()
-            try process.run()
+            try SpawnLock.run(process)
             self.process = process
             self.input = input.fileHandleForWriting
             self.output = output.fileHandleForReading

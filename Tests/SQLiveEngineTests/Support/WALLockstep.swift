@@ -66,7 +66,7 @@ final class WALLockstep {
         process.standardError = FileHandle.standardError
         inputPipe.closeOnExec()
         outputPipe.closeOnExec()
-        try process.run()
+        try SpawnLock.run(process)
         input = inputPipe.fileHandleForWriting
         output = outputPipe.fileHandleForReading
         for pragma in ["PRAGMA journal_mode=WAL"] + pragmas { try send([[pragma]]) }

@@ -57,7 +57,7 @@ final class ServerProcess: Sendable {
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr
-        try process.run()
+        try SpawnLock.run(process)
         self.init(backing: .process(process), input: stdin, output: stdout, stderr: stderr)
     }
 

@@ -1,0 +1,146 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Runs a program to completion with `posix_spawn`: standard input from a
+/// file, standard output and error to files, then `waitpid`.
+///
+/// Foundation's `Process` and `FileHandle` are not used here: under many
+/// concurrent tests, `Process.run` crashed copying its arguments, and
+/// `readDataToEndOfFile` traps on an interrupted read (`EINTR`). Files and
+/// `waitpid` retried on `EINTR` have neither problem.
+public enum Spawn {
+    public struct Outcome: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+    }
+
+    public static func run(_ executable: String, _ arguments: [String], input: String = "") throws -> Outcome {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sqlive-spawn-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let inputPath = directory.appendingPathComponent("in").path
+        let outputPath = directory.appendingPathComponent("out").path
+        let errorPath = directory.appendingPathComponent("err").path
+        try Data(input.utf8).write(to: URL(fileURLWithPath: inputPath))
+        let child = try start(executable, arguments, stdin: inputPath, stdout: outputPath, stderr: errorPath)
+        let status = child.waitUntilExit()
+        let stdout = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let stderr = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+        return Outcome(status: status, stdout: stdout, stderr: stderr)
+    }
+
+    /// Starts a program with its standard streams on files (`nil`: /dev/null),
+    /// in `environment` (this process's when `nil`) and `directory`.
+    public static func start(
+        _ executable: String, _ arguments: [String], stdin: String?, stdout: String, stderr: String,
+        environment: [String: String]? = nil, directory: String? = nil
+    ) throws -> Child {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, stdin ?? "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // No signal blocked or ignored in the child, whatever this thread's mask.
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGWINCH, SIGHUP] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        // In another directory: through the shell's `cd` (glibc's addchdir is not visible to Swift).
+        let (program, words) =
+            directory.map { ("/bin/sh", ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", $0, executable] + arguments) }
+            ?? (executable, [executable] + arguments)
+        let argv = words.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer { for pointer in envp ?? [] { free(pointer) } }
+        var pid: pid_t = 0
+        let code = SpawnLock.withLock {
+            if let envp { return posix_spawn(&pid, program, &actions, &attributes, argv, envp) }
+            return posix_spawn(&pid, program, &actions, &attributes, argv, environ)
+        }
+        guard code == 0 else {
+            throw CommandFailure(
+                command: ([executable] + arguments).joined(separator: " "), status: -1,
+                stderr: String(cString: strerror(code)))
+        }
+        return Child(pid: pid)
+    }
+
+    /// A child started by `start`: wait for it, or signal it.
+    public final class Child: @unchecked Sendable {
+        public let processIdentifier: pid_t
+        // Mutable State: guarded by the lock; the exit status once reaped.
+        private let lock = NSLock()
+        private var status: Int32?
+
+        init(pid: pid_t) {
+            processIdentifier = pid
+        }
+
+        /// Whether it still runs (reaps it when it ended).
+        public var isRunning: Bool { reap(blocking: false) == nil }
+
+        /// Its exit status (128 + N when killed by signal N); waits for it.
+        public var terminationStatus: Int32 { waitUntilExit() }
+
+        @discardableResult
+        public func waitUntilExit() -> Int32 { reap(blocking: true) ?? -1 }
+
+        /// Sends SIGTERM.
+        public func terminate() {
+            if isRunning { kill(processIdentifier, SIGTERM) }
+        }
+
+        private func reap(blocking: Bool) -> Int32? {
+            lock.lock()
+            defer { lock.unlock() }
+            if let status { return status }
+            var raw: Int32 = 0
+            while true {
+                let result = waitpid(processIdentifier, &raw, blocking ? 0 : WNOHANG)
+                if result == processIdentifier { break }
+                if result == 0 { return nil }
+                if errno == EINTR { continue }
+                return nil
+            }
+            let exit = (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+            status = exit
+            return exit
+        }
+    }
+}
+
+/// One child process started at a time, across every test.
+///
+/// Foundation's `Process.run` crashed (a bad pointer in its `memcpy`) when
+/// many tests started processes at once; starting them one at a time costs
+/// microseconds each. Every `Process.run` of the tests goes through it.
+public enum SpawnLock {
+    private static let lock = NSLock()
+
+    public static func run(_ process: Process) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try process.run()
+    }
+
+    static func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+}

@@ -215,10 +215,12 @@ struct HighlightSessionTests {
         try Processes.sqlite3(database, ScriptedSessionTests.fixture)
         var output = try await Processes.sqlive(
             [database], stdin: script, environment: environment, directory: directory)
-        if ProcessInfo.processInfo.environment["SQLIVE_SANITIZER"] != nil {
-            // Slowed down, the commit may be counted as another writer's (see watchWaitAndLocalWrites).
+        // Under load the session's own commit may be counted as another writer's (its connection was
+        // busy past the resolver's patience: see watchWaitAndLocalWrites). These goldens are about
+        // highlighting, not the cause: the header is compared as the quiet case prints it.
+        for cause in ["external, coalesced 1", "external, coalesced 2", "local, coalesced 2"] {
             output.stdout = output.stdout.replacingOccurrences(
-                of: "-- top v2 (external, coalesced 2)", with: "-- top v2 (local, coalesced 1)")
+                of: "-- top v2 (\(cause))", with: "-- top v2 (local, coalesced 1)")
         }
         return output
     }

@@ -230,7 +230,7 @@ struct ImportTests {
                 """, directory: directory, cwd: directory.path)
         #expect(output.stderr == "")
         #expect(
-            output.stdout == """
+            Processes.quietCauses(output.stdout) == """
                 -- n v1 (watching, reads t)
                 n|last
                 0|NULL

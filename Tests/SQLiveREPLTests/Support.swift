@@ -94,20 +94,7 @@ enum Processes {
     }
 
     /// Waits for a process, killing it after the timeout (a hang, not a timing check).
-    static func wait(_ process: Spawn.Child, timeout: Duration = .seconds(60)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
-                process.terminate()
-                return false
-            }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return true
-    }
-
-    /// Waits for a Foundation process, killing it after the timeout.
-    static func wait(_ process: Process, timeout: Duration = .seconds(60)) async -> Bool {
+    static func wait(_ process: some RunningProcess, timeout: Duration = .seconds(60)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             if ContinuousClock.now > deadline {
@@ -198,3 +185,12 @@ enum Processes {
         return try condition()
     }
 }
+
+/// A child the tests wait for: Foundation's, or one `Spawn` started.
+protocol RunningProcess: AnyObject {
+    var isRunning: Bool { get }
+    func terminate()
+}
+
+extension Process: RunningProcess {}
+extension Spawn.Child: RunningProcess {}

@@ -28,25 +28,17 @@ public enum SQLite3CLI {
     /// Starts sqlite3 with an open standard input, to hold locks or write
     /// over time. Write commands with `send`, end with `finish`.
     public final class Session: @unchecked Sendable {
-        public let process = Process()
-        private let input = Pipe()
-        private let output = Pipe()
+        private let child: Spawn.PipedChild
 
         /// - parameter defaultTimeout: leave the busy timeout at the shell's
         ///   default (none) instead of 10 s.
         public init(_ path: String, defaultTimeout: Bool = false) throws {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-            process.arguments = defaultTimeout ? [path] : ["-cmd", ".timeout 10000", path]
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = FileHandle.standardError
-            input.closeOnExec()
-            output.closeOnExec()
-            try SpawnLock.run(process)
+            child = try Spawn.PipedChild(
+                "/usr/bin/sqlite3", defaultTimeout ? [path] : ["-cmd", ".timeout 10000", path])
         }
 
         public func send(_ sql: String) {
-            input.fileHandleForWriting.write(Data((sql + "\n").utf8))
+            child.write(sql + "\n")
         }
 
         /// Sends a marker and waits until sqlite3 printed it: every command
@@ -66,21 +58,19 @@ public enum SQLite3CLI {
             send("SELECT '\(marker)';")
             var buffer = ""
             while !buffer.contains(marker) {
-                let data = output.fileHandleForReading.availableData
+                let data = child.read()
                 if data.isEmpty { break }
                 buffer += String(decoding: data, as: UTF8.self)
             }
         }
 
-        /// Ends sqlite3: `.quit`, then the end of its input. (`.quit` first:
-        /// a copy of the pipe inherited by another child started meanwhile
-        /// would keep the input open.)
+        /// Ends sqlite3: `.quit`, then the end of its input.
         public func finish() async {
             send(".quit")
-            try? input.fileHandleForWriting.close()
+            child.closeInput()
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {
-                    self.process.waitUntilExit()
+                    self.child.child.waitUntilExit()
                     continuation.resume()
                 }
             }

@@ -144,3 +144,119 @@ public enum SpawnLock {
         return try body()
     }
 }
+
+extension Spawn {
+    /// A child whose standard input (and output, when asked) are pipes to
+    /// this process; its standard error is this process's. Reads and writes
+    /// retry on `EINTR`; the pipes are close-on-exec on this side, so no
+    /// other child inherits them.
+    public final class PipedChild: @unchecked Sendable {
+        public let child: Child
+        /// This side's ends (immutable after init; closed by `closeInput`
+        /// and `deinit` under the lock).
+        private var input: Int32
+        private let output: Int32
+        private let lock = NSLock()
+
+        public init(_ executable: String, _ arguments: [String], readsOutput: Bool = true) throws {
+            var inputPipe: [Int32] = [-1, -1]
+            var outputPipe: [Int32] = [-1, -1]
+            guard Self.closeOnExecPipe(&inputPipe) else {
+                throw CommandFailure(command: executable, status: -1, stderr: "pipe")
+            }
+            if readsOutput {
+                guard Self.closeOnExecPipe(&outputPipe) else {
+                    close(inputPipe[0])
+                    close(inputPipe[1])
+                    throw CommandFailure(command: executable, status: -1, stderr: "pipe")
+                }
+            }
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_adddup2(&actions, inputPipe[0], 0)
+            if readsOutput {
+                posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
+            } else {
+                posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            }
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            var none = sigset_t()
+            sigemptyset(&none)
+            posix_spawnattr_setsigmask(&attributes, &none)
+            var defaults = sigset_t()
+            sigemptyset(&defaults)
+            for signal in [SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGWINCH, SIGHUP] { sigaddset(&defaults, signal) }
+            posix_spawnattr_setsigdefault(&attributes, &defaults)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+            let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+            defer { for pointer in argv { free(pointer) } }
+            var pid: pid_t = 0
+            let code = SpawnLock.withLock { posix_spawn(&pid, executable, &actions, &attributes, argv, environ) }
+            close(inputPipe[0])
+            if readsOutput { close(outputPipe[1]) }
+            guard code == 0 else {
+                close(inputPipe[1])
+                if readsOutput { close(outputPipe[0]) }
+                throw CommandFailure(command: executable, status: -1, stderr: String(cString: strerror(code)))
+            }
+            child = Child(pid: pid)
+            input = inputPipe[1]
+            output = readsOutput ? outputPipe[0] : -1
+        }
+
+        deinit {
+            closeInput()
+            if output >= 0 { close(output) }
+        }
+
+        /// A pipe whose ends are close-on-exec (set under the spawn lock, so
+        /// no child started meanwhile inherits them).
+        private static func closeOnExecPipe(_ ends: inout [Int32]) -> Bool {
+            SpawnLock.withLock {
+                guard pipe(&ends) == 0 else { return false }
+                for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+                return true
+            }
+        }
+
+        /// Writes all of the text to the child's input (nothing once it is closed).
+        public func write(_ text: String) {
+            lock.lock()
+            defer { lock.unlock() }
+            guard input >= 0 else { return }
+            var bytes = Array(text.utf8)[...]
+            while !bytes.isEmpty {
+                let written = bytes.withUnsafeBytes { Glibc.write(input, $0.baseAddress, $0.count) }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                bytes = bytes.dropFirst(written)
+            }
+        }
+
+        /// Reads what the child printed; empty at the end of its output.
+        public func read() -> Data {
+            guard output >= 0 else { return Data() }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(output, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                return count > 0 ? Data(buffer[0..<count]) : Data()
+            }
+        }
+
+        /// Closes the child's input: it sees the end of it.
+        public func closeInput() {
+            lock.lock()
+            defer { lock.unlock() }
+            if input >= 0 {
+                close(input)
+                input = -1
+            }
+        }
+    }
+}

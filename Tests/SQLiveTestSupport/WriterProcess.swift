@@ -21,9 +21,7 @@ public final class WriterProcess: @unchecked Sendable {
     private let pragmas: [String]
     // Mutable State: only touched by the test that owns the writer, one
     // call at a time.
-    private var process: Process?
-    private var input: FileHandle?
-    private var output: FileHandle?
+    private var python: Spawn.PipedChild?
     private var cli: SQLite3CLI.Session?
 
     public init(_ kind: Kind, path: String, pragmas: [String] = []) throws {
@@ -36,20 +34,7 @@ public final class WriterProcess: @unchecked Sendable {
             for pragma in pragmas { session.send(pragma + ";") }
             cli = session
         case .python:
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-u", "-c", Self.pythonWriter, path]
-            let input = Pipe()
-            let output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = FileHandle.standardError
-            input.closeOnExec()
-            output.closeOnExec()
-            try SpawnLock.run(process)
-            self.process = process
-            self.input = input.fileHandleForWriting
-            self.output = output.fileHandleForReading
+            python = try Spawn.PipedChild("/usr/bin/env", ["python3", "-u", "-c", Self.pythonWriter, path])
             for pragma in pragmas { try exchange(pragma) }
         case .grdb:
             break
@@ -96,10 +81,10 @@ public final class WriterProcess: @unchecked Sendable {
     }
 
     private func exchange(_ line: String) throws {
-        input!.write(Data((line + "\n").utf8))
+        python!.write(line + "\n")
         var received = Data()
         while !received.contains(UInt8(ascii: "\n")) {
-            let data = output!.availableData
+            let data = python!.read()
             guard !data.isEmpty else { throw CommandFailure(command: "python3 writer", status: -1, stderr: "ended") }
             received += data
         }
@@ -109,12 +94,12 @@ public final class WriterProcess: @unchecked Sendable {
     public func finish() async {
         if let cli { await cli.finish() }
         // "quit" first: see `SQLite3CLI.Session.finish`.
-        input?.write(Data("quit\n".utf8))
-        try? input?.close()
-        if let process {
+        python?.write("quit\n")
+        python?.closeInput()
+        if let python {
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {
-                    process.waitUntilExit()
+                    python.child.waitUntilExit()
                     continuation.resume()
                 }
             }

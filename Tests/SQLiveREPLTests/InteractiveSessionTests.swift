@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveTestSupport
 import Testing
 
 /// Drives `sqlive` in a real pseudo-terminal through tmux.
@@ -8,65 +9,14 @@ struct TmuxSession {
 
     /// Runs a tmux command and returns what it printed.
     ///
-    /// This spawns tmux directly rather than through Foundation's
+    /// Through `Spawn` (posix_spawn, output in files), not Foundation's
     /// `Process`: on Linux, `Process` learns that a child ended from a
     /// descriptor the child inherits, and the tmux server that
     /// `new-session` leaves running would keep it open forever.
     @discardableResult
     func tmux(_ arguments: [String]) throws -> (output: String, status: Int32) {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw POSIXError(.EIO) }
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = (["/usr/bin/tmux", "-L", socket] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        // The calling thread (one of the test runner's) may block most
-        // signals, and a child inherits that mask: a tmux server that
-        // cannot receive SIGTERM ignores `kill-server` and outlives the test.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var unblocked = sigset_t()
-        sigemptyset(&unblocked)
-        posix_spawnattr_setsigmask(&attributes, &unblocked)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGHUP, SIGINT, SIGCHLD, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, "/usr/bin/tmux", &actions, &attributes, argv, envp)
-        close(fds[1])
-        guard result == 0 else {
-            close(fds[0])
-            throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO)
-        }
-        // Read until the client closes its end (the server, if any, has not inherited it).
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(fds[0], &buffer, buffer.count)
-            if count > 0 {
-                data.append(contentsOf: buffer[0..<count])
-            } else if count < 0 && errno == EINTR {
-                continue
-            } else {
-                break
-            }
-        }
-        close(fds[0])
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (String(decoding: data, as: UTF8.self), (status >> 8) & 0xFF)
+        let outcome = try Spawn.run("/usr/bin/tmux", ["-L", socket] + arguments, environment: environment)
+        return (outcome.stdout, outcome.status)
     }
 
     func start(_ command: [String], width: Int = 120, height: Int = 40) throws {

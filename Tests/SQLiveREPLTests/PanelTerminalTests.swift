@@ -90,39 +90,9 @@ struct PanelTerminalTests {
         #expect(blobRow(after, score: "70"))
     }
 
-    /// The first child of a process, from `pgrep -P`.
-    func childProcess(of parent: String) throws -> pid_t? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/pgrep")
-        process.arguments = ["-P", parent]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try SpawnLock.run(process)
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: output, as: UTF8.self).split(separator: "\n").first.flatMap { pid_t($0) }
-    }
-
     /// Runs the sqlite3 shell; its exit status (5 when the database was busy).
-    ///
-    /// Spawned and waited for directly: fifty `Process`es in a row, while
-    /// other suites run theirs, once left one never reaped by Foundation.
     func sqlite3Status(_ database: String, _ sql: String) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let words: [String] = ["/usr/bin/sqlite3", database, sql]
-        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, "/usr/bin/sqlite3", &actions, nil, argv, environ)
-        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (status >> 8) & 0xFF
+        try Spawn.run("/usr/bin/sqlite3", [database, sql]).status
     }
 
     @Test("A resize redraws the panel to the new width and height, once")
@@ -293,7 +263,7 @@ struct PanelTerminalTests {
             default:
                 let shell = try tmux.tmux(["list-panes", "-t", "main", "-F", "#{pane_pid}"]).output
                     .trimmingCharacters(in: .whitespacesAndNewlines)
-                let child = try #require(try childProcess(of: shell))
+                let child = try #require(try Processes.childProcess(of: shell))
                 kill(child, SIGTERM)
             }
             var screen = try await tmux.waitForScreen { $0.last == "$" }

@@ -121,15 +121,9 @@ enum Processes {
         _ arguments: [String], input: Data?, environment extra: [String: String] = [:],
         directory: TemporaryDirectory, cwd: String? = nil, timeout: Duration = .seconds(60)
     ) async throws -> ProcessOutput {
-        let (process, out, err) = try start(
+        try await runToCompletion(
             sqlive, arguments, input: input, environment: environment(extra, directory: directory),
-            directory: directory, cwd: cwd)
-        let finished = await wait(process, timeout: timeout)
-        #expect(finished, "sqlive \(arguments) did not finish in time")
-        return ProcessOutput(
-            stdout: try String(contentsOfFile: out, encoding: .utf8),
-            stderr: try String(contentsOfFile: err, encoding: .utf8),
-            status: process.terminationStatus)
+            directory: directory, cwd: cwd, timeout: timeout)
     }
 
     /// Runs the sqlite3 CLI to completion with these arguments (and standard
@@ -138,11 +132,21 @@ enum Processes {
         _ arguments: [String], stdin: String? = nil, directory: TemporaryDirectory, cwd: String? = nil,
         timeout: Duration = .seconds(60)
     ) async throws -> ProcessOutput {
+        try await runToCompletion(
+            "/usr/bin/sqlite3", arguments, input: stdin.map { Data($0.utf8) },
+            environment: environment(directory: directory), directory: directory, cwd: cwd, timeout: timeout)
+    }
+
+    /// Runs a program to completion: what it printed on each stream, and its exit status.
+    private static func runToCompletion(
+        _ executable: String, _ arguments: [String], input: Data?, environment: [String: String],
+        directory: TemporaryDirectory, cwd: String?, timeout: Duration
+    ) async throws -> ProcessOutput {
         let (process, out, err) = try start(
-            "/usr/bin/sqlite3", arguments, stdin: stdin, environment: environment(directory: directory),
-            directory: directory, cwd: cwd)
+            executable, arguments, input: input, environment: environment, directory: directory, cwd: cwd)
         let finished = await wait(process, timeout: timeout)
-        #expect(finished, "sqlite3 \(arguments) did not finish in time")
+        let name = URL(fileURLWithPath: executable).lastPathComponent
+        #expect(finished, "\(name) \(arguments) did not finish in time")
         return ProcessOutput(
             stdout: try String(contentsOfFile: out, encoding: .utf8),
             stderr: try String(contentsOfFile: err, encoding: .utf8),
@@ -160,6 +164,12 @@ enum Processes {
         let outcome = try Spawn.run("/usr/bin/sqlite3", [database] + options + [sql])
         #expect(outcome.status == 0, "sqlite3 failed: \(sql): \(outcome.stderr)")
         return outcome.stdout
+    }
+
+    /// The first child of a process, from `pgrep -P`; `nil` when it has none.
+    static func childProcess(of parent: String) throws -> pid_t? {
+        let outcome = try Spawn.run("/usr/bin/pgrep", ["-P", parent])
+        return outcome.stdout.split(separator: "\n").first.flatMap { pid_t($0) }
     }
 
     /// A re-print header's cause and count as a quiet machine prints them

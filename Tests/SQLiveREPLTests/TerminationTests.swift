@@ -96,7 +96,7 @@ struct TerminationTests {
         _ = try await tmux.waitForScreen { $0.contains { $0.hasPrefix("-- leaderboard v1") } }
         let shell = try tmux.tmux(["list-panes", "-t", "main", "-F", "#{pane_pid}"]).output
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let child = try runPgrep(parent: shell)
+        let child = try #require(try Processes.childProcess(of: shell))
         kill(child, SIGTERM)
         // The shell prints the exit status, then `echo` or `-echo` from stty.
         let screen = try await tmux.waitForScreen { $0.last?.hasSuffix("echo") == true }
@@ -104,17 +104,5 @@ struct TerminationTests {
         // The terminal echoes again: readline's settings were undone.
         #expect(screen.last == "echo")
         #expect(try demoDirectories(in: temporary).isEmpty)
-    }
-
-    private func runPgrep(parent: String) throws -> pid_t {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/pgrep")
-        process.arguments = ["-P", parent]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try SpawnLock.run(process)
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return pid_t(String(decoding: output, as: UTF8.self).split(separator: "\n").first ?? "") ?? 0
     }
 }

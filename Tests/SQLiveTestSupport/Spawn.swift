@@ -18,7 +18,9 @@ public enum Spawn {
         public var stderr: String
     }
 
-    public static func run(_ executable: String, _ arguments: [String], input: String = "") throws -> Outcome {
+    public static func run(
+        _ executable: String, _ arguments: [String], input: String = "", environment: [String: String]? = nil
+    ) throws -> Outcome {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "sqlive-spawn-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -27,7 +29,8 @@ public enum Spawn {
         let outputPath = directory.appendingPathComponent("out").path
         let errorPath = directory.appendingPathComponent("err").path
         try Data(input.utf8).write(to: URL(fileURLWithPath: inputPath))
-        let child = try start(executable, arguments, stdin: inputPath, stdout: outputPath, stderr: errorPath)
+        let child = try start(
+            executable, arguments, stdin: inputPath, stdout: outputPath, stderr: errorPath, environment: environment)
         let status = child.waitUntilExit()
         let stdout = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         let stderr = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
@@ -46,10 +49,24 @@ public enum Spawn {
         posix_spawn_file_actions_addopen(&actions, 0, stdin ?? "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // In another directory: through the shell's `cd` (glibc's addchdir is not visible to Swift).
+        let words =
+            directory.map { ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", $0, executable] + arguments }
+            ?? [executable] + arguments
+        return try spawn(words, actions: &actions, environment: environment)
+    }
+
+    /// `posix_spawn` of `words` (the program's path first) with the file
+    /// actions, in `environment` (this process's when `nil`), under the
+    /// spawn lock. No signal is blocked or ignored in the child, whatever
+    /// the calling thread's mask (a test runner's thread blocks most, and
+    /// a tmux server that cannot receive SIGTERM outlives its test).
+    public static func spawn(
+        _ words: [String], actions: inout posix_spawn_file_actions_t, environment: [String: String]? = nil
+    ) throws -> Child {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        // No signal blocked or ignored in the child, whatever this thread's mask.
         var none = sigset_t()
         sigemptyset(&none)
         posix_spawnattr_setsigmask(&attributes, &none)
@@ -58,24 +75,18 @@ public enum Spawn {
         for signal in [SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGWINCH, SIGHUP] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        // In another directory: through the shell's `cd` (glibc's addchdir is not visible to Swift).
-        let (program, words) =
-            directory.map { ("/bin/sh", ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", $0, executable] + arguments) }
-            ?? (executable, [executable] + arguments)
         let argv = words.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { for pointer in envp ?? [] { free(pointer) } }
         var pid: pid_t = 0
         let code = SpawnLock.withLock {
-            if let envp { return posix_spawn(&pid, program, &actions, &attributes, argv, envp) }
-            return posix_spawn(&pid, program, &actions, &attributes, argv, environ)
+            if let envp { return posix_spawn(&pid, words[0], &actions, &attributes, argv, envp) }
+            return posix_spawn(&pid, words[0], &actions, &attributes, argv, environ)
         }
         guard code == 0 else {
             throw CommandFailure(
-                command: ([executable] + arguments).joined(separator: " "), status: -1,
-                stderr: String(cString: strerror(code)))
+                command: words.joined(separator: " "), status: -1, stderr: String(cString: strerror(code)))
         }
         return Child(pid: pid)
     }
@@ -180,29 +191,16 @@ extension Spawn {
             } else {
                 posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             }
-            var attributes = posix_spawnattr_t()
-            posix_spawnattr_init(&attributes)
-            defer { posix_spawnattr_destroy(&attributes) }
-            var none = sigset_t()
-            sigemptyset(&none)
-            posix_spawnattr_setsigmask(&attributes, &none)
-            var defaults = sigset_t()
-            sigemptyset(&defaults)
-            for signal in [SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGWINCH, SIGHUP] { sigaddset(&defaults, signal) }
-            posix_spawnattr_setsigdefault(&attributes, &defaults)
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-            let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-            defer { for pointer in argv { free(pointer) } }
-            var pid: pid_t = 0
-            let code = SpawnLock.withLock { posix_spawn(&pid, executable, &actions, &attributes, argv, environ) }
+            let child: Child
+            do {
+                child = try Spawn.spawn([executable] + arguments, actions: &actions)
+            } catch {
+                for end in inputPipe + (readsOutput ? outputPipe : []) { close(end) }
+                throw error
+            }
             close(inputPipe[0])
             if readsOutput { close(outputPipe[1]) }
-            guard code == 0 else {
-                close(inputPipe[1])
-                if readsOutput { close(outputPipe[0]) }
-                throw CommandFailure(command: executable, status: -1, stderr: String(cString: strerror(code)))
-            }
-            child = Child(pid: pid)
+            self.child = child
             input = inputPipe[1]
             output = readsOutput ? outputPipe[0] : -1
         }

@@ -53,8 +53,8 @@ final class WALChangeTracker {
         builder.stop()
     }
 
-    /// Whether the wal-index can be read (the database is in WAL mode).
-    var isAvailable: Bool { storage.indexHeader() != nil }
+    /// Whether the last reading could read the wal-index (the database is in WAL mode).
+    var isAvailable: Bool { reader.position != nil }
 
     /// Reads every commit since the last reading; the tables they changed.
     func read() -> Changes {

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* RTLD_NEXT */
 #include <sqlite3.h>
 #include <string.h>
 #include "CSQLiveSupport.h"
@@ -158,4 +159,104 @@ int sqlive_register_planner_probe(sqlite3 *db, sqlive_probe_record record, void 
     module->record = record;
     module->context = context;
     return sqlite3_create_module_v2(db, "sqlive_planner_probe", &probe_module, module, sqlite3_free);
+}
+
+/* GRDB's authorizer, set aside while sqlive runs statements of its own.
+ *
+ * GRDB registers an authorizer on each of its connections, once, and needs
+ * it for the statements it compiles itself. SQLite calls it while
+ * preparing every statement of the connection, also those sqlive prepares
+ * on SQLite's C API, for which it builds a region of Swift strings per
+ * column read that nobody looks at. SQLite has no way to read an
+ * authorizer back, so this definition of `sqlite3_set_authorizer`, linked
+ * into the executable, comes before the library's: it notes each
+ * connection's authorizer, then passes the call on to SQLite's own. */
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef int (*sqlive_authorizer)(void *, int, const char *, const char *, const char *, const char *);
+
+typedef struct {
+    sqlite3 *db;
+    sqlive_authorizer callback;
+    void *argument;
+} AuthorizerRegistration;
+
+/* Guarded by registrations_lock. One entry per connection that set an
+ * authorizer, replaced when it sets another. An entry outlives its
+ * connection (SQLite says nothing of closes here); a new connection at the
+ * same address replaces it when it sets its own, and sqlive only restores
+ * authorizers on GRDB's connections, which always set one when they open. */
+static pthread_mutex_t registrations_lock = PTHREAD_MUTEX_INITIALIZER;
+static AuthorizerRegistration *registrations;
+static size_t registration_count;
+static size_t registration_capacity;
+
+typedef int (*set_authorizer_function)(sqlite3 *, sqlive_authorizer, void *);
+static set_authorizer_function library_set_authorizer;
+static pthread_once_t library_once = PTHREAD_ONCE_INIT;
+
+static void find_library_set_authorizer(void) {
+    library_set_authorizer = (set_authorizer_function)dlsym(RTLD_NEXT, "sqlite3_set_authorizer");
+}
+
+static int call_library_set_authorizer(sqlite3 *db, sqlive_authorizer callback, void *argument) {
+    pthread_once(&library_once, find_library_set_authorizer);
+    if (library_set_authorizer == NULL) return SQLITE_ERROR;
+    return library_set_authorizer(db, callback, argument);
+}
+
+/* The entry of `db`, or NULL; with the lock held. */
+static AuthorizerRegistration *registration_of(sqlite3 *db) {
+    for (size_t i = 0; i < registration_count; i++) {
+        if (registrations[i].db == db) return &registrations[i];
+    }
+    return NULL;
+}
+
+int sqlite3_set_authorizer(sqlite3 *db, sqlive_authorizer callback, void *argument) {
+    pthread_mutex_lock(&registrations_lock);
+    AuthorizerRegistration *entry = registration_of(db);
+    if (entry == NULL && registration_count == registration_capacity) {
+        size_t capacity = registration_capacity == 0 ? 16 : registration_capacity * 2;
+        AuthorizerRegistration *grown = realloc(registrations, capacity * sizeof *grown);
+        if (grown != NULL) {
+            registrations = grown;
+            registration_capacity = capacity;
+        }
+    }
+    if (entry == NULL && registration_count < registration_capacity) {
+        entry = &registrations[registration_count++];
+    }
+    if (entry != NULL) {
+        entry->db = db;
+        entry->callback = callback;
+        entry->argument = argument;
+    }
+    pthread_mutex_unlock(&registrations_lock);
+    return call_library_set_authorizer(db, callback, argument);
+}
+
+int sqlive_suspend_authorizer(sqlite3 *db) {
+    pthread_mutex_lock(&registrations_lock);
+    AuthorizerRegistration *entry = registration_of(db);
+    int known = entry != NULL && entry->callback != NULL;
+    pthread_mutex_unlock(&registrations_lock);
+    if (!known) return 0;
+    return call_library_set_authorizer(db, NULL, NULL) == SQLITE_OK;
+}
+
+void sqlive_resume_authorizer(sqlite3 *db) {
+    pthread_mutex_lock(&registrations_lock);
+    AuthorizerRegistration *entry = registration_of(db);
+    sqlive_authorizer callback = entry != NULL ? entry->callback : NULL;
+    void *argument = entry != NULL ? entry->argument : NULL;
+    pthread_mutex_unlock(&registrations_lock);
+    if (callback != NULL) call_library_set_authorizer(db, callback, argument);
+}
+
+int sqlive_disable_memory_statistics(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }

@@ -95,7 +95,12 @@ public enum SessionRunner {
             }
             session.runScript(Session.lines(of: text))
         } else {
-            session.runScript(StandardInputLines(willRead: { session.sink.flush() }))
+            // Before waiting for more input, what was read runs.
+            session.runScript(
+                StandardInputLines(willRead: {
+                    session.runPendingSQL()
+                    session.sink.flush()
+                }))
         }
         if !session.isFinished { session.printEvents() }
         if let signal = session.signals.termination { return 128 + signal }

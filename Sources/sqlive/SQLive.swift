@@ -68,6 +68,7 @@ struct SQLive: AsyncParsableCommand {
     }
 
     func run() async throws {
+        SQLiteProcess.configure()
         let status: Int32
         if rpc {
             status = await RPCServer.run(database: database, readonly: readonly)

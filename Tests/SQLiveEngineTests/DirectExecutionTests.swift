@@ -112,4 +112,78 @@ struct DirectExecutionTests {
         #expect(syntax?.completed.map(\.sql) == ["SELECT 1"])
         await database.close()
     }
+
+    @Test("Several scripts in one visit: each stops at its own failure, the next run unless told to stop")
+    func severalScriptsInOneVisit() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        let scripts = [
+            "CREATE TABLE t(a); INSERT INTO t VALUES (1);",
+            "SELECT a FROM t; SELECT nope; SELECT 2;",
+            "INSERT INTO t VALUES (3); SELECT count(*) FROM t;",
+        ]
+        let (results, failures) = try await Task.detached {
+            var collector = ResultCollector()
+            var failures: [(index: Int, message: String, statement: Int?)] = []
+            try database.run(scripts: scripts, consumer: &collector) { index, failure, _ in
+                failures.append((index, failure.message, failure.statementIndex))
+                return true
+            }
+            return (collector.results, failures)
+        }.value
+        #expect(failures.map(\.index) == [1])
+        #expect(failures.first?.message == "no such column: nope")
+        #expect(failures.first?.statement == 1)
+        // "SELECT 2" was the failing script's: it did not run. The next script did.
+        #expect(
+            results.map(\.sql) == [
+                "CREATE TABLE t(a)", "INSERT INTO t VALUES (1)", "SELECT a FROM t", "INSERT INTO t VALUES (3)",
+                "SELECT count(*) FROM t",
+            ])
+        #expect(results.last?.rows == [[.integer(2)]])
+
+        // Told to stop: the scripts after the failing one do not run.
+        let stopped = try await Task.detached {
+            var collector = ResultCollector()
+            try database.run(scripts: ["SELECT nope;", "INSERT INTO t VALUES (4);"], consumer: &collector) { _, _, _ in
+                false
+            }
+            return collector.results
+        }.value
+        #expect(stopped.isEmpty)
+        #expect(try await database.execute("SELECT count(*) FROM t").first?.rows == [[.integer(2)]])
+        await database.close()
+    }
+
+    @Test("GRDB's authorizer is set aside while sqlive prepares statements itself, and is back after")
+    func authorizerSetAsideAndBack() async throws {
+        let directory = try TemporaryDirectory()
+        let database = try await LiveDatabase.open(
+            .file(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)))
+        let query = "SELECT name FROM players"
+        let regions = try await database.writer.writeWithoutTransaction { db in
+            // GRDB's statements learn what they read from its authorizer.
+            let before = try db.makeStatement(sql: query).databaseRegion
+            #expect(GRDBAuthorizer.isSuspendable(db))
+            let during = try GRDBAuthorizer.suspended(on: db) { try db.makeStatement(sql: query).databaseRegion }
+            let after = try db.makeStatement(sql: query).databaseRegion
+            return (before, during, after)
+        }
+        #expect(regions.0.description == "players(name)")
+        // Set aside: nobody reported the column read (what the direct path saves).
+        #expect(regions.1.isEmpty)
+        #expect(regions.2 == regions.0)
+
+        // After scripts ran directly, GRDB's observation still sees every
+        // kind of write: a DELETE of every row (SQLite's truncate
+        // optimization, which GRDB's authorizer turns off while deletions are
+        // observed, would skip the row events) reaches a live query.
+        _ = try await database.execute("SELECT * FROM players; INSERT INTO players(gameID, name) VALUES (1, 'A')")
+        let recorder = EventRecorder(database)
+        let first = try await database.registerLiveQuery(
+            name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        #expect(first.result.rows == [[.integer(5)]])
+        _ = try await database.execute("DELETE FROM players")
+        try await recorder.waitForRows("n") { $0 == [[.integer(0)]] }
+        await database.close()
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveTestSupport
 import Testing
 
 /// Golden-output tests of scripted sessions, through the real `sqlive` binary.
@@ -210,6 +211,69 @@ struct ScriptedSessionTests {
         #expect(commands.stdout == "1\n")
         #expect(commands.stderr == "Error: near line 2: no such column: nope\n")
         #expect(commands.status == 1)
+    }
+
+    @Test(
+        "errors in the middle of a script: the rest of their command is skipped, the next commands run, as in sqlite3")
+    func errorsAmongConsecutiveCommands() async throws {
+        let directory = try TemporaryDirectory()
+        // Consecutive SQL commands run together in one visit to the
+        // database; each keeps its own error, line and results.
+        let script = """
+            CREATE TABLE t(x UNIQUE);
+            INSERT INTO t VALUES (1);
+            SELECT 1; SELECT nope; SELECT 2;
+            INSERT INTO t VALUES (1);
+            SELECT count(*),
+              max(x) FROM t;
+            .print between
+            SELECT 3;
+            SELEC 4;
+            SELECT 5;
+
+            """
+        let ours = try await run([directory.file("ours.sqlite")], stdin: script, in: directory)
+        let theirs = try await Processes.sqlite3Shell(
+            [directory.file("theirs.sqlite")], stdin: script, directory: directory)
+        #expect(ours.stdout == "1\n1|1\nbetween\n3\n5\n")
+        #expect(ours.stdout == theirs.stdout)
+        #expect(
+            ours.stderr == """
+                Error: near line 3: no such column: nope
+                Error: near line 4: UNIQUE constraint failed: t.x
+                Error: near line 9: near "SELEC": syntax error
+
+                """)
+        #expect(ours.status == 1 && theirs.status == 1)
+    }
+
+    @Test("piped input: what was read runs before sqlive waits for more")
+    func pipedInputAnswersBeforeMoreComes() async throws {
+        let directory = try TemporaryDirectory()
+        let child = try Spawn.PipedChild(Processes.sqlive, [directory.file("piped.sqlite")])
+        // A hang fails the test instead of stalling the suite: the child is
+        // killed, its output ends.
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(60))
+            child.child.terminate()
+        }
+        defer { watchdog.cancel() }
+        @Sendable func readUntil(_ expected: String) -> String {
+            var text = ""
+            while !text.hasSuffix(expected) {
+                let chunk = child.read()
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            return text
+        }
+        child.write("CREATE TABLE t(x);\nINSERT INTO t VALUES (41);\nSELECT x + 1 FROM t;\n")
+        #expect(await Task.detached { readUntil("42\n") }.value == "42\n")
+        // The same process, still reading: the next line runs when it comes.
+        child.write("SELECT count(*) FROM t;\n")
+        #expect(await Task.detached { readUntil("1\n") }.value == "1\n")
+        child.closeInput()
+        #expect(await Task.detached { child.child.waitUntilExit() }.value == 0)
     }
 
     @Test func exitAndQuit() async throws {

@@ -42,4 +42,19 @@ typedef void (*sqlive_probe_record)(
 /// never run (they would return no rows). Returns an SQLite result code.
 int sqlive_register_planner_probe(sqlite3 *db, sqlive_probe_record record, void *context);
 
+/// Takes the authorizer off `db` until `sqlive_resume_authorizer`, if the
+/// one it has is known (set through `sqlite3_set_authorizer` in this
+/// process, as GRDB sets its own when it opens a connection). Returns 1
+/// when it was taken off, 0 otherwise (then nothing changed). Call both on
+/// the connection's own thread, with no statement of it being stepped.
+int sqlive_suspend_authorizer(sqlite3 *db);
+
+/// Puts back the authorizer `sqlive_suspend_authorizer` took off.
+void sqlive_resume_authorizer(sqlite3 *db);
+
+/// Turns SQLite's global memory statistics off (`SQLITE_CONFIG_MEMSTATUS`),
+/// which must happen before SQLite initializes: returns `SQLITE_OK`, or
+/// `SQLITE_MISUSE` once SQLite has. `sqlite3_config` is variadic.
+int sqlive_disable_memory_statistics(void);
+
 #endif

@@ -94,16 +94,72 @@ extension LiveDatabase {
     ) throws {
         let runner = ScriptRunner(
             script: script, parameters: parameters, maxRows: maxRows, tracer: traced ? tracer : nil)
+        let tracer = tracer
         do {
             try writer.writeWithoutTransaction { db in
                 defer { live.scriptDidRun(script, db) }
-                try Self.run(runner, in: db, live: live, consumer: &consumer)
+                try Self.withoutIdleTrace(tracer, on: db) {
+                    try Self.run(runner, in: db, live: live, consumer: &consumer)
+                }
             }
         } catch let failure as SQLiteFailure {
             throw failure
         } catch let error as DatabaseError {
             throw SQLiteFailure(error)
         }
+    }
+
+    /// Runs scripts one after the other in one visit to the session's
+    /// connection, each as `run` runs it, their results streamed to one
+    /// consumer.
+    ///
+    /// A script stops at its first failing statement, as in `run`; then
+    /// `failed` is told (with the script's index, and the consumer, to
+    /// flush what it holds) and answers whether the next scripts run. The
+    /// consumer's own errors end the whole run. A scripted session hands
+    /// its consecutive SQL commands over this way: one hop to the
+    /// connection for many commands instead of one each.
+    ///
+    /// This blocks the calling thread, as `run` does.
+    public func run<Consumer: ResultConsumer>(
+        scripts: [String], traced: Bool = true, consumer: inout Consumer,
+        failed: (_ index: Int, _ failure: SQLiteFailure, _ consumer: inout Consumer) throws -> Bool
+    ) throws {
+        let tracer = tracer
+        let live = live
+        do {
+            try writer.writeWithoutTransaction { db in
+                try Self.withoutIdleTrace(tracer, on: db) {
+                    for (index, script) in scripts.enumerated() {
+                        let runner = ScriptRunner(
+                            script: script, parameters: .none, maxRows: nil, tracer: traced ? tracer : nil)
+                        let failure: SQLiteFailure
+                        do {
+                            defer { live.scriptDidRun(script, db) }
+                            try Self.run(runner, in: db, live: live, consumer: &consumer)
+                            continue
+                        } catch let error as SQLiteFailure {
+                            failure = error
+                        } catch let error as DatabaseError {
+                            failure = SQLiteFailure(error)
+                        }
+                        guard try failed(index, failure, &consumer) else { return }
+                    }
+                }
+            }
+        } catch let error as DatabaseError {
+            throw SQLiteFailure(error)
+        }
+    }
+
+    /// Runs `body` without GRDB's trace on the connection while nobody
+    /// traces: SQLite would time each statement and call the trace for
+    /// nothing (see `StatementTracer.withoutConnectionTrace`).
+    private static func withoutIdleTrace<T>(
+        _ tracer: StatementTracer, on db: Database, _ body: () throws -> T
+    ) rethrows -> T {
+        guard !tracer.isEnabled else { return try body() }
+        return try tracer.withoutConnectionTrace(on: db, body)
     }
 
     /// The session connection's change counters (`sqlite3_changes64` and
@@ -136,7 +192,9 @@ extension LiveDatabase {
         var wrote = false
         defer { if wrote { live.unobservedScriptDidWrite() } }
         do {
-            wrote = try runner.runDirectly(in: db, consumer: &consumer, ledger: live.ledger)
+            wrote = try GRDBAuthorizer.suspended(on: db) {
+                try runner.runDirectly(in: db, consumer: &consumer, ledger: live.ledger)
+            }
         } catch {
             // A statement that failed may have written before (a trigger, a
             // partial multi-row insert outside a transaction).

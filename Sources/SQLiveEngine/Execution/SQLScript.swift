@@ -89,7 +89,8 @@ public enum SQLScript {
     /// ```swift
     /// SQLScript.blankPrefixLength(Array("  -- note\nSELECT 1".utf8)[...])   // 10
     /// ```
-    public static func blankPrefixLength(_ bytes: ArraySlice<UInt8>) -> Int {
+    @inlinable
+    public static func blankPrefixLength<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Int where Bytes.Index == Int {
         var index = bytes.startIndex
         while index < bytes.endIndex {
             let byte = bytes[index]

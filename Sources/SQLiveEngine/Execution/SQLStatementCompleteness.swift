@@ -16,10 +16,11 @@ public enum SQLStatementCompleteness {
     /// any other character, not as the end of the text; bytes that are not
     /// UTF-8 count as the letters of a name, as SQLite's tokenizer reads them.
     public static func isComplete(_ bytes: [UInt8]) -> Bool {
-        var text = bytes.map { $0 == 0 ? 0x20 : $0 }
-        text.append(0)
-        return text.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { sqlite3_complete($0.baseAddress!) != 0 }
+        // A NUL-terminated copy, on the stack when it is small.
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { text in
+            for (index, byte) in bytes.enumerated() { text[index] = CChar(bitPattern: byte == 0 ? 0x20 : byte) }
+            text[bytes.count] = 0
+            return sqlite3_complete(text.baseAddress!) != 0
         }
     }
 }

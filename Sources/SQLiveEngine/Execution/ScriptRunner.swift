@@ -103,15 +103,20 @@ extension ScriptRunner {
         try refuseNUL()
         guard let connection = db.sqliteConnection else { throw SQLiveError.closed }
         let tracer = tracer?.isEnabled == true ? tracer : nil
-        let text = script.utf8CString
+        // The script's own UTF-8 bytes, without a copy (SQLite is told
+        // their length, so no terminating NUL is needed).
+        var text = script
         var wrote = false
         var schemaMayChange = false
         defer {
             if schemaMayChange { db.clearSchemaCache() }
         }
-        return try text.withUnsafeBufferPointer { buffer in
-            let base = buffer.baseAddress!
-            let end = buffer.count - 1
+        return try text.withUTF8 { utf8 in
+            guard let start = utf8.baseAddress else { return false }
+            let buffer = UnsafeBufferPointer(
+                start: UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self), count: utf8.count)
+            let base = start.withMemoryRebound(to: CChar.self, capacity: utf8.count) { $0 }
+            let end = buffer.count
             let clock = ContinuousClock()
             var offset = 0
             var index = 0
@@ -121,7 +126,7 @@ extension ScriptRunner {
                 var prepared: OpaquePointer?
                 var tail: UnsafePointer<CChar>?
                 let code = sqlite3_prepare_v3(
-                    connection, base + offset, Int32(end - offset + 1), 0, &prepared, &tail)
+                    connection, base + offset, Int32(end - offset), 0, &prepared, &tail)
                 if code != SQLITE_OK {
                     let errorOffset = Int(sqlite3_error_offset(connection))
                     throw Self.failure(
@@ -323,19 +328,29 @@ extension ScriptRunner {
     /// `REPLACE`, `SELECT`, `VALUES`, `WITH`, `BEGIN`, `COMMIT`, `END` and
     /// `SAVEPOINT` may (`ROLLBACK` may undo a `CREATE`).
     private static func mayChangeSchema(_ text: UnsafeBufferPointer<CChar>, from start: Int, to end: Int) -> Bool {
-        let statement = ArraySlice(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(text)[start..<end]))
-        var word: [UInt8] = []
-        for byte in statement.dropFirst(SQLScript.blankPrefixLength(statement)) {
-            let letter = byte & 0xDF
-            guard letter >= UInt8(ascii: "A") && letter <= UInt8(ascii: "Z"), word.count < 10 else { break }
-            word.append(letter)
+        let bytes = UnsafeRawBufferPointer(text)
+        let statement = bytes[start..<end]
+        var position = start + SQLScript.blankPrefixLength(statement)
+        // The first word, its letters packed 5 bits each (no allocation:
+        // this runs for every statement that writes).
+        var word: UInt64 = 0
+        var length = 0
+        while position < end {
+            let letter = bytes[position] & 0xDF
+            guard letter >= UInt8(ascii: "A") && letter <= UInt8(ascii: "Z") else { break }
+            guard length < 10 else { return true }
+            word = word << 5 | UInt64(letter - UInt8(ascii: "A") + 1)
+            length += 1
+            position += 1
         }
         return !Self.dataWords.contains(word)
     }
 
-    private static let dataWords: Set<[UInt8]> = Set(
+    /// The first words of statements that write rows only, packed as
+    /// `mayChangeSchema` packs them.
+    private static let dataWords: Set<UInt64> = Set(
         ["INSERT", "UPDATE", "DELETE", "REPLACE", "SELECT", "VALUES", "WITH", "BEGIN", "COMMIT", "END", "SAVEPOINT"]
-            .map { Array($0.utf8) })
+            .map { $0.utf8.reduce(0) { $0 << 5 | UInt64($1 - UInt8(ascii: "A") + 1) } })
 
     /// Where SQLite locates the error in the statement that starts at
     /// `start` (a byte offset in the script), relative to that start.

@@ -18,6 +18,12 @@ public struct StatementHeader: Hashable, Sendable {
         self.columns = columns
     }
 
+    /// Whether the statement belongs to this script (several scripts may
+    /// share one consumer: `LiveDatabase.run(scripts:)`).
+    public func belongs(to script: String) -> Bool {
+        self.script == script
+    }
+
     /// The statement's SQL, without surrounding whitespace and semicolons.
     ///
     /// Made when asked: a script of many statements does not pay for it.

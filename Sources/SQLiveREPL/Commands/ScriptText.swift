@@ -44,6 +44,8 @@ struct ScriptText: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringC
     /// - parameter firstLine: The script line the text starts on.
     /// - parameter what: What the text is, for the message.
     func decoded(firstLine: Int, what: String = "statement") throws(Refused) -> String {
+        // Almost always: UTF-8 without NUL, checked by the standard library's fast validation.
+        if !bytes.contains(0), let text = String(validating: bytes, as: UTF8.self) { return text }
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
         var offset = 0

@@ -60,6 +60,7 @@ struct RenderingConsumer: ResultConsumer {
 
     /// Writes what is buffered.
     mutating func flush() throws(OutputSink.Closed) {
+        guard buffer.count > 0 else { return }
         defer { buffer.removeAll() }
         let closed = buffer.bytes.withUnsafeBytes { bytes in
             do {

@@ -60,6 +60,9 @@ final class Session {
     var stopped = false
     private var readDepth = 0
     private var runDepth = 0
+    /// A script's consecutive SQL commands that wait to run together
+    /// (`submit`).
+    private var pendingSQL: [PendingSQL] = []
     var completionSchema = CompletionSchema()
     private var completionSchemaDate = Date.distantPast
 
@@ -264,7 +267,9 @@ final class Session {
         var offset: Int?
         if let errorOffset = failure.offset, errorOffset <= utf8.count {
             offset = errorOffset
-        } else if let current, current.index == failure.statementIndex, current.range.upperBound <= utf8.count {
+        } else if let current, current.index == failure.statementIndex, current.belongs(to: sql),
+            current.range.upperBound <= utf8.count
+        {
             // Where the statement's own text starts, after blanks and comments.
             offset = current.range.lowerBound + SQLScript.blankPrefixLength(utf8[current.range])
         }
@@ -333,13 +338,90 @@ final class Session {
     ) -> Int {
         var input = InputAccumulator()
         var number = firstLine - 1
+        defer { runPendingSQL() }
         for line in lines {
             number += 1
-            if let unit = input.add(line, lineNumber: number) { run(unit, source: source) }
+            if let unit = input.add(line, lineNumber: number) { submit(unit, source: source) }
             if isFinished { return number }
         }
-        if let unit = input.finish() { run(unit, source: source) }
+        if let unit = input.finish() { submit(unit, source: source) }
         return number
+    }
+
+    /// A script's SQL command, decoded, waiting to run.
+    private struct PendingSQL {
+        var sql: String
+        var line: Int
+        var source: Source
+    }
+
+    /// The most SQL commands that wait to run together.
+    private static let pendingSQLLimit = 512
+
+    /// Runs a unit of a script, or keeps it to run with the SQL commands
+    /// that follow it.
+    ///
+    /// A script's consecutive SQL commands run in one visit to the
+    /// database (`LiveDatabase.run(scripts:)`) rather than one each, when
+    /// nothing has to happen between two of them: in a scripted session
+    /// with no live query (whose updates print between commands), no
+    /// `.changes`, `.timer` or `.once`. Each keeps its own errors, line
+    /// numbers and results, in order; they run before any dot-command,
+    /// before the input is read again (`runPendingSQL`), at the script's
+    /// end, and every `pendingSQLLimit` commands.
+    private func submit(_ unit: InputAccumulator.Unit, source: Source) {
+        if !interactive, database != nil, watches.isEmpty, !changes, !timer, onceCountdown == nil,
+            case .sql(let text, let line) = unit, let sql = try? text.decoded(firstLine: line),
+            Self.explainedQuery(sql) == nil
+        {
+            pendingSQL.append(PendingSQL(sql: sql, line: line, source: source))
+            if pendingSQL.count >= Self.pendingSQLLimit { runPendingSQL() }
+            return
+        }
+        runPendingSQL()
+        run(unit, source: source)
+    }
+
+    /// Runs the SQL commands that `submit` kept, as `run` would run each.
+    func runPendingSQL() {
+        guard !pendingSQL.isEmpty else { return }
+        let batch = pendingSQL
+        pendingSQL = []
+        guard !isFinished, let database else { return }
+        let outermost = runDepth == 0
+        runDepth += 1
+        if outermost {
+            signals.setRunning(true)
+            sink.commandDidStart()
+        }
+        var consumer = RenderingConsumer(settings: renderSettings, sink: sink, trace: trace, signals: nil)
+        do {
+            try database.run(scripts: batch.map(\.sql), consumer: &consumer) { index, failure, consumer in
+                let command = batch[index]
+                flush(&consumer)
+                let line = Self.line(of: failure, in: command.sql, current: consumer.current, startLine: command.line)
+                reportError(failure.message, line: line, source: command.source)
+                failed = true
+                if bail { stopped = true }
+                return !isFinished
+            }
+        } catch is OutputSink.Closed {
+            stopped = true
+        } catch {
+            // The consumer's own errors, or a database that cannot run
+            // anything (closed): the commands left do not run.
+            flush(&consumer)
+            reportError("\(error)", source: batch[0].source)
+            failed = true
+            if bail { stopped = true }
+        }
+        runDepth -= 1
+        if outermost {
+            signals.setRunning(false)
+            _ = signals.takeInterrupt()
+        }
+        if sink.resultsFile != nil { sink.flush() }
+        printEvents()
     }
 
     /// `.read PATH`.
@@ -360,8 +442,22 @@ final class Session {
 
     /// The lines of a script's bytes, without their line terminators.
     static func lines(of bytes: some Collection<UInt8>) -> [ScriptText] {
-        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
-            ScriptText(bytes: line.last == 0x0D ? line.dropLast() : line)
+        let bytes = Array(bytes)
+        var lines: [ScriptText] = []
+        bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var start = 0
+            while start <= buffer.count {
+                let rest = buffer.count - start
+                let end =
+                    memchr(base + start, 0x0A, rest).map {
+                        UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base
+                    } ?? buffer.count
+                var lineEnd = end
+                if lineEnd > start && buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+                lines.append(ScriptText(bytes: UnsafeBufferPointer(rebasing: buffer[start..<lineEnd])))
+                start = end + 1
+            }
         }
         if lines.last?.isEmpty == true { lines.removeLast() }
         return lines

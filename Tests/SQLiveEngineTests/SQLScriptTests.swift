@@ -18,6 +18,30 @@ struct SQLScriptTests {
         #expect(SQLScript.scan(" -- x\n; SELECT 1;").map(\.isStatement) == [false, true, false])
     }
 
+    @Test("Without values, SQL holding no parameter mark is judged without the lexer, as the lexer judges it")
+    func quickCheckAgreesWithTheLexer() {
+        func outcome(_ body: () throws(SQLiveError) -> Void) -> SQLiveError? {
+            do {
+                try body()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let texts = [
+            "SELECT 1", "", " ", " ;; ", "/* */", "/* unterminated", "-- only\n", "-- only", "SELECT ';'",
+            "\n;SELECT 2;\n", "x", "SELECT 1\u{0}", "  \u{0}", "/* ; */ ;", "SELECT 'a' -- ;\n",
+        ]
+        for text in texts {
+            let quick = outcome { () throws(SQLiveError) in try SQLScript.check(text, parameters: .none) }
+            let lexer = outcome { () throws(SQLiveError) in
+                let statements = try SQLScript.checkText(text)
+                try SQLScript.match(.none, statements.map(\.parameters))
+            }
+            #expect(quick == lexer, "\(text.debugDescription)")
+        }
+    }
+
     @Test("A NUL byte, a blank script and mismatched values are refused")
     func refusals() {
         #expect(throws: SQLiveError.invalidSQL("holds a NUL byte at offset 8", offset: 8)) {

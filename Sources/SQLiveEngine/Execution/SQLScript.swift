@@ -30,8 +30,51 @@ public enum SQLScript {
     /// would read the text only up to it), no statement at all, or values
     /// that do not match the parameters. Nothing has run when it throws.
     public static func check(_ sql: String, parameters: QueryParameters) throws(SQLiveError) {
+        // Most SQL sent without values holds no parameter at all (every
+        // parameter starts with one of `?:@$#`): then only a NUL byte or
+        // the lack of a statement can refuse it, found without the lexer.
+        if parameters.isEmpty, let quick = sql.utf8.withContiguousStorageIfAvailable(quickCheck), let quick {
+            switch quick {
+            case .ok: return
+            case .nul(let offset): throw .invalidSQL("holds a NUL byte at offset \(offset)", offset: offset)
+            case .noStatement: throw .invalidSQL("holds no statement")
+            }
+        }
         let statements = try checkText(sql)
         try match(parameters, statements.map(\.parameters))
+    }
+
+    private enum QuickCheck {
+        case ok, nul(Int), noStatement
+    }
+
+    /// `check` without the lexer, for SQL that holds no byte a parameter
+    /// starts with; nil when it holds one.
+    private static func quickCheck(_ bytes: UnsafeBufferPointer<UInt8>) -> QuickCheck? {
+        var nul: Int?
+        for (offset, byte) in bytes.enumerated() {
+            switch byte {
+            case UInt8(ascii: "?"), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "$"), UInt8(ascii: "#"):
+                return nil
+            case 0 where nul == nil:
+                nul = offset
+            default:
+                break
+            }
+        }
+        if let nul { return .nul(nul) }
+        return holdsStatement(bytes) ? .ok : .noStatement
+    }
+
+    /// Whether the text holds anything but whitespace, comments and `;`.
+    static func holdsStatement(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        while true {
+            index += blankPrefixLength(bytes[index...])
+            guard index < bytes.count else { return false }
+            guard bytes[index] == UInt8(ascii: ";") else { return true }
+            index += 1
+        }
     }
 
     /// Refuses a NUL byte or a script without a statement; returns the scan.

@@ -36,8 +36,8 @@ public enum SQLScript {
         if parameters.isEmpty, let quick = sql.utf8.withContiguousStorageIfAvailable(quickCheck), let quick {
             switch quick {
             case .ok: return
-            case .nul(let offset): throw .invalidSQL("holds a NUL byte at offset \(offset)", offset: offset)
-            case .noStatement: throw .invalidSQL("holds no statement")
+            case .nul(let offset): throw Self.nulByte(at: offset)
+            case .noStatement: throw Self.noStatement
             }
         }
         let statements = try checkText(sql)
@@ -81,15 +81,18 @@ public enum SQLScript {
     @discardableResult
     static func checkText(_ sql: String) throws(SQLiveError) -> [Scanned] {
         if let offset = sql.utf8.firstIndex(of: 0) {
-            let position = sql.utf8.distance(from: sql.utf8.startIndex, to: offset)
-            throw .invalidSQL("holds a NUL byte at offset \(position)", offset: position)
+            throw nulByte(at: sql.utf8.distance(from: sql.utf8.startIndex, to: offset))
         }
         let statements = scan(sql)
-        guard statements.contains(where: \.isStatement) else {
-            throw .invalidSQL("holds no statement")
-        }
+        guard statements.contains(where: \.isStatement) else { throw noStatement }
         return statements
     }
+
+    private static func nulByte(at offset: Int) -> SQLiveError {
+        .invalidSQL("holds a NUL byte at offset \(offset)", offset: offset)
+    }
+
+    private static let noStatement = SQLiveError.invalidSQL("holds no statement")
 
     /// Whether values fit the statements' parameters: as many values as
     /// parameters, or a value for each name and no other.

@@ -112,16 +112,13 @@ extension ScriptRunner {
             if schemaMayChange { db.clearSchemaCache() }
         }
         return try text.withUTF8 { utf8 in
-            guard let start = utf8.baseAddress else { return false }
-            let buffer = UnsafeBufferPointer(
-                start: UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self), count: utf8.count)
-            let base = start.withMemoryRebound(to: CChar.self, capacity: utf8.count) { $0 }
+            let buffer = UnsafeRawBufferPointer(utf8).assumingMemoryBound(to: CChar.self)
             let end = buffer.count
             let clock = ContinuousClock()
             var offset = 0
             var index = 0
             var binder = ParameterBinder(parameters)
-            while offset < end {
+            while offset < end, let base = buffer.baseAddress {
                 let start = clock.now
                 var prepared: OpaquePointer?
                 var tail: UnsafePointer<CChar>?

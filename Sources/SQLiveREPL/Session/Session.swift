@@ -136,12 +136,7 @@ final class Session {
     func run(_ unit: InputAccumulator.Unit, source: Source = Source()) -> Bool {
         guard !isFinished else { return false }
         let start = ContinuousClock.now
-        let outermost = runDepth == 0
-        runDepth += 1
-        if outermost {
-            signals.setRunning(true)
-            sink.commandDidStart()
-        }
+        let outermost = beginCommand()
         var echo: LiveEcho?
         if interactive && outermost, case .sql = unit, !watches.isEmpty {
             echo = LiveEcho(watches: watches, settings: renderSettings, events: events, sink: sink, panel: panel)
@@ -173,11 +168,7 @@ final class Session {
                 watches[name]?.printedVersion = version
             }
         }
-        runDepth -= 1
-        if outermost {
-            signals.setRunning(false)
-            _ = signals.takeInterrupt()
-        }
+        endCommand(outermost: outermost)
         if ok && changes && !isFinished, case .sql(_, let line) = unit {
             printChangeCounts(line: line, source: source)
         }
@@ -187,12 +178,51 @@ final class Session {
         }
         // Every command counts for `.once`, those of a `.read` file too, as in sqlite3.
         outputCommandDidEnd()
-        if !ok {
-            failed = true
-            if bail && !interactive { stopped = true }
-        }
+        if !ok { commandFailed() }
         printEvents()
         return ok
+    }
+
+    /// Marks a command (or a batch of them) running; returns whether it is
+    /// the outermost one, which Ctrl-C interrupts.
+    private func beginCommand() -> Bool {
+        let outermost = runDepth == 0
+        runDepth += 1
+        if outermost {
+            signals.setRunning(true)
+            sink.commandDidStart()
+        }
+        return outermost
+    }
+
+    /// Ends what `beginCommand` began; an interrupt left over is dropped.
+    private func endCommand(outermost: Bool) {
+        runDepth -= 1
+        if outermost {
+            signals.setRunning(false)
+            _ = signals.takeInterrupt()
+        }
+    }
+
+    /// A command failed: the session's exit status says so, and `--bail`
+    /// ends a script there.
+    private func commandFailed() {
+        failed = true
+        if bail && !interactive { stopped = true }
+    }
+
+    /// Reports a statement's failure after what the statement rendered
+    /// before it, at its line; an interactive session points at the error.
+    private func report(
+        _ failure: SQLiteFailure, in sql: String, line: Int, source: Source, consumer: inout RenderingConsumer
+    ) {
+        flush(&consumer)
+        let errorLine = Self.line(of: failure, in: sql, current: consumer.current, startLine: line)
+        reportError(failure.message, line: errorLine, source: source)
+        if interactive, source.name == nil, let offset = failure.offset, let pointer = Self.pointer(at: offset, in: sql)
+        {
+            sink.writeError(pointer)
+        }
     }
 
     private func runSQL(_ sql: String, line: Int, source: Source) -> Bool {
@@ -214,14 +244,7 @@ final class Session {
             try database.run(sql, consumer: &consumer)
             return true
         } catch let failure as SQLiteFailure {
-            flush(&consumer)
-            let errorLine = Self.line(of: failure, in: sql, current: consumer.current, startLine: line)
-            reportError(failure.message, line: errorLine, source: source)
-            if interactive, source.name == nil, let offset = failure.offset,
-                let pointer = Self.pointer(at: offset, in: sql)
-            {
-                sink.writeError(pointer)
-            }
+            report(failure, in: sql, line: line, source: source, consumer: &consumer)
         } catch is RenderingConsumer.Interrupted {
             flush(&consumer)
             reportError("interrupted", line: line, source: source)
@@ -388,21 +411,13 @@ final class Session {
         let batch = pendingSQL
         pendingSQL = []
         guard !isFinished, let database else { return }
-        let outermost = runDepth == 0
-        runDepth += 1
-        if outermost {
-            signals.setRunning(true)
-            sink.commandDidStart()
-        }
+        let outermost = beginCommand()
         var consumer = RenderingConsumer(settings: renderSettings, sink: sink, trace: trace, signals: nil)
         do {
             try database.run(scripts: batch.map(\.sql), consumer: &consumer) { index, failure, consumer in
                 let command = batch[index]
-                flush(&consumer)
-                let line = Self.line(of: failure, in: command.sql, current: consumer.current, startLine: command.line)
-                reportError(failure.message, line: line, source: command.source)
-                failed = true
-                if bail { stopped = true }
+                report(failure, in: command.sql, line: command.line, source: command.source, consumer: &consumer)
+                commandFailed()
                 return !isFinished
             }
         } catch is OutputSink.Closed {
@@ -412,14 +427,9 @@ final class Session {
             // anything (closed): the commands left do not run.
             flush(&consumer)
             reportError("\(error)", source: batch[0].source)
-            failed = true
-            if bail { stopped = true }
+            commandFailed()
         }
-        runDepth -= 1
-        if outermost {
-            signals.setRunning(false)
-            _ = signals.takeInterrupt()
-        }
+        endCommand(outermost: outermost)
         if sink.resultsFile != nil { sink.flush() }
         printEvents()
     }

@@ -12,7 +12,8 @@ enum RPC: Scenario {
         let requests = quick ? 500 : 10_000
         var table = ResultTable(
             scenario: name,
-            note: "\(requests) pipelined query/execute requests of one-row SELECTs (each a distinct statement); best of 3 runs on each side.")
+            note: "\(requests) pipelined query/execute requests of one-row SELECTs (each a distinct statement); "
+                + "best of 3 runs on each side.")
         guard let sqlive = ChildProcess.sqlivePath else {
             table.checks.append("skipped: no sqlive binary next to sqlive-bench")
             return table
@@ -142,15 +143,13 @@ private enum RPCFrame {
     /// `Content-Length` (nil when the header has none); nil while the header
     /// is not complete.
     static func next(in bytes: [UInt8], from start: Int) -> (bodyStart: Int, length: Int?)? {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        guard bytes.count - start >= 4 else { return nil }
         var index = start
         while index + 4 <= bytes.count {
             if bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
                 let header = String(decoding: bytes[start..<index], as: UTF8.self)
                 let length = header.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                     .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }
-                return (index + separator.count, length)
+                return (index + 4, length)
             }
             index += 1
         }

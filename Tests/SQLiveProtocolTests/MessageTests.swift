@@ -154,6 +154,51 @@ struct ValueEncodingTests {
 
 @Suite("Params keep the kinds the client wrote")
 struct ParamKindTests {
+    /// query/execute's fast path reads what `Decodable` reads, and leaves
+    /// the rest (and every error) to it.
+    @Test(arguments: [
+        #"{"sql": "SELECT 1"}"#,
+        #"{"sql": "SELECT ?, ?", "params": [1, "a"], "maxRows": 5}"#,
+        #"{"sql": "SELECT ?", "params": [{"$blob": "AAE="}], "maxRows": null, "other": 3}"#,
+        #"{"sql": "SELECT ?", "params": [true, null, 1.5], "maxRows": 0}"#,
+        #"{"sql": "SELECT :a", "params": {":a": 1}}"#,
+        #"{"sql": "SELECT 1", "maxRows": 2.0}"#,
+        #"{"sql": "SELECT 1", "params": null}"#,
+    ])
+    func queryParamsFastPathAgreesWithDecodable(_ text: String) throws {
+        let json = try JSONReader.parse(text)
+        let decoded = try JSONCoding.decode(QueryExecuteRequest.Params.self, from: json)
+        let read = try JSONCoding.decodeParams(QueryExecuteRequest.Params.self, from: json)
+        #expect(read.sql == decoded.sql)
+        #expect(read.params == decoded.params)
+        #expect(read.maxRows == decoded.maxRows)
+        if let fast = QueryExecuteRequest.Params(json: json) {
+            #expect(fast.sql == decoded.sql && fast.params == decoded.params && fast.maxRows == decoded.maxRows)
+        }
+    }
+
+    @Test(arguments: [
+        #"{"sql": 1}"#,
+        #"{"params": [1]}"#,
+        #"{"sql": "SELECT ?", "params": [[1]]}"#,
+        #"{"sql": "SELECT ?", "params": [{"$blob": "%%"}]}"#,
+        #"{"sql": "SELECT 1", "maxRows": "5"}"#,
+        #"{"sql": "SELECT 1", "maxRows": 1.5}"#,
+        #"{"sql": "SELECT 1", "params": 3}"#,
+        #"[1]"#,
+    ])
+    func queryParamsErrorsComeFromDecodable(_ text: String) throws {
+        let json = try JSONReader.parse(text)
+        #expect(QueryExecuteRequest.Params(json: json) == nil)
+        let expected = try #require(throws: DecodingError.self) {
+            try JSONCoding.decode(QueryExecuteRequest.Params.self, from: json)
+        }
+        let error = try #require(throws: DecodingError.self) {
+            try JSONCoding.decodeParams(QueryExecuteRequest.Params.self, from: json)
+        }
+        #expect("\(error)" == "\(expected)")
+    }
+
     @Test func doublesWrittenWithAFractionStayReal() throws {
         let text = Array(#"{"sql": "SELECT ?, ?, ?", "params": [3.0, 1e2, 3]}"#.utf8)
         let params = try JSONCoding.decode(QueryExecuteRequest.Params.self, from: text)

@@ -33,31 +33,6 @@ extension LiveDatabase {
         return try outcome.get()
     }
 
-    /// Runs a script and collects each statement's result, on the calling
-    /// thread.
-    ///
-    /// This is `execute` for a thread of your own (the RPC server's serial
-    /// requests run on one): it blocks until the script ends, and costs no
-    /// hop to another thread. Call `interrupt()` from another thread to
-    /// stop a long statement. Never call it from Swift concurrency's pool.
-    ///
-    /// - throws: `ScriptFailure`, with the results of the statements that ran.
-    public func executeBlocking(
-        _ script: String, parameters: QueryParameters = .none, maxRows: Int? = nil
-    ) throws(ScriptFailure) -> [StatementResult] {
-        let runner = ScriptRunner(script: script, parameters: parameters, maxRows: maxRows, tracer: tracer)
-        let live = live
-        // The writer's queue runs the closure on this thread, and fails only
-        // when it cannot (a closed database).
-        let outcome: Result<[StatementResult], ScriptFailure>
-        do {
-            outcome = try writer.writeWithoutTransaction { db throws in Self.collect(runner, in: db, live: live) }
-        } catch {
-            throw ScriptFailure(completed: [], failure: Self.failure(from: error))
-        }
-        return try outcome.get()
-    }
-
     /// Runs a script on the session's connection and collects its results,
     /// up to the failing statement.
     private static func collect(

@@ -36,15 +36,14 @@ public struct StatementHeader: Hashable, Sendable {
 enum SQLText {
     /// The text without surrounding whitespace and semicolons, as GRDB and
     /// sqlite3 show a statement.
-    static func trimmed(_ utf8: some Collection<UInt8>) -> String {
-        let bytes = Array(utf8)
+    static func trimmed(_ utf8: Substring.UTF8View) -> String {
         func isTrimmed(_ byte: UInt8) -> Bool {
             byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C || byte == 0x3B
         }
-        guard let first = bytes.firstIndex(where: { !isTrimmed($0) }),
-            let last = bytes.lastIndex(where: { !isTrimmed($0) })
+        guard let first = utf8.firstIndex(where: { !isTrimmed($0) }),
+            let last = utf8.lastIndex(where: { !isTrimmed($0) })
         else { return "" }
-        return String(decoding: bytes[first...last], as: UTF8.self)
+        return String(Substring(utf8[first...last]))
     }
 }
 

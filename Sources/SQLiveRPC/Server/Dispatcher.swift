@@ -101,7 +101,7 @@ struct Dispatcher: Sendable {
     /// absent params read as `{}`.
     private static func decode<P: Decodable>(_ type: P.Type, _ json: JSONValue?) -> Result<P, ResponseError> {
         do {
-            return .success(try JSONCoding.decode(P.self, from: json ?? .object([:])))
+            return .success(try JSONCoding.decodeParams(P.self, from: json ?? .object([:])))
         } catch {
             return .failure(ResponseError(decoding: error))
         }

@@ -56,6 +56,8 @@ public enum RPCServer {
         let session = Session(writer: writer, directory: directory)
         await session.openAtStart(path: database ?? ":memory:", readonly: readonly)
         let connection = Connection(writer: writer, session: session, maximumMessageLength: maximumMessageLength)
-        return await connection.run(input: input)
+        let status = await connection.run(input: input)
+        writer.stop()
+        return status
     }
 }

@@ -4,51 +4,69 @@ import SQLiveProtocol
 
 /// The one owner of the protocol's output: frames never interleave.
 ///
-/// `send` appends a message to the pending ones; a serial queue encodes
-/// what is pending and writes it, whole, in as few `write(2)` calls as it
-/// can: while it writes, messages sent meanwhile gather, and go out
-/// together next. Encoding there keeps it off the thread that runs
-/// statements. Frames come out in the order they were sent, and writing
-/// happens off Swift's cooperative pool: a client slow to read never
-/// blocks a task.
+/// `send` appends a message to the pending ones; a thread of the writer's
+/// own encodes what is pending and writes it, whole, in as few `write(2)`
+/// calls as it can: while it writes, messages sent meanwhile gather, and go
+/// out together next. Encoding there keeps it off the thread that runs
+/// statements, and writing there means a client slow to read never blocks
+/// a statement or a task. Frames come out in the order they were sent.
+///
+/// When the writer thread sleeps and when it wakes is `OutputBatching`'s
+/// decision: a response sent while more requests wait in line may wait
+/// 200 µs for the next ones, so a pipelined client gets its answers a few
+/// dozen per write, at the cost of one wake-up instead of one each.
+///
+/// The thread runs from `init` until `stop()`.
 final class MessageWriter: Sendable {
     private let fileDescriptor: Int32
-    private let queue = DispatchQueue(label: "sqlive.rpc.writer")
 
     // Mutable State
     //
-    // Guarded by the mutex. `pending` holds messages sent and not yet taken
-    // by the queue; `draining` is true from the moment a drain is queued
-    // until it finds `pending` empty, so a frame appended meanwhile is
-    // written by it. `timerArmed` is true while a deferred drain is
-    // scheduled for messages sent with `batching`. `failed` is set once
-    // when writing fails (the client went away).
+    // Guarded by the condition's mutex. `pending` holds the messages sent
+    // and not yet taken by the writer thread, and `batching` counts them
+    // (the two change together). `sent` counts every message accepted and
+    // `written` every one written or dropped, so a flush waits until
+    // `written` reaches the `sent` it saw. `failed` is set once when
+    // writing fails (the client went away); `stopping` once by `stop()`.
     private enum Pending: Sendable {
         case message(OutgoingMessage)
         case frame([UInt8])
     }
     private struct State {
         var pending: [Pending] = []
-        var draining = false
-        var timerArmed = false
+        var batching = OutputBatching<ContinuousClock.Instant>(
+            delay: MessageWriter.batchingDelay, limit: MessageWriter.batchSize)
+        var sent = 0
+        var written = 0
+        var flushWaiters = 0
         var failed = false
+        var stopping = false
     }
+    private let state = Condition(State())
+    /// Signalled once, when the writer thread ends.
+    private let ended = DispatchSemaphore(value: 0)
 
     /// How long a message sent with `batching` may wait for others to
     /// gather before it is written, at most.
-    static let batchingDelay = DispatchTimeInterval.microseconds(200)
+    static let batchingDelay = Duration.microseconds(200)
     /// How many messages gather at most before they are written anyway.
     static let batchSize = 64
-    private let state = Locked(State())
 
-    /// A writer to a file descriptor, which it does not close.
+    /// A writer to a file descriptor, which it does not close; its thread
+    /// runs until `stop()`.
     init(fileDescriptor: Int32) {
         self.fileDescriptor = fileDescriptor
+        let thread = Thread { [self] in
+            run()
+            ended.signal()
+        }
+        thread.name = "sqlive.rpc.writer"
+        thread.start()
     }
 
     /// Sends one message (a response, a notification or a batch).
     ///
-    /// The message is encoded by the writer's queue, and written in order.
+    /// The message is encoded by the writer's thread, and written in order.
     /// With `batching` (a sender that knows more messages follow at once,
     /// such as a response while more requests wait in line), the writer is
     /// not woken for this message alone: it is written with the ones that
@@ -62,34 +80,16 @@ final class MessageWriter: Sendable {
         append(.frame(frame), batching: false)
     }
 
-    private enum Wake {
-        case none, drain, timer
-    }
-
     private func append(_ pending: Pending, batching: Bool) {
-        let wake = state.withLock { state -> Wake in
-            guard !state.failed else { return .none }
+        let now = ContinuousClock.now
+        let wake = state.withLock { state -> Bool in
+            // After a failure or `stop()`, nothing more is written.
+            guard !state.failed, !state.stopping else { return false }
             state.pending.append(pending)
-            if state.draining { return .none }
-            if batching && state.pending.count < Self.batchSize {
-                if state.timerArmed { return .none }
-                state.timerArmed = true
-                return .timer
-            }
-            state.draining = true
-            return .drain
+            state.sent += 1
+            return state.batching.didSend(deferrable: batching, at: now)
         }
-        switch wake {
-        case .none:
-            break
-        case .drain:
-            queue.async { self.drain() }
-        case .timer:
-            queue.asyncAfter(deadline: .now() + Self.batchingDelay) {
-                self.state.withLock { $0.timerArmed = false }
-                self.drain()
-            }
-        }
+        if wake { state.broadcast() }
     }
 
     /// Waits until every message sent so far is written, for at most
@@ -98,48 +98,81 @@ final class MessageWriter: Sendable {
     /// - returns: Whether everything was written in time.
     @discardableResult
     func flush(timeout: Duration = .seconds(5)) -> Bool {
-        // A drain runs until nothing is pending: this one writes what was
-        // sent before this call, deferred messages included.
-        let written = DispatchSemaphore(value: 0)
-        queue.async {
-            self.drain()
-            written.signal()
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        let (target, wake) = state.withLock { state in
+            state.flushWaiters += 1
+            return (state.sent, state.batching.hurry())
         }
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        return written.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success
+        if wake { state.broadcast() }
+        defer { state.withLock { $0.flushWaiters -= 1 } }
+        return state.wait { state -> Condition<State>.Step<Bool> in
+            if state.written >= target { return .done(true) }
+            let left = ContinuousClock.now.duration(to: deadline)
+            return left > .zero ? .waitAtMost(left) : .done(false)
+        }
     }
 
-    /// Encodes and writes what is pending until nothing is; runs on the
-    /// queue, as often as it is asked (a drain that finds nothing returns).
-    private func drain() {
-        var taken: [Pending] = []
+    /// Writes what is pending, then ends the writer thread; messages sent
+    /// later are dropped. Waits for the thread to end, for at most
+    /// `timeout` (it may be stuck writing to a client that stopped reading).
+    func stop(timeout: Duration = .seconds(5)) {
+        state.withLock { state in
+            state.stopping = true
+            _ = state.batching.hurry()
+        }
+        // Even with nothing pending, the sleeping thread must see `stopping`.
+        state.broadcast()
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        if ended.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success {
+            // Let a later `stop()` see it ended too.
+            ended.signal()
+        } else {
+            ServerLog.warning("the writer thread did not end: the client does not read")
+        }
+    }
+
+    /// The writer thread: takes what is pending when `OutputBatching` says
+    /// so, encodes it and writes it, until `stop()`.
+    private func run() {
         var bytes: [UInt8] = []
+        var taken: [Pending] = []
         while true {
-            taken.removeAll(keepingCapacity: true)
-            let more = state.withLock { state -> Bool in
-                guard !state.pending.isEmpty, !state.failed else {
-                    state.pending = []
-                    state.draining = false
-                    return false
+            let more = state.wait { state -> Condition<State>.Step<Bool> in
+                if state.stopping && state.pending.isEmpty { return .done(false) }
+                switch state.batching.next(at: .now) {
+                case .wait:
+                    return .wait
+                case .sleep(let duration):
+                    return .waitAtMost(duration)
+                case .write:
+                    swap(&taken, &state.pending)
+                    return .done(true)
                 }
-                swap(&taken, &state.pending)
-                return true
             }
             guard more else { return }
             bytes.removeAll(keepingCapacity: true)
-            for item in taken {
-                switch item {
-                case .frame(let frame):
-                    bytes.append(contentsOf: frame)
-                case .message(let message):
-                    let content = message.encoded { error in
-                        ServerLog.warning("cannot encode a message: \(error)")
+            if !state.withLock({ $0.failed }) {
+                for item in taken {
+                    switch item {
+                    case .frame(let frame):
+                        bytes.append(contentsOf: frame)
+                    case .message(let message):
+                        let content = message.encoded { error in
+                            ServerLog.warning("cannot encode a message: \(error)")
+                        }
+                        if let content { MessageFraming.append(content, to: &bytes) }
                     }
-                    if let content { MessageFraming.append(content, to: &bytes) }
                 }
+                write(bytes)
             }
-            write(bytes)
+            let count = taken.count
+            taken.removeAll(keepingCapacity: true)
+            let notify = state.withLock { state in
+                state.written += count
+                return state.flushWaiters > 0
+            }
+            if notify { state.broadcast() }
         }
     }
 

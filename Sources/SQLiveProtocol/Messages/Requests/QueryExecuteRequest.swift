@@ -63,6 +63,37 @@ public enum QueryExecuteRequest: RequestType {
     }
 }
 
+extension QueryExecuteRequest.Params: JSONReadable {
+    /// Reads `{"sql": …}` with an integer `maxRows` and positional `params`,
+    /// as `Decodable` would; nil for anything else (named params included),
+    /// which `Decodable` then reads or refuses, naming the field.
+    public init?(json: JSONValue) {
+        guard case .object(let members) = json, case .string(let sql)? = members["sql"] else { return nil }
+        var maxRows: Int?
+        switch members["maxRows"] {
+        case nil, .null?: maxRows = nil
+        case .integer(let integer)?:
+            guard let exact = Int(exactly: integer) else { return nil }
+            maxRows = exact
+        default: return nil
+        }
+        var params: RPCParameters?
+        switch members["params"] {
+        case nil, .null?: params = nil
+        case .array(let values)?:
+            var positional: [RPCValue] = []
+            positional.reserveCapacity(values.count)
+            for value in values {
+                guard let read = try? RPCValue(json: value) else { return nil }
+                positional.append(read)
+            }
+            params = .positional(positional)
+        default: return nil
+        }
+        self.init(sql: sql, params: params, maxRows: maxRows)
+    }
+}
+
 extension QueryExecuteRequest.Result: JSONWritable {
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()

@@ -24,31 +24,40 @@ extension Session {
         } catch {
             throw ResponseError(error)
         }
-        do throws(ScriptFailure) {
-            let results = try work.whileRunning(interrupt: database.interrupt) { () throws(ScriptFailure) in
-                try database.executeBlocking(params.sql, parameters: parameters, maxRows: maxRows)
+        var collector = QueryResultCollector()
+        do {
+            try work.whileRunning(interrupt: database.interrupt) {
+                try database.run(params.sql, parameters: parameters, maxRows: maxRows, consumer: &collector)
             }
-            return QueryExecuteRequest.Result(results: results.map(Self.statementResult))
+            return QueryExecuteRequest.Result(results: collector.results)
+        } catch let failure as SQLiteFailure {
+            // The failing statement's partial result is not a result.
+            var completed = collector.results
+            if let index = failure.statementIndex, completed.count > index {
+                completed.removeLast(completed.count - index)
+            }
+            throw ResponseError(failure, completed: Self.jsonResults(completed))
         } catch {
-            throw ResponseError(error.failure, completed: Self.jsonResults(error.completed))
+            // Not SQLite's own error (a closed database): a -32001 saying what.
+            let failure: SQLiteFailure =
+                if case .sqlite(let failure)? = error as? SQLiveError {
+                    failure
+                } else {
+                    SQLiteFailure(code: 1, extendedCode: 1, message: "\(error)")
+                }
+            throw ResponseError(failure, completed: [])
         }
     }
 
     /// The results of the statements that ran before an error, for the
     /// error's data; nil (and logged) if they cannot be encoded.
-    static func jsonResults(_ results: [StatementResult]) -> [JSONValue]? {
+    static func jsonResults(_ results: [QueryExecuteRequest.StatementResult]) -> [JSONValue]? {
         do {
-            return try results.map { try JSONCoding.jsonValue(of: statementResult($0)) }
+            return try results.map { try JSONCoding.jsonValue(of: $0) }
         } catch {
             ServerLog.warning("cannot encode the results before an error: \(error)")
             return nil
         }
-    }
-
-    static func statementResult(_ result: StatementResult) -> QueryExecuteRequest.StatementResult {
-        QueryExecuteRequest.StatementResult(
-            sql: result.sql, columns: result.columns, rows: result.rows.rpcRows, truncated: result.truncated,
-            changes: result.changes, elapsedMs: result.elapsed.protocolMilliseconds)
     }
 
     /// `explain`.
@@ -92,5 +101,33 @@ extension Session {
                 enabled: params.enabled, profile: params.profile ?? false,
                 includeHousekeeping: params.housekeeping ?? false))
         return EmptyResult()
+    }
+}
+
+/// Collects a script's results straight into their protocol form: each
+/// row's values are read from SQLite into `RPCValue`s, with no engine
+/// result in between.
+struct QueryResultCollector: ResultConsumer {
+    private(set) var results: [QueryExecuteRequest.StatementResult] = []
+
+    mutating func statementDidStart(_ header: StatementHeader) {
+        results.append(
+            QueryExecuteRequest.StatementResult(
+                sql: header.sql, columns: header.columns, rows: [], truncated: false, changes: 0, elapsedMs: 0))
+    }
+
+    mutating func consume(row: StatementRow) {
+        var values: [RPCValue] = []
+        values.reserveCapacity(row.count)
+        for column in 0..<row.count {
+            values.append(RPCValue(row.value(at: column)))
+        }
+        results[results.count - 1].rows.append(values)
+    }
+
+    mutating func statementDidFinish(_ summary: StatementSummary) {
+        results[results.count - 1].truncated = summary.truncated
+        results[results.count - 1].changes = summary.changes
+        results[results.count - 1].elapsedMs = summary.elapsed.protocolMilliseconds
     }
 }

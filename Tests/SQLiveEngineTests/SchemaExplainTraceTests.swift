@@ -132,4 +132,26 @@ struct SchemaExplainTraceTests {
         // GRDB reads inside a transaction it opens and closes itself.
         #expect(housekeeping.contains { $0.sql.uppercased().hasPrefix("BEGIN") })
     }
+
+    @Test("The session connection's housekeeping is traced while asked for, and only then")
+    func sessionHousekeeping() async throws {
+        let events = database.traceEvents()
+        // Off, then on: the statements run directly on the session connection.
+        database.traceSettings = TraceSettings(enabled: true, profile: false)
+        var consumer = ResultCollector()
+        try database.run("SAVEPOINT a; RELEASE a;", consumer: &consumer)
+        database.traceSettings = TraceSettings(enabled: true, profile: false, includeHousekeeping: true)
+        try database.run("SAVEPOINT b; RELEASE b;", consumer: &consumer)
+        // And off again: an end marker follows.
+        database.traceSettings = TraceSettings(enabled: true, profile: false)
+        try database.run("SAVEPOINT c; RELEASE c; SELECT 'end';", consumer: &consumer)
+        var received: [TraceEvent] = []
+        for await event in events {
+            received.append(event)
+            if event.sql == "SELECT 'end'" { break }
+        }
+        let housekeeping = received.filter { $0.origin == .housekeeping }.map(\.sql)
+        #expect(housekeeping == ["SAVEPOINT b", "RELEASE b"])
+        #expect(received.filter { $0.origin == .user }.count == 7)
+    }
 }

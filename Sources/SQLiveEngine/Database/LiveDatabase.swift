@@ -71,9 +71,16 @@ public final class LiveDatabase: Sendable {
     }
 
     /// The statement-trace settings.
+    ///
+    /// GRDB's trace on the session connection follows them soon after, and
+    /// before the next statement runs there.
     public var traceSettings: TraceSettings {
         get { tracer.settings }
-        set { tracer.settings = newValue }
+        set {
+            tracer.settings = newValue
+            let tracer = tracer
+            writer.asyncWriteWithoutTransaction { db in tracer.matchSessionTrace(on: db) }
+        }
     }
 
     /// A stream of traced statements; it ends when the database is closed.

@@ -39,6 +39,7 @@ extension LiveDatabase {
         _ runner: ScriptRunner, in db: Database, live: LiveQueryCenter
     ) -> Result<[StatementResult], ScriptFailure> {
         defer { live.scriptDidRun(runner.script, db) }
+        runner.tracer?.matchSessionTrace(on: db)
         var collector = ResultCollector()
         do {
             try run(runner, in: db, live: live, consumer: &collector)
@@ -73,9 +74,8 @@ extension LiveDatabase {
         do {
             try writer.writeWithoutTransaction { db in
                 defer { live.scriptDidRun(script, db) }
-                try Self.withoutIdleTrace(tracer, on: db) {
-                    try Self.run(runner, in: db, live: live, consumer: &consumer)
-                }
+                tracer.matchSessionTrace(on: db)
+                try Self.run(runner, in: db, live: live, consumer: &consumer)
             }
         } catch let failure as SQLiteFailure {
             throw failure
@@ -104,37 +104,26 @@ extension LiveDatabase {
         let live = live
         do {
             try writer.writeWithoutTransaction { db in
-                try Self.withoutIdleTrace(tracer, on: db) {
-                    for (index, script) in scripts.enumerated() {
-                        let runner = ScriptRunner(
-                            script: script, parameters: .none, maxRows: nil, tracer: traced ? tracer : nil)
-                        let failure: SQLiteFailure
-                        do {
-                            defer { live.scriptDidRun(script, db) }
-                            try Self.run(runner, in: db, live: live, consumer: &consumer)
-                            continue
-                        } catch let error as SQLiteFailure {
-                            failure = error
-                        } catch let error as DatabaseError {
-                            failure = SQLiteFailure(error)
-                        }
-                        guard try failed(index, failure, &consumer) else { return }
+                tracer.matchSessionTrace(on: db)
+                for (index, script) in scripts.enumerated() {
+                    let runner = ScriptRunner(
+                        script: script, parameters: .none, maxRows: nil, tracer: traced ? tracer : nil)
+                    let failure: SQLiteFailure
+                    do {
+                        defer { live.scriptDidRun(script, db) }
+                        try Self.run(runner, in: db, live: live, consumer: &consumer)
+                        continue
+                    } catch let error as SQLiteFailure {
+                        failure = error
+                    } catch let error as DatabaseError {
+                        failure = SQLiteFailure(error)
                     }
+                    guard try failed(index, failure, &consumer) else { return }
                 }
             }
         } catch let error as DatabaseError {
             throw SQLiteFailure(error)
         }
-    }
-
-    /// Runs `body` without GRDB's trace on the connection while nobody
-    /// traces: SQLite would time each statement and call the trace for
-    /// nothing (see `StatementTracer.withoutConnectionTrace`).
-    private static func withoutIdleTrace<T>(
-        _ tracer: StatementTracer, on db: Database, _ body: () throws -> T
-    ) rethrows -> T {
-        guard !tracer.isEnabled else { return try body() }
-        return try tracer.withoutConnectionTrace(on: db, body)
     }
 
     /// The session connection's change counters (`sqlite3_changes64` and

@@ -34,9 +34,8 @@ extension LiveDatabase {
         let tracer = tracer
         do {
             return try writer.writeWithoutTransaction { db in
-                try tracer.withoutConnectionTrace(on: db) {
-                    try Self.insertRows(into: table, schema: schema, from: &source, in: db, live: live)
-                }
+                tracer.matchSessionTrace(on: db)
+                return try Self.insertRows(into: table, schema: schema, from: &source, in: db, live: live)
             }
         } catch let error as DatabaseError {
             throw SQLiteFailure(error)

@@ -13,9 +13,14 @@ final class StatementTracer: Sendable {
     //
     // Guarded by the mutex: settings and subscribers are read on every
     // database thread (each traced statement) and written by front ends.
+    //
+    // `sessionTraced` tells whether GRDB's trace is on the session
+    // connection (every connection gets it when it opens); it is only
+    // changed on that connection's queue, by `matchSessionTrace(on:)`.
     private struct State {
         var settings = TraceSettings.off
         var subscribers: [UUID: AsyncStream<TraceEvent>.Continuation] = [:]
+        var sessionTraced = true
     }
     private let state = Locked(State())
 
@@ -70,16 +75,27 @@ final class StatementTracer: Sendable {
         }
     }
 
-    /// Runs `body` with GRDB's trace removed from the connection, then puts
-    /// it back.
+    /// Puts GRDB's trace on the session connection, or takes it off, as the
+    /// settings ask; call it on that connection's queue, before running
+    /// statements there.
     ///
-    /// SQLite times every statement it reports to a profile trace: a bulk
-    /// insert of a million rows would pay that, and the trace's lock, a
-    /// million times. Housekeeping statements run meanwhile are not traced.
-    func withoutConnectionTrace<T>(on db: Database, _ body: () throws -> T) rethrows -> T {
-        db.trace(options: [], nil)
-        defer { install(on: db) }
-        return try body()
+    /// The trace only reports housekeeping statements, so it stays off
+    /// while nobody traces them: SQLite would time every statement it
+    /// reports to a profile trace, and call it, for nothing (a bulk insert
+    /// of a million rows a million times). It is switched only when the
+    /// settings change, not for every script.
+    func matchSessionTrace(on db: Database) {
+        let switchTo = state.withLock { state -> Bool? in
+            let wanted = state.settings.enabled && state.settings.includeHousekeeping
+            guard wanted != state.sessionTraced else { return nil }
+            state.sessionTraced = wanted
+            return wanted
+        }
+        switch switchTo {
+        case true?: install(on: db)
+        case false?: db.trace(options: [], nil)
+        case nil: break
+        }
     }
 
     /// Whether a statement is bookkeeping rather than a user's query.

@@ -6,7 +6,7 @@
 /// the caller then decodes through `Decodable`, whose errors name the
 /// faulty field. What it reads must be what `Decodable` would decode:
 /// tests compare the two.
-public protocol JSONReadable {
+public protocol JSONReadable: Sendable {
     /// The value, or nil when the JSON is not plainly what the fast path
     /// reads (an unusual shape, a wrong type): decode it then.
     init?(json: JSONValue)
@@ -17,10 +17,20 @@ extension JSONCoding {
     /// they have one and it reads them, through `Decodable` otherwise.
     ///
     /// - throws: `DecodingError`, as `decode(_:from:)` throws it.
-    public static func decodeParams<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        if let readable = type as? any JSONReadable.Type, let read = readable.init(json: value) as? T {
-            return read
+    public static func decodeParams<T: Decodable & Sendable>(_ type: T.Type, from value: JSONValue) throws -> T {
+        try paramsReader(for: type)(value)
+    }
+
+    /// What `decodeParams` does for one type, with the question of its
+    /// fast path settled once: a server makes one per method, not one per
+    /// message.
+    public static func paramsReader<T: Decodable & Sendable>(for type: T.Type) -> @Sendable (JSONValue) throws -> T {
+        guard let readable = type as? any JSONReadable.Type else {
+            return { value in try decode(T.self, from: value) }
         }
-        return try decode(type, from: value)
+        return { value in
+            if let read = readable.init(json: value) as? T { return read }
+            return try decode(T.self, from: value)
+        }
     }
 }

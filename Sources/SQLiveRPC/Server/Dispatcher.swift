@@ -69,8 +69,9 @@ struct Dispatcher: Sendable {
     mutating func registerRouted<R: RequestType>(
         _ type: R.Type, _ scheduling: Scheduling, _ route: @escaping @Sendable (R.Params) -> Call
     ) {
+        let read = JSONCoding.paramsReader(for: R.Params.self)
         handlers[R.method] = Handler(scheduling: scheduling) { json in
-            switch Self.decode(R.Params.self, json) {
+            switch Self.decode(json, with: read) {
             case .failure(let failure):
                 return .async { _ in .failure(failure) }
             case .success(let params):
@@ -99,9 +100,9 @@ struct Dispatcher: Sendable {
 
     /// A request's params, or the -32602 error naming the faulty field;
     /// absent params read as `{}`.
-    private static func decode<P: Decodable>(_ type: P.Type, _ json: JSONValue?) -> Result<P, ResponseError> {
+    private static func decode<P>(_ json: JSONValue?, with read: (JSONValue) throws -> P) -> Result<P, ResponseError> {
         do {
-            return .success(try JSONCoding.decodeParams(P.self, from: json ?? .object([:])))
+            return .success(try read(json ?? .object([:])))
         } catch {
             return .failure(ResponseError(decoding: error))
         }

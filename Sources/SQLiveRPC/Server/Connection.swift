@@ -280,17 +280,28 @@ final class Connection: Sendable {
     private func handleRequest(
         id: RequestID, method: String, params: JSONValue?, respond: @escaping @Sendable (OutgoingMessage) -> Void
     ) {
-        if let error = state.withLock({ $0.lifecycle.admit(method) }) {
-            respond(OutgoingMessage.response(id: id, error: error))
+        // The lifecycle's verdict and the request's entry in one visit to
+        // the lock, which the lane takes too when requests end.
+        let handler = dispatcher.handler(for: method)
+        let request = handler.map { _ in
+            InFlightRequest(
+                reply: Reply(id: id, method: method, sink: respond), progressToken: params?["workDoneToken"])
+        }
+        let refusal = state.withLock { state -> ResponseError? in
+            if let error = state.lifecycle.admit(method) { return error }
+            guard let request else { return .methodNotFound(method) }
+            state.inFlight[id] = request
+            return nil
+        }
+        if let refusal {
+            if let request {
+                request.reply(.failure(refusal))
+            } else {
+                respond(OutgoingMessage.response(id: id, error: refusal))
+            }
             return
         }
-        guard let handler = dispatcher.handler(for: method) else {
-            respond(OutgoingMessage.response(id: id, error: .methodNotFound(method)))
-            return
-        }
-        let request = InFlightRequest(
-            reply: Reply(id: id, method: method, sink: respond), progressToken: params?["workDoneToken"])
-        state.withLock { $0.inFlight[id] = request }
+        guard let handler, let request else { return }
         let session = self.session
         let work: ScheduledWork
         switch handler.call(params) {

@@ -1,5 +1,6 @@
 import Foundation
 import SQLiveLocks
+import Synchronization
 
 /// How a request runs with respect to the others.
 enum Scheduling: Sendable {
@@ -51,13 +52,17 @@ final class RequestQueue: Sendable {
 
     // Mutable State
     //
-    // Guarded by the mutex. `schedule` is called by the connection's
-    // reading thread, in the order messages arrive; the lane pops `jobs` in
-    // order and advances `completed`; concurrent tasks remove themselves
-    // from `concurrent` when done. Invariant: lane sequences are given in
-    // increasing order, and `completed` is the sequence of the last lane
-    // job that ended (jobs end in sequence order, as the lane runs one at
-    // a time), so a waiter for sequence n resumes once `completed >= n`.
+    // Guarded by the condition's mutex. `schedule` is called by the
+    // connection's reading thread, in the order messages arrive; the lane
+    // pops `jobs` in order and advances `completed`; concurrent tasks remove
+    // themselves from `concurrent` when done. Invariant: lane sequences are
+    // given in increasing order, and `completed` is the sequence of the last
+    // lane job that ended (jobs end in sequence order, as the lane runs one
+    // at a time), so a waiter for sequence n resumes once `completed >= n`.
+    // `laneIdle` is true while the lane sleeps for want of jobs: only then
+    // does scheduling wake it. The lane marks a job completed and takes the
+    // next in one visit to the lock, so the reading thread, which schedules
+    // under the same lock, rarely finds it taken.
     private struct State {
         var jobs: [LaneJob] = []
         var nextJob = 0
@@ -69,11 +74,14 @@ final class RequestQueue: Sendable {
         var concurrent: [ObjectIdentifier: ScheduledWork] = [:]
         var waiters: [(sequence: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var laneStarted = false
+        var laneIdle = false
         var stopped = false
     }
-    private let state = Locked(State())
-    /// Counts the lane's jobs not taken yet, plus one when stopping.
-    private let jobsAvailable = DispatchSemaphore(value: 0)
+    private let state = Condition(State())
+    /// How many lane jobs wait, not taken yet: a copy of `jobs.count -
+    /// nextJob`, changed under the lock, read without it by
+    /// `hasQueuedLaneWork` (for every response sent).
+    private let queuedJobs = Atomic<Int>(0)
 
     init() {}
 
@@ -133,8 +141,8 @@ final class RequestQueue: Sendable {
     }
 
     private func enqueue(_ scheduling: Scheduling, _ work: ScheduledWork, _ run: @escaping @Sendable () -> Void) {
-        let (accepted, startLane) = state.withLock { state -> (Bool, Bool) in
-            guard !state.stopped else { return (false, false) }
+        let (accepted, startLane, wakeLane) = state.withLock { state -> (Bool, Bool, Bool) in
+            guard !state.stopped else { return (false, false, false) }
             let sequence = state.nextSequence
             state.nextSequence += 1
             switch scheduling {
@@ -147,8 +155,12 @@ final class RequestQueue: Sendable {
             }
             let waitsFor = scheduling == .barrier ? Array(state.concurrent.values) : []
             state.jobs.append(LaneJob(sequence: sequence, work: work, waitsFor: waitsFor, run: run))
-            defer { state.laneStarted = true }
-            return (true, !state.laneStarted)
+            queuedJobs.add(1, ordering: .relaxed)
+            defer {
+                state.laneStarted = true
+                state.laneIdle = false
+            }
+            return (true, !state.laneStarted, state.laneIdle)
         }
         guard accepted else {
             // After `stop`: the work never runs.
@@ -156,36 +168,63 @@ final class RequestQueue: Sendable {
             return
         }
         if startLane { startLaneThread() }
-        jobsAvailable.signal()
+        if wakeLane { state.broadcast() }
+    }
+
+    /// What the lane does next, decided under the lock.
+    private enum LaneStep {
+        /// Run this job (after resuming the waiters).
+        case run(LaneJob, resumed: [CheckedContinuation<Void, Never>])
+        /// Resume these waiters, then look again.
+        case resume([CheckedContinuation<Void, Never>])
+        /// Stopped, and no job is left.
+        case stop
     }
 
     private func startLaneThread() {
         let thread = Thread { [self] in
+            var ended: Int?
             while true {
-                jobsAvailable.wait()
-                let next: LaneJob? = state.withLock { state in
-                    guard state.nextJob < state.jobs.count else { return nil }
+                let step = state.wait { state -> Condition<State>.Step<LaneStep> in
+                    var resumed: [CheckedContinuation<Void, Never>] = []
+                    if let sequence = ended {
+                        ended = nil
+                        state.completed = sequence
+                        if !state.waiters.isEmpty {
+                            resumed = state.waiters.filter { $0.sequence <= sequence }.map(\.continuation)
+                            state.waiters.removeAll { $0.sequence <= sequence }
+                        }
+                    }
+                    guard state.nextJob < state.jobs.count else {
+                        // Resume waiters before sleeping, not after.
+                        if !resumed.isEmpty { return .done(.resume(resumed)) }
+                        if state.stopped { return .done(.stop) }
+                        state.laneIdle = true
+                        return .wait
+                    }
                     let job = state.jobs[state.nextJob]
                     state.nextJob += 1
+                    queuedJobs.subtract(1, ordering: .relaxed)
                     // Drop the jobs taken, now and then, not one by one.
                     if state.nextJob >= 64 && state.nextJob * 2 >= state.jobs.count {
                         state.jobs.removeFirst(state.nextJob)
                         state.nextJob = 0
                     }
-                    return job
+                    return .done(.run(job, resumed: resumed))
                 }
-                guard let job = next else { return }
-                for work in job.waitsFor {
-                    work.waitUntilEnded()
+                switch step {
+                case .stop:
+                    return
+                case .resume(let resumed):
+                    for continuation in resumed { continuation.resume() }
+                case .run(let job, let resumed):
+                    for continuation in resumed { continuation.resume() }
+                    for work in job.waitsFor {
+                        work.waitUntilEnded()
+                    }
+                    job.run()
+                    ended = job.sequence
                 }
-                job.run()
-                let resumed = state.withLock { state in
-                    state.completed = job.sequence
-                    let ready = state.waiters.filter { $0.sequence <= job.sequence }
-                    state.waiters.removeAll { $0.sequence <= job.sequence }
-                    return ready
-                }
-                for waiter in resumed { waiter.continuation.resume() }
             }
         }
         thread.name = "sqlive.rpc.serial"
@@ -210,7 +249,7 @@ final class RequestQueue: Sendable {
     /// now is followed by others at once, and may wait to be written with
     /// them (`MessageWriter.send(_:batching:)`).
     var hasQueuedLaneWork: Bool {
-        state.withLock { $0.nextJob < $0.jobs.count }
+        queuedJobs.load(ordering: .relaxed) > 0
     }
 
     /// The last lane sequence given, and the concurrent work not finished.
@@ -239,11 +278,9 @@ final class RequestQueue: Sendable {
     /// Ends the lane thread once the work queued before has run; work
     /// scheduled later never runs.
     func stop() {
-        let wasStarted = state.withLock { state in
-            state.stopped = true
-            return state.laneStarted
-        }
-        if wasStarted { jobsAvailable.signal() }
+        state.withLock { $0.stopped = true }
+        // A sleeping lane must see it.
+        state.broadcast()
     }
 }
 

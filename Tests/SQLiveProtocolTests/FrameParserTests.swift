@@ -89,6 +89,26 @@ struct FrameParserTests {
         #expect(messages(result) == ["{\"kept\":2}"])
     }
 
+    /// Headers the plain fast path reads, and ones it leaves to the general
+    /// path: both agree with what the general path alone decided.
+    @Test(arguments: [
+        ("Content-Length: 0002\r\n\r\n{}", ["{}"], nil),
+        ("Content-Length:2 \r\n\r\n{}", ["{}"], nil),
+        ("Content-Length :\t2\t\r\nX: y\r\n\r\n{}", ["{}"], nil),
+        ("Content-Length: 9\r\nContent-Length: 2\r\n\r\n{}", ["{}"], nil),
+        ("Content-Length: 2x\r\n\r\n{}", [], "2x"),
+        ("Content-Length: 1234567890123456789\r\n\r\n{}", [], "1234567890123456789"),
+        ("Content-Length: -2\r\n\r\n{}", [], "-2"),
+    ] as [(String, [String], String?)])
+    func headerValues(_ header: String, _ expected: [String], _ invalid: String?) {
+        let input = Array(header.utf8) + frame("{\"next\":1}")
+        let result = events(input, chunkSizes: [input.count])
+        #expect(messages(result) == expected + ["{\"next\":1}"])
+        if let invalid {
+            #expect(result.contains(.malformed(.invalidContentLength(invalid))))
+        }
+    }
+
     @Test func missingContentLengthResynchronises() {
         let input = Array("Content-Type: text/plain\r\n\r\n{\"lost\":1}".utf8) + frame("{\"kept\":2}")
         #expect(messages(events(input, chunkSizes: [4])) == ["{\"kept\":2}"])

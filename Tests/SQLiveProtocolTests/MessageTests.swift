@@ -168,7 +168,7 @@ struct ParamKindTests {
     func queryParamsFastPathAgreesWithDecodable(_ text: String) throws {
         let json = try JSONReader.parse(text)
         let decoded = try JSONCoding.decode(QueryExecuteRequest.Params.self, from: json)
-        let read = try JSONCoding.decodeParams(QueryExecuteRequest.Params.self, from: json)
+        let read = try QueryExecuteRequest.decodeParams(from: json)
         #expect(read.sql == decoded.sql)
         #expect(read.params == decoded.params)
         #expect(read.maxRows == decoded.maxRows)
@@ -194,7 +194,7 @@ struct ParamKindTests {
             try JSONCoding.decode(QueryExecuteRequest.Params.self, from: json)
         }
         let error = try #require(throws: DecodingError.self) {
-            try JSONCoding.decodeParams(QueryExecuteRequest.Params.self, from: json)
+            try QueryExecuteRequest.decodeParams(from: json)
         }
         #expect("\(error)" == "\(expected)")
     }

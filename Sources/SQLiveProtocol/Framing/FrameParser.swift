@@ -203,13 +203,21 @@ public struct FrameParser: Sendable {
             }
             return nil
         }
+        let headerEnd = end + Self.blankLine.count
+        // The usual header: one Content-Length line with a plain number.
+        if let length = Self.plainContentLength(buffer[start..<end]), length <= maximumContentLength,
+            Self.find(Self.token, caseInsensitive: true, in: buffer, from: start + 1, to: end) == nil
+        {
+            skip(headerEnd - start, counted: false)
+            state = .content(length: length, scanned: 0)
+            return .continue
+        }
         // Of several Content-Length headers, the last one counts: an earlier
         // one belongs to a frame cut short.
         var tokens = [start]
         while let later = Self.find(Self.token, caseInsensitive: true, in: buffer, from: tokens.last! + 1, to: end) {
             tokens.append(later)
         }
-        let headerEnd = end + Self.blankLine.count
         var value: String?
         for token in tokens.reversed() {
             value = Self.contentLengthValue(buffer[token..<end])
@@ -232,6 +240,31 @@ public struct FrameParser: Sendable {
         }
         state = .content(length: length, scanned: 0)
         return .continue
+    }
+
+    /// The length of a `Content-Length: 123` line written plainly (blanks
+    /// around the colon and the number, 1 to 18 digits), read from the bytes
+    /// without making a string; nil for anything else, which the general
+    /// path then reads or refuses.
+    private static func plainContentLength(_ header: ArraySlice<UInt8>) -> Int? {
+        var index = header.startIndex + token.count
+        while index < header.endIndex, header[index] == 0x20 || header[index] == 0x09 { index += 1 }
+        guard index < header.endIndex, header[index] == UInt8(ascii: ":") else { return nil }
+        index += 1
+        while index < header.endIndex, header[index] == 0x20 || header[index] == 0x09 { index += 1 }
+        var length = 0
+        var digits = 0
+        while index < header.endIndex, header[index] >= 0x30, header[index] <= 0x39, digits < 18 {
+            length = length * 10 + Int(header[index] - 0x30)
+            digits += 1
+            index += 1
+        }
+        while index < header.endIndex, header[index] == 0x20 || header[index] == 0x09 { index += 1 }
+        // The line must end here, or with another header line after it.
+        guard digits > 0, index == header.endIndex || header[index] == 0x0D || header[index] == 0x0A else {
+            return nil
+        }
+        return length
     }
 
     /// The value of a `Content-Length: value` header line, or nil if the

@@ -15,6 +15,28 @@ public protocol RequestType: Sendable {
     associatedtype Result: Codable & Sendable
     /// The method name, as in `"query/execute"`.
     static var method: String { get }
+    /// Reads the params from their JSON: through `Decodable`, or first
+    /// through their fast path when they have one (`JSONReadable`).
+    ///
+    /// The default implementations settle which, per type, when the
+    /// conformance is made: a server calls this for every message, and a
+    /// cast to find out at each call would cost a conformance lookup.
+    ///
+    /// - throws: `DecodingError`, naming the faulty field.
+    static func decodeParams(from json: JSONValue) throws -> Params
+}
+
+extension RequestType {
+    public static func decodeParams(from json: JSONValue) throws -> Params {
+        try JSONCoding.decode(Params.self, from: json)
+    }
+}
+
+extension RequestType where Params: JSONReadable {
+    public static func decodeParams(from json: JSONValue) throws -> Params {
+        if let params = Params(json: json) { return params }
+        return try JSONCoding.decode(Params.self, from: json)
+    }
 }
 
 /// A notification: a method name and its params, never answered.

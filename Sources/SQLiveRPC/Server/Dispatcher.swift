@@ -69,9 +69,8 @@ struct Dispatcher: Sendable {
     mutating func registerRouted<R: RequestType>(
         _ type: R.Type, _ scheduling: Scheduling, _ route: @escaping @Sendable (R.Params) -> Call
     ) {
-        let read = JSONCoding.paramsReader(for: R.Params.self)
         handlers[R.method] = Handler(scheduling: scheduling) { json in
-            switch Self.decode(json, with: read) {
+            switch Self.decode(json, with: R.decodeParams(from:)) {
             case .failure(let failure):
                 return .async { _ in .failure(failure) }
             case .success(let params):

@@ -68,6 +68,9 @@ enum Scripts: Scenario {
         table.add(
             "start, SELECT 1, exit (ms)", starting.ours.seconds * 1000, anchor: starting.theirs.seconds * 1000,
             "sqlite3")
+        table.add(
+            "  median of the runs (ms)", starting.medians.ours * 1000, anchor: starting.medians.theirs * 1000,
+            "sqlite3")
         table.add("  peak memory (MiB)", starting.ours.peakMiB, anchor: starting.theirs.peakMiB, "sqlite3")
         return table
     }

@@ -5,6 +5,19 @@ import Foundation
 struct SideBySide {
     var ours: (seconds: Double, peakMiB: Double) = (.infinity, .nan)
     var theirs: (seconds: Double, peakMiB: Double) = (.infinity, .nan)
+    /// The median run of each side (`seconds` holds the best).
+    var medians: (ours: Double, theirs: Double) {
+        (Self.median(oursRuns), Self.median(theirsRuns))
+    }
+    private var oursRuns: [Double] = []
+    private var theirsRuns: [Double] = []
+
+    private static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        return sorted.count % 2 == 1
+            ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
 
     /// - parameter prepare: Runs before every run of either command (to
     ///   start from a fresh file, for instance).
@@ -22,6 +35,8 @@ struct SideBySide {
             }
             self.ours.seconds = min(self.ours.seconds, a.seconds)
             self.theirs.seconds = min(self.theirs.seconds, b.seconds)
+            oursRuns.append(a.seconds)
+            theirsRuns.append(b.seconds)
         }
         try prepare()
         self.ours.peakMiB = try ChildProcess.peakMemory(ours, input: input) ?? .nan

@@ -37,27 +37,8 @@ extension LiveDatabase {
         }
 
         do {
-            let queue: DatabaseQueue =
-                location == .memory
-                ? try DatabaseQueue(configuration: configuration)
-                : try DatabaseQueue(path: location.sqlitePath, configuration: configuration)
-            // Reading the schema makes SQLite read the file header: a file
-            // that is not a database, or a locked one, fails now.
-            let journalMode = try await queue.read { db in
-                _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
-                return try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "delete"
-            }.lowercased()
-
-            let writer: any DatabaseWriter
-            if journalMode == "wal" {
-                try queue.close()
-                writer = try DatabasePool(path: location.sqlitePath, configuration: configuration)
-            } else {
-                writer = queue
-            }
-            let version = try await writer.read { db in
-                try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? ""
-            }
+            let (writer, journalMode) = try await openWriter(location, configuration: configuration)
+            let version = String(cString: sqlite3_libversion())
             let info = DatabaseInfo(
                 path: location.sqlitePath, readonly: readonly, sqliteVersion: version, journalMode: journalMode)
             let database = try LiveDatabase(
@@ -74,6 +55,38 @@ extension LiveDatabase {
         } catch let error as DatabaseError {
             throw SQLiveError.describeOpening(error, location: location, readonly: readonly)
         }
+    }
+
+    /// Opens the session's connection: a `DatabasePool` for a database in
+    /// WAL mode, a `DatabaseQueue` otherwise; and reads the schema, so that
+    /// a file that is not a database, or a locked one, fails now.
+    ///
+    /// A plain file whose header says WAL is opened as a pool at once.
+    /// Otherwise a queue asks SQLite for the journal mode, and is replaced
+    /// by a pool if it says WAL: closing the queue, the last connection,
+    /// makes SQLite checkpoint and delete the WAL and its index (a sync and
+    /// two unlinks, some milliseconds), which the pool then re-creates.
+    private static func openWriter(
+        _ location: DatabaseLocation, configuration: Configuration
+    ) async throws -> (any DatabaseWriter, journalMode: String) {
+        @Sendable func check(_ db: Database) throws -> String {
+            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
+            return try (String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "delete").lowercased()
+        }
+        if case .file(let path) = location, DatabaseHeader.saysWAL(atPath: path) {
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            let journalMode = try await pool.read(check)
+            if journalMode == "wal" { return (pool, journalMode) }
+            try pool.close()
+        }
+        let queue: DatabaseQueue =
+            location == .memory
+            ? try DatabaseQueue(configuration: configuration)
+            : try DatabaseQueue(path: location.sqlitePath, configuration: configuration)
+        let journalMode = try await queue.read(check)
+        guard journalMode == "wal" else { return (queue, journalMode) }
+        try queue.close()
+        return (try DatabasePool(path: location.sqlitePath, configuration: configuration), journalMode)
     }
 
     /// Fails early, with a clear message, for paths SQLite would report poorly.

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveLocks
 import SQLiveTestSupport
 import Testing
 
@@ -113,6 +114,42 @@ struct DirectExecutionTests {
         await database.close()
     }
 
+    /// An endless statement: a recursive count with no end.
+    static let endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+    @Test(
+        "A script cancelled before it starts, or while it runs with no interrupt sent, stops as interrupted",
+        .timeLimit(.minutes(1)), arguments: [false, true])
+    func cancellationWithoutInterrupt(observed: Bool) async throws {
+        let database = try await LiveDatabase.open(.memory)
+        // Observed: the script runs through GRDB, not on SQLite directly.
+        if observed { _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT 1")) }
+        var consumer = ResultCollector()
+        // Already cancelled: nothing runs (an interrupt sent now would be forgotten).
+        let before = #expect(throws: SQLiteFailure.self) {
+            try database.run("CREATE TABLE t(x); \(Self.endless)", isCancelled: { true }, consumer: &consumer)
+        }
+        #expect(before?.message == "interrupted")
+        #expect(try database.rows(sync: "SELECT count(*) FROM sqlite_master") == [[.integer(0)]])
+        // Cancelled while it runs, and nobody calls interrupt(): SQLite's
+        // progress handler asks, and stops it.
+        let cancelled = Locked(false)
+        let started = ContinuousClock.now
+        // A dispatch timer, not a task: this test blocks its own thread,
+        // and the concurrency pool may have no other.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) {
+            cancelled.withLock { $0 = true }
+        }
+        let during = #expect(throws: SQLiteFailure.self) {
+            try database.run(Self.endless, isCancelled: { cancelled.withLock { $0 } }, consumer: &consumer)
+        }
+        #expect(during?.message == "interrupted")
+        #expect(ContinuousClock.now - started < .seconds(30))
+        // The connection is usable after, and the next script is not cancelled.
+        #expect(try database.rows(sync: "SELECT 2") == [[.integer(2)]])
+        await database.close()
+    }
+
     @Test("Several scripts in one visit: each stops at its own failure, the next run unless told to stop")
     func severalScriptsInOneVisit() async throws {
         let database = try await LiveDatabase.open(.memory)
@@ -185,5 +222,14 @@ struct DirectExecutionTests {
         _ = try await database.execute("DELETE FROM players")
         try await recorder.waitForRows("n") { $0 == [[.integer(0)]] }
         await database.close()
+    }
+}
+
+extension LiveDatabase {
+    /// The rows of a one-statement script, run on the calling thread.
+    fileprivate func rows(sync sql: String) throws -> [[SQLValue]] {
+        var consumer = ResultCollector()
+        try run(sql, consumer: &consumer)
+        return consumer.results[0].rows
     }
 }

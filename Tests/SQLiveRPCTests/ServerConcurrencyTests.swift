@@ -80,6 +80,28 @@ struct ServerConcurrencyTests {
         #expect(server.messages.filter { $0["id"] == long.json }.count == 1)
     }
 
+    @Test func idsReusedAfterManyRequestsStillCancelTheRightOne() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)
+        // More requests than the server keeps before it forgets ended ones.
+        var bytes: [UInt8] = []
+        for index in 0..<1100 {
+            bytes += try MessageFraming.frame(
+                ["jsonrpc": "2.0", "id": .string("r\(index)"), "method": "query/execute", "params": ["sql": "SELECT 1"]])
+        }
+        server.sendRaw(bytes)
+        _ = try await server.response(to: .string("r1099"))
+        #expect(try await server.response(to: .string("r5"))["result"]?["results"]?[0]?["rows"] == [[1]])
+        // Cancelling an answered request does nothing; its id, reused, names the new request.
+        server.notify("$/cancelRequest", ["id": "r5"])
+        let reused = server.sendRequest("query/execute", ["sql": Self.endlessQuery], id: .string("r5"))
+        server.notify("$/cancelRequest", ["id": reused.json])
+        #expect(try await server.response(to: reused)["error"]?["code"] == -32800)
+        #expect(try await server.result("query/execute", ["sql": "SELECT 2"])["results"]?[0]?["rows"] == [[2]])
+        #expect(server.messages.filter { $0["id"] == "r5" }.count == 2)
+        #expect(Set(server.messages.compactMap { $0["id"] }).count >= 1100)
+    }
+
     @Test func aResponseIsNotHeldBehindTheLongStatementAfterIt() async throws {
         let directory = try TemporaryDirectory()
         let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)

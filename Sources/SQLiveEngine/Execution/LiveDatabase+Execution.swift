@@ -62,11 +62,14 @@ extension LiveDatabase {
     ///
     /// - parameter traced: Whether `.trace` shows the statements: a front
     ///   end's own queries (the sqlite3 shell's `.dump`) are not the user's.
+    /// - parameter isCancelled: Asked before the script starts and while
+    ///   it runs (`CancellationWatch`): a script cancelled as it starts
+    ///   stops too, where `interrupt()` alone would miss it.
     /// - throws: `SQLiteFailure` (with the failing statement's index), or
     ///   the consumer's own error.
     public func run(
         _ script: String, parameters: QueryParameters = .none, maxRows: Int? = nil, traced: Bool = true,
-        consumer: inout some ResultConsumer
+        isCancelled: (@Sendable () -> Bool)? = nil, consumer: inout some ResultConsumer
     ) throws {
         let runner = ScriptRunner(
             script: script, parameters: parameters, maxRows: maxRows, tracer: traced ? tracer : nil)
@@ -75,7 +78,13 @@ extension LiveDatabase {
             try writer.writeWithoutTransaction { db in
                 defer { live.scriptDidRun(script, db) }
                 tracer.matchSessionTrace(on: db)
-                try Self.run(runner, in: db, live: live, consumer: &consumer)
+                guard let isCancelled else {
+                    try Self.run(runner, in: db, live: live, consumer: &consumer)
+                    return
+                }
+                try CancellationWatch.watching(db, isCancelled) {
+                    try Self.run(runner, in: db, live: live, consumer: &consumer)
+                }
             }
         } catch let failure as SQLiteFailure {
             throw failure

@@ -2,6 +2,7 @@ import Foundation
 import SQLiveEngine
 import SQLiveLocks
 import SQLiveProtocol
+import Synchronization
 
 /// Reads messages, schedules requests, and ends the session.
 ///
@@ -27,6 +28,9 @@ final class Connection: Sendable {
         // request is scheduled, and read by the same thread when a
         // `$/cancelRequest` names it: the mutex only satisfies the checker.
         private let scheduled = Locked<ScheduledWork?>(nil)
+        /// Set once, when the request has been answered and its work is
+        /// done: the reading thread then drops it from `inFlight`.
+        let hasEnded = Atomic<Bool>(false)
 
         init(reply: Reply, progressToken: JSONValue?) {
             self.reply = reply
@@ -51,12 +55,20 @@ final class Connection: Sendable {
     // Mutable State
     //
     // Guarded by the mutex. `lifecycle` is only advanced by the reading
-    // thread, in message order; `inFlight` is added to by the reading
-    // thread and emptied by the requests as they end.
+    // thread, in message order. `inFlight` is only changed by the reading
+    // thread: it adds each request, and now and then drops the ones that
+    // ended (`hasEnded`, set by whoever ended them), so that ending a
+    // request costs no lock and no hashing on the lane. A request that
+    // ended may thus still be found by a `$/cancelRequest`: cancelling it
+    // is too late, and does nothing, as for an unknown id.
     private struct State {
         var lifecycle = Lifecycle()
         var inFlight: [RequestID: InFlightRequest] = [:]
+        /// Requests added since `inFlight` was last swept.
+        var addedSinceSweep = 0
     }
+    /// How many requests are added between two sweeps of `inFlight`.
+    static let sweepInterval = 1024
     private let state = Locked(State())
 
     init(writer: MessageWriter, session: Session, dispatcher: Dispatcher = .standard, maximumMessageLength: Int) {
@@ -291,6 +303,11 @@ final class Connection: Sendable {
             if let error = state.lifecycle.admit(method) { return error }
             guard let request else { return .methodNotFound(method) }
             state.inFlight[id] = request
+            state.addedSinceSweep += 1
+            if state.addedSinceSweep >= Self.sweepInterval {
+                state.addedSinceSweep = 0
+                state.inFlight = state.inFlight.filter { !$0.value.hasEnded.load(ordering: .acquiring) }
+            }
             return nil
         }
         if let refusal {
@@ -306,8 +323,8 @@ final class Connection: Sendable {
         let work: ScheduledWork
         switch handler.call(params) {
         case .blocking(let body):
-            work = queue.schedule(handler.scheduling) { [weak self] work in
-                defer { self?.finished(request) }
+            work = queue.schedule(handler.scheduling) { work in
+                defer { self.finished(request) }
                 let result = body(session, work)
                 if case .failure = result, work.isCancelled {
                     request.reply(.failure(.requestCancelled))
@@ -316,8 +333,8 @@ final class Connection: Sendable {
                 }
             }
         case .async(let body):
-            work = queue.schedule(handler.scheduling) { [weak self] in
-                defer { self?.finished(request) }
+            work = queue.schedule(handler.scheduling) {
+                defer { self.finished(request) }
                 let result = await body(session)
                 if case .failure = result, Task.isCancelled {
                     request.reply(.failure(.requestCancelled))
@@ -330,11 +347,7 @@ final class Connection: Sendable {
     }
 
     private func finished(_ request: InFlightRequest) {
-        state.withLock { state in
-            if state.inFlight[request.reply.id] === request {
-                state.inFlight[request.reply.id] = nil
-            }
-        }
+        request.hasEnded.store(true, ordering: .releasing)
     }
 }
 

@@ -64,7 +64,8 @@ final class RequestQueue: Sendable {
     // next in one visit to the lock, so the reading thread, which schedules
     // under the same lock, rarely finds it taken.
     private struct State {
-        var jobs: [LaneJob] = []
+        /// Taken jobs are nil: the lane releases each outside the lock.
+        var jobs: [LaneJob?] = []
         var nextJob = 0
         var nextSequence = 1
         var completed = 0
@@ -202,7 +203,9 @@ final class RequestQueue: Sendable {
                         state.laneIdle = true
                         return .wait
                     }
-                    let job = state.jobs[state.nextJob]
+                    // Taken out, not copied: the job's closures are freed when
+                    // the lane is done with it, not under the lock.
+                    guard let job = state.jobs[state.nextJob].take() else { preconditionFailure("a job taken twice") }
                     state.nextJob += 1
                     queuedJobs.subtract(1, ordering: .relaxed)
                     // Drop the jobs taken, now and then, not one by one.

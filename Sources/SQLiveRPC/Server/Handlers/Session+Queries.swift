@@ -27,7 +27,9 @@ extension Session {
         var collector = QueryResultCollector()
         do {
             try work.whileRunning(interrupt: database.interrupt) {
-                try database.run(params.sql, parameters: parameters, maxRows: maxRows, consumer: &collector)
+                try database.run(
+                    params.sql, parameters: parameters, maxRows: maxRows, isCancelled: { work.isCancelled },
+                    consumer: &collector)
             }
             return QueryExecuteRequest.Result(results: collector.results)
         } catch let failure as SQLiteFailure {

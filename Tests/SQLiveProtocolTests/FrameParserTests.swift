@@ -91,15 +91,16 @@ struct FrameParserTests {
 
     /// Headers the plain fast path reads, and ones it leaves to the general
     /// path: both agree with what the general path alone decided.
-    @Test(arguments: [
-        ("Content-Length: 0002\r\n\r\n{}", ["{}"], nil),
-        ("Content-Length:2 \r\n\r\n{}", ["{}"], nil),
-        ("Content-Length :\t2\t\r\nX: y\r\n\r\n{}", ["{}"], nil),
-        ("Content-Length: 9\r\nContent-Length: 2\r\n\r\n{}", ["{}"], nil),
-        ("Content-Length: 2x\r\n\r\n{}", [], "2x"),
-        ("Content-Length: 1234567890123456789\r\n\r\n{}", [], "1234567890123456789"),
-        ("Content-Length: -2\r\n\r\n{}", [], "-2"),
-    ] as [(String, [String], String?)])
+    @Test(
+        arguments: [
+            ("Content-Length: 0002\r\n\r\n{}", ["{}"], nil),
+            ("Content-Length:2 \r\n\r\n{}", ["{}"], nil),
+            ("Content-Length :\t2\t\r\nX: y\r\n\r\n{}", ["{}"], nil),
+            ("Content-Length: 9\r\nContent-Length: 2\r\n\r\n{}", ["{}"], nil),
+            ("Content-Length: 2x\r\n\r\n{}", [], "2x"),
+            ("Content-Length: 1234567890123456789\r\n\r\n{}", [], "1234567890123456789"),
+            ("Content-Length: -2\r\n\r\n{}", [], "-2"),
+        ] as [(String, [String], String?)])
     func headerValues(_ header: String, _ expected: [String], _ invalid: String?) {
         let input = Array(header.utf8) + frame("{\"next\":1}")
         let result = events(input, chunkSizes: [input.count])

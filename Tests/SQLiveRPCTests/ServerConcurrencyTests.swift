@@ -87,7 +87,10 @@ struct ServerConcurrencyTests {
         var bytes: [UInt8] = []
         for index in 0..<1100 {
             bytes += try MessageFraming.frame(
-                ["jsonrpc": "2.0", "id": .string("r\(index)"), "method": "query/execute", "params": ["sql": "SELECT 1"]])
+                [
+                    "jsonrpc": "2.0", "id": .string("r\(index)"), "method": "query/execute",
+                    "params": ["sql": "SELECT 1"],
+                ])
         }
         server.sendRaw(bytes)
         _ = try await server.response(to: .string("r1099"))

@@ -1,5 +1,5 @@
-import SQLiveLocks
 import SQLiveProtocol
+import Synchronization
 
 /// The answer to one request, which can be given only once.
 ///
@@ -12,8 +12,8 @@ final class Reply: Sendable {
     let id: RequestID
     let method: String
     private let sink: @Sendable (OutgoingMessage) -> Void
-    // Mutable State: whether the answer was given; guarded by the mutex.
-    private let answered = Locked(false)
+    // Mutable State: whether the answer was given; set once, atomically.
+    private let answered = Atomic<Bool>(false)
 
     init(id: RequestID, method: String, sink: @escaping @Sendable (OutgoingMessage) -> Void) {
         self.id = id
@@ -26,17 +26,14 @@ final class Reply: Sendable {
     /// - returns: Whether this answer was sent.
     @discardableResult
     func callAsFunction(_ result: Result<any Encodable & Sendable, ResponseError>) -> Bool {
-        let first = answered.withLock { answered in
-            defer { answered = true }
-            return !answered
-        }
-        guard first else { return false }
+        guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return false }
         sink(OutgoingMessage.response(id: id, result))
         return true
     }
 
     var isAnswered: Bool {
-        answered.withLock { $0 }
+        answered.load(ordering: .acquiring)
     }
 
     deinit {

@@ -81,13 +81,12 @@ final class MessageWriter: Sendable {
     }
 
     private func append(_ pending: Pending, batching: Bool) {
-        let now = ContinuousClock.now
         let wake = state.withLock { state -> Bool in
             // After a failure or `stop()`, nothing more is written.
             guard !state.failed, !state.stopping else { return false }
             state.pending.append(pending)
             state.sent += 1
-            return state.batching.didSend(deferrable: batching, at: now)
+            return state.batching.didSend(deferrable: batching, at: .now)
         }
         if wake { state.broadcast() }
     }

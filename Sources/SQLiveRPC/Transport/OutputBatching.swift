@@ -59,13 +59,15 @@ struct OutputBatching<Instant: InstantProtocol>: Sendable where Instant.Duration
 
     /// A message was sent.
     ///
+    /// - parameter now: Read only when the message starts a batch (the
+    ///   clock is asked once per batch, not per message).
     /// - returns: Whether to wake the writer.
-    mutating func didSend(deferrable: Bool, at now: Instant) -> Bool {
+    mutating func didSend(deferrable: Bool, at now: @autoclosure () -> Instant) -> Bool {
         pending += 1
         if !deferrable {
             urgent = true
         } else if due == nil {
-            due = now.advanced(by: delay)
+            due = now().advanced(by: delay)
         }
         return wakeIfNeeded()
     }

@@ -19,13 +19,6 @@ import SQLiveLocks
 /// database. Writes to `-shm` are invisible (it is memory-mapped), but
 /// every WAL commit also writes `-wal`.
 ///
-/// The inotify descriptor is made `inotifyDelay` after the watcher starts,
-/// and the thread reads every `gracePoll` until then. Closing an inotify
-/// descriptor waits for the kernel's notification marks to be freed (an
-/// SRCU grace period: measured here at 0 to 16 ms, at `close` or at the
-/// process's exit), which a one-line `sqlive FILE -c …` would otherwise
-/// pay at every run; a session that ends sooner never makes one.
-///
 /// Ownership: `start` creates the thread; `stop` (or `deinit`) wakes it
 /// and waits until it has exited and closed its descriptors and its
 /// connection.
@@ -57,10 +50,8 @@ final class ExternalChangeWatcher: Sendable {
         case polling(Duration)
     }
 
-    /// How long the watcher polls before it makes its inotify descriptor.
-    static let inotifyDelay = Duration.milliseconds(50)
-    /// How often it reads meanwhile.
-    static let gracePoll = Duration.milliseconds(5)
+    /// The mode in force (inotify may have been refused, and polling used).
+    let mode: Mode
     /// Whether commits are matched by table (WAL mode, wal-index
     /// readable), as of the last reading.
     var precision: ExternalPrecision { precisionState.withLock { $0 } }
@@ -112,16 +103,28 @@ final class ExternalChangeWatcher: Sendable {
         let stopDescriptor = pipeDescriptors[0]
         self.stopDescriptor = pipeDescriptors[1]
 
+        var mode = requested
+        var inotify: Int32 = -1
+        if case .inotify = requested {
+            do {
+                inotify = try Self.watchDirectory(of: path)
+            } catch {
+                Log.monitor.warning("\(error); polling every \(fallbackPolling) instead")
+                mode = .polling(fallbackPolling)
+            }
+        }
+        self.mode = mode
+        let names = Self.watchedNames(of: path)
+        let watch = inotify
         let loop = Loop(
             probe: probe, schema: schema, ledger: ledger, emit: emit, lastVersion: baseline, lastIdentity: identity,
-            lastSettled: settled, names: Self.watchedNames(of: path), stop: stopDescriptor, mode: requested,
-            fallbackPolling: fallbackPolling, walPrecision: walPrecision, tracker: tracker, precision: precision,
-            statistics: statistics)
+            lastSettled: settled, inotify: watch, names: names, stop: stopDescriptor, mode: mode,
+            walPrecision: walPrecision, tracker: tracker, precision: precision, statistics: statistics)
         let exited = exited
         let thread = Thread {
             loop.run()
             loop.tracker?.stop()
-            if loop.inotify >= 0 { close(loop.inotify) }
+            if watch >= 0 { close(watch) }
             close(stopDescriptor)
             exited.signal()
         }
@@ -165,7 +168,7 @@ final class ExternalChangeWatcher: Sendable {
         var description: String
     }
 
-    fileprivate static func watchDirectory(of path: String) throws -> Int32 {
+    private static func watchDirectory(of path: String) throws -> Int32 {
         let directory = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else {
@@ -195,17 +198,7 @@ extension ExternalChangeWatcher {
         var lastIdentity: DataVersionProbe.FileIdentity?
         /// `ledger.settled` as read before the last successful reading.
         var lastSettled: Int
-        /// The inotify descriptor, once made (-1 before, or if refused).
-        private(set) var inotify: Int32 = -1
-        /// When to make it; nil once made or refused, or when polling only.
-        var inotifyDue: ContinuousClock.Instant?
-        /// When the thread last read while waiting for `inotifyDue`.
-        var lastGraceRead: ContinuousClock.Instant
-        /// The database file's modification time at the last look before
-        /// inotify: a change stands for inotify's word that the file itself
-        /// was written (`fileWrittenAt`).
-        var graceModification: timespec?
-        let fallbackPolling: Duration
+        let inotify: Int32
         let names: Set<String>
         let databaseName: String
         let stop: Int32
@@ -227,9 +220,9 @@ extension ExternalChangeWatcher {
         init(
             probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger,
             emit: @escaping @Sendable (Finding) -> Void,
-            lastVersion: Int64, lastIdentity: DataVersionProbe.FileIdentity?, lastSettled: Int,
-            names: Set<String>, stop: Int32, mode: Mode, fallbackPolling: Duration, walPrecision: Bool,
-            tracker: WALChangeTracker?, precision: Locked<ExternalPrecision>, statistics: Locked<WALPrecisionStatistics>
+            lastVersion: Int64, lastIdentity: DataVersionProbe.FileIdentity?, lastSettled: Int, inotify: Int32,
+            names: Set<String>, stop: Int32, mode: Mode, walPrecision: Bool, tracker: WALChangeTracker?,
+            precision: Locked<ExternalPrecision>, statistics: Locked<WALPrecisionStatistics>
         ) {
             self.statistics = statistics
             self.probe = probe
@@ -242,53 +235,16 @@ extension ExternalChangeWatcher {
             self.lastVersion = lastVersion
             self.lastIdentity = lastIdentity
             self.lastSettled = lastSettled
-            self.fallbackPolling = fallbackPolling
+            self.inotify = inotify
             self.names = names
             databaseName = URL(fileURLWithPath: probe.path).lastPathComponent
             self.stop = stop
             let interval: Duration
-            let now = clock.now
             switch mode {
-            case .inotify(let safetyPoll):
-                interval = safetyPoll
-                inotifyDue = now + ExternalChangeWatcher.inotifyDelay
-            case .polling(let polling):
-                interval = polling
+            case .inotify(let safetyPoll): interval = safetyPoll
+            case .polling(let polling): interval = polling
             }
-            lastGraceRead = now
-            schedule = ProbeSchedule(pollInterval: interval, now: now)
-            graceModification = inotifyDue == nil ? nil : Self.modification(of: probe.path)
-        }
-
-        /// A file's modification time, or nil if it cannot be read.
-        private static func modification(of path: String) -> timespec? {
-            var status = stat()
-            guard stat(path, &status) == 0 else { return nil }
-            return status.st_mtim
-        }
-
-        /// Before inotify: whether the database file was written since the
-        /// last look, as inotify would have said.
-        private func noticeWriteWithoutInotify() {
-            let modification = Self.modification(of: probe.path)
-            if modification?.tv_sec != graceModification?.tv_sec || modification?.tv_nsec != graceModification?.tv_nsec
-            {
-                fileWrittenAt = clock.now
-                schedule.eventDidArrive(at: clock.now)
-            }
-            graceModification = modification
-        }
-
-        /// Makes the inotify descriptor; polls at `fallbackPolling` if
-        /// inotify is refused (no more instances or watches left).
-        private func startInotify() {
-            inotifyDue = nil
-            do {
-                inotify = try ExternalChangeWatcher.watchDirectory(of: probe.path)
-            } catch {
-                Log.monitor.warning("\(error); polling every \(fallbackPolling) instead")
-                schedule = ProbeSchedule(pollInterval: fallbackPolling, now: clock.now)
-            }
+            schedule = ProbeSchedule(pollInterval: interval, now: clock.now)
         }
 
         func run() {
@@ -297,15 +253,11 @@ extension ExternalChangeWatcher {
             defer { buffer.deallocate() }
             var descriptors = [
                 pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
             ]
+            let count = nfds_t(inotify >= 0 ? 2 : 1)
             while true {
-                var next = schedule.nextReading()
-                if let due = inotifyDue {
-                    next = min(next, due, lastGraceRead + ExternalChangeWatcher.gracePoll)
-                }
-                let count = nfds_t(inotify >= 0 ? 2 : 1)
-                let wait = next - clock.now
+                let wait = schedule.nextReading() - clock.now
                 let milliseconds: Int32
                 if wait >= .milliseconds(1) {
                     milliseconds = Int32(min(wait.milliseconds.rounded(.down), 60_000))
@@ -321,23 +273,6 @@ extension ExternalChangeWatcher {
                     let events = drainEvents(buffer, bufferSize)
                     if events.database { fileWrittenAt = clock.now }
                     if events.relevant { schedule.eventDidArrive(at: clock.now) }
-                }
-                if let due = inotifyDue {
-                    let now = clock.now
-                    if now >= due {
-                        startInotify()
-                        descriptors[1].fd = inotify
-                        // What happened before the descriptor existed is read now.
-                        noticeWriteWithoutInotify()
-                        read()
-                        continue
-                    }
-                    if now >= lastGraceRead + ExternalChangeWatcher.gracePoll {
-                        lastGraceRead = now
-                        noticeWriteWithoutInotify()
-                        read()
-                        continue
-                    }
                 }
                 if clock.now >= schedule.nextReading() {
                     read()

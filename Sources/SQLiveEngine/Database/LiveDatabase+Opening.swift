@@ -61,32 +61,27 @@ extension LiveDatabase {
     /// WAL mode, a `DatabaseQueue` otherwise; and reads the schema, so that
     /// a file that is not a database, or a locked one, fails now.
     ///
-    /// A plain file whose header says WAL is opened as a pool at once.
-    /// Otherwise a queue asks SQLite for the journal mode, and is replaced
-    /// by a pool if it says WAL: closing the queue, the last connection,
-    /// makes SQLite checkpoint and delete the WAL and its index (a sync and
-    /// two unlinks, some milliseconds), which the pool then re-creates.
+    /// A queue asks SQLite for the journal mode. For WAL, the pool is opened
+    /// before the queue is closed: closing the last connection to the file
+    /// would make SQLite checkpoint and delete the WAL and its index (a sync
+    /// and two unlinks, some milliseconds), which the pool would re-create.
+    /// (The header is not read by hand: opening and closing the file outside
+    /// SQLite would drop every POSIX lock this process holds on it.)
     private static func openWriter(
         _ location: DatabaseLocation, configuration: Configuration
     ) async throws -> (any DatabaseWriter, journalMode: String) {
-        @Sendable func check(_ db: Database) throws -> String {
-            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
-            return try (String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "delete").lowercased()
-        }
-        if case .file(let path) = location, DatabaseHeader.saysWAL(atPath: path) {
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            let journalMode = try await pool.read(check)
-            if journalMode == "wal" { return (pool, journalMode) }
-            try pool.close()
-        }
         let queue: DatabaseQueue =
             location == .memory
             ? try DatabaseQueue(configuration: configuration)
             : try DatabaseQueue(path: location.sqlitePath, configuration: configuration)
-        let journalMode = try await queue.read(check)
+        let journalMode = try await queue.read { db in
+            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
+            return try (String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "delete").lowercased()
+        }
         guard journalMode == "wal" else { return (queue, journalMode) }
+        let pool = try DatabasePool(path: location.sqlitePath, configuration: configuration)
         try queue.close()
-        return (try DatabasePool(path: location.sqlitePath, configuration: configuration), journalMode)
+        return (pool, journalMode)
     }
 
     /// Fails early, with a clear message, for paths SQLite would report poorly.

@@ -37,8 +37,27 @@ extension LiveDatabase {
         }
 
         do {
-            let (writer, journalMode) = try await openWriter(location, configuration: configuration)
-            let version = String(cString: sqlite3_libversion())
+            let queue: DatabaseQueue =
+                location == .memory
+                ? try DatabaseQueue(configuration: configuration)
+                : try DatabaseQueue(path: location.sqlitePath, configuration: configuration)
+            // Reading the schema makes SQLite read the file header: a file
+            // that is not a database, or a locked one, fails now.
+            let journalMode = try await queue.read { db in
+                _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
+                return try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "delete"
+            }.lowercased()
+
+            let writer: any DatabaseWriter
+            if journalMode == "wal" {
+                try queue.close()
+                writer = try DatabasePool(path: location.sqlitePath, configuration: configuration)
+            } else {
+                writer = queue
+            }
+            let version = try await writer.read { db in
+                try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? ""
+            }
             let info = DatabaseInfo(
                 path: location.sqlitePath, readonly: readonly, sqliteVersion: version, journalMode: journalMode)
             let database = try LiveDatabase(
@@ -55,33 +74,6 @@ extension LiveDatabase {
         } catch let error as DatabaseError {
             throw SQLiveError.describeOpening(error, location: location, readonly: readonly)
         }
-    }
-
-    /// Opens the session's connection: a `DatabasePool` for a database in
-    /// WAL mode, a `DatabaseQueue` otherwise; and reads the schema, so that
-    /// a file that is not a database, or a locked one, fails now.
-    ///
-    /// A queue asks SQLite for the journal mode. For WAL, the pool is opened
-    /// before the queue is closed: closing the last connection to the file
-    /// would make SQLite checkpoint and delete the WAL and its index (a sync
-    /// and two unlinks, some milliseconds), which the pool would re-create.
-    /// (The header is not read by hand: opening and closing the file outside
-    /// SQLite would drop every POSIX lock this process holds on it.)
-    private static func openWriter(
-        _ location: DatabaseLocation, configuration: Configuration
-    ) async throws -> (any DatabaseWriter, journalMode: String) {
-        let queue: DatabaseQueue =
-            location == .memory
-            ? try DatabaseQueue(configuration: configuration)
-            : try DatabaseQueue(path: location.sqlitePath, configuration: configuration)
-        let journalMode = try await queue.read { db in
-            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
-            return try (String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "delete").lowercased()
-        }
-        guard journalMode == "wal" else { return (queue, journalMode) }
-        let pool = try DatabasePool(path: location.sqlitePath, configuration: configuration)
-        try queue.close()
-        return (pool, journalMode)
     }
 
     /// Fails early, with a clear message, for paths SQLite would report poorly.

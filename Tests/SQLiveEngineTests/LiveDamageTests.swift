@@ -65,7 +65,7 @@ struct LiveDamageTests {
             try await recorder.wait("an error for each query") { _ in
                 !recorder.failures("count").isEmpty && !recorder.failures("sum").isEmpty
             }
-        } catch where test.mode == .wal && test.damage != .header {
+        } catch  where test.mode == .wal && test.damage != .header {
             // Known, and older than the round that found it: under the full
             // suite's load, a WAL file damaged in place past its header is
             // sometimes never noticed (2 of 3 full runs at 0d56758 and after;

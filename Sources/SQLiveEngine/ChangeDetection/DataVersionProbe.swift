@@ -21,7 +21,9 @@ import GRDBSQLite
 ///   default) fail its commit with "database is locked".
 ///
 /// The probe also compares the file's device and inode with those it saw
-/// last, to report a database deleted or replaced under sqlive.
+/// last, to report a database deleted or replaced under sqlive, and its
+/// modification time and size, to notice writes to the file when no
+/// inotify descriptor does.
 ///
 /// Not thread-safe: it is confined to the `ExternalChangeWatcher`'s thread.
 final class DataVersionProbe {
@@ -135,10 +137,22 @@ final class DataVersionProbe {
         return FileState(header: header, size: Int64(size), writerActive: reserved != 0)
     }
 
-    /// The identity of the database file, or `nil` when it does not exist.
-    func fileIdentity() -> FileIdentity? {
+    /// When the file's content last changed, as far as `stat(2)` tells:
+    /// its modification time and its size.
+    struct Modification: Equatable, Sendable {
+        var seconds: Int
+        var nanoseconds: Int
+        var size: Int64
+    }
+
+    /// The database file's identity and modification, or `nil` when it does
+    /// not exist. One `stat(2)`.
+    func fileStatus() -> (identity: FileIdentity, modification: Modification)? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        return (
+            FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)),
+            Modification(seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec, size: Int64(info.st_size))
+        )
     }
 }

@@ -19,6 +19,18 @@ import SQLiveLocks
 /// database. Writes to `-shm` are invisible (it is memory-mapped), but
 /// every WAL commit also writes `-wal`.
 ///
+/// Every reading also compares the database file's modification time and
+/// size with the last reading's: a change counts as inotify's word that
+/// the file itself was written. That is all the watcher knows of such
+/// writes while it has no inotify descriptor: for its first
+/// `inotifyDelay` (it reads every `gracePoll` meanwhile), and for good
+/// when inotify is refused (the per-user limit on instances, 128 by
+/// default, is soon reached by a desktop's file watchers). The descriptor
+/// is made late because closing one waits for the kernel to free its
+/// marks (an SRCU grace period: measured here at 0 to 16 ms, at `close`
+/// or at the process's exit), which a one-line `sqlive FILE -c …` would
+/// pay at every run.
+///
 /// Ownership: `start` creates the thread; `stop` (or `deinit`) wakes it
 /// and waits until it has exited and closed its descriptors and its
 /// connection.
@@ -50,8 +62,10 @@ final class ExternalChangeWatcher: Sendable {
         case polling(Duration)
     }
 
-    /// The mode in force (inotify may have been refused, and polling used).
-    let mode: Mode
+    /// How long the watcher polls before it makes its inotify descriptor.
+    static let inotifyDelay = Duration.milliseconds(50)
+    /// How often it reads meanwhile.
+    static let gracePoll = Duration.milliseconds(5)
     /// Whether commits are matched by table (WAL mode, wal-index
     /// readable), as of the last reading.
     var precision: ExternalPrecision { precisionState.withLock { $0 } }
@@ -93,7 +107,7 @@ final class ExternalChangeWatcher: Sendable {
         guard case .version(let baseline) = Self.readWaitingOutLocks(probe) else {
             throw .cannotOpen(path: path, reason: "cannot read the data version")
         }
-        let identity = probe.fileIdentity()
+        let status = probe.fileStatus()
 
         var pipeDescriptors: [Int32] = [-1, -1]
         guard pipe(&pipeDescriptors) == 0 else {
@@ -103,28 +117,17 @@ final class ExternalChangeWatcher: Sendable {
         let stopDescriptor = pipeDescriptors[0]
         self.stopDescriptor = pipeDescriptors[1]
 
-        var mode = requested
-        var inotify: Int32 = -1
-        if case .inotify = requested {
-            do {
-                inotify = try Self.watchDirectory(of: path)
-            } catch {
-                Log.monitor.warning("\(error); polling every \(fallbackPolling) instead")
-                mode = .polling(fallbackPolling)
-            }
-        }
-        self.mode = mode
-        let names = Self.watchedNames(of: path)
-        let watch = inotify
         let loop = Loop(
-            probe: probe, schema: schema, ledger: ledger, emit: emit, lastVersion: baseline, lastIdentity: identity,
-            lastSettled: settled, inotify: watch, names: names, stop: stopDescriptor, mode: mode,
-            walPrecision: walPrecision, tracker: tracker, precision: precision, statistics: statistics)
+            probe: probe, schema: schema, ledger: ledger, emit: emit, lastVersion: baseline,
+            lastIdentity: status?.identity, lastModification: status?.modification, lastSettled: settled,
+            names: Self.watchedNames(of: path), stop: stopDescriptor, mode: requested,
+            fallbackPolling: fallbackPolling, walPrecision: walPrecision, tracker: tracker, precision: precision,
+            statistics: statistics)
         let exited = exited
         let thread = Thread {
             loop.run()
             loop.tracker?.stop()
-            if watch >= 0 { close(watch) }
+            if loop.inotify >= 0 { close(loop.inotify) }
             close(stopDescriptor)
             exited.signal()
         }
@@ -168,7 +171,7 @@ final class ExternalChangeWatcher: Sendable {
         var description: String
     }
 
-    private static func watchDirectory(of path: String) throws -> Int32 {
+    fileprivate static func watchDirectory(of path: String) throws -> Int32 {
         let directory = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else {
@@ -196,9 +199,17 @@ extension ExternalChangeWatcher {
         let emit: @Sendable (Finding) -> Void
         var lastVersion: Int64
         var lastIdentity: DataVersionProbe.FileIdentity?
+        /// The database file's modification time and size at the last reading.
+        var lastModification: DataVersionProbe.Modification?
         /// `ledger.settled` as read before the last successful reading.
         var lastSettled: Int
-        let inotify: Int32
+        /// The inotify descriptor, once made (-1 before, when polling only,
+        /// or when inotify was refused).
+        private(set) var inotify: Int32 = -1
+        /// When to make it, and the safety poll to keep beside it; nil once
+        /// made or refused, or when polling only.
+        var inotifyDue: (at: ContinuousClock.Instant, safetyPoll: Duration)?
+        let fallbackPolling: Duration
         let names: Set<String>
         let databaseName: String
         let stop: Int32
@@ -220,8 +231,9 @@ extension ExternalChangeWatcher {
         init(
             probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger,
             emit: @escaping @Sendable (Finding) -> Void,
-            lastVersion: Int64, lastIdentity: DataVersionProbe.FileIdentity?, lastSettled: Int, inotify: Int32,
-            names: Set<String>, stop: Int32, mode: Mode, walPrecision: Bool, tracker: WALChangeTracker?,
+            lastVersion: Int64, lastIdentity: DataVersionProbe.FileIdentity?,
+            lastModification: DataVersionProbe.Modification?, lastSettled: Int, names: Set<String>, stop: Int32,
+            mode: Mode, fallbackPolling: Duration, walPrecision: Bool, tracker: WALChangeTracker?,
             precision: Locked<ExternalPrecision>, statistics: Locked<WALPrecisionStatistics>
         ) {
             self.statistics = statistics
@@ -234,17 +246,34 @@ extension ExternalChangeWatcher {
             self.emit = emit
             self.lastVersion = lastVersion
             self.lastIdentity = lastIdentity
+            self.lastModification = lastModification
             self.lastSettled = lastSettled
-            self.inotify = inotify
+            self.fallbackPolling = fallbackPolling
             self.names = names
             databaseName = URL(fileURLWithPath: probe.path).lastPathComponent
             self.stop = stop
-            let interval: Duration
+            let now = clock.now
             switch mode {
-            case .inotify(let safetyPoll): interval = safetyPoll
-            case .polling(let polling): interval = polling
+            case .inotify(let safetyPoll):
+                inotifyDue = (now + ExternalChangeWatcher.inotifyDelay, safetyPoll)
+                schedule = ProbeSchedule(pollInterval: ExternalChangeWatcher.gracePoll, now: now)
+            case .polling(let interval):
+                schedule = ProbeSchedule(pollInterval: interval, now: now)
             }
-            schedule = ProbeSchedule(pollInterval: interval, now: clock.now)
+        }
+
+        /// Makes the inotify descriptor, then polls at the safety interval
+        /// beside it, or at `fallbackPolling` if inotify is refused (no
+        /// instances or watches left).
+        private func startInotify(safetyPoll: Duration) {
+            inotifyDue = nil
+            do {
+                inotify = try ExternalChangeWatcher.watchDirectory(of: probe.path)
+                schedule.pollInterval = safetyPoll
+            } catch {
+                Log.monitor.warning("\(error); polling every \(fallbackPolling) instead")
+                schedule.pollInterval = fallbackPolling
+            }
         }
 
         func run() {
@@ -253,11 +282,19 @@ extension ExternalChangeWatcher {
             defer { buffer.deallocate() }
             var descriptors = [
                 pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: -1, events: Int16(POLLIN), revents: 0),
             ]
-            let count = nfds_t(inotify >= 0 ? 2 : 1)
             while true {
-                let wait = schedule.nextReading() - clock.now
+                if let due = inotifyDue, clock.now >= due.at {
+                    startInotify(safetyPoll: due.safetyPoll)
+                    descriptors[1].fd = inotify
+                    // What was written before the descriptor existed is read now.
+                    read()
+                }
+                let count = nfds_t(inotify >= 0 ? 2 : 1)
+                var next = schedule.nextReading()
+                if let due = inotifyDue { next = min(next, due.at) }
+                let wait = next - clock.now
                 let milliseconds: Int32
                 if wait >= .milliseconds(1) {
                     milliseconds = Int32(min(wait.milliseconds.rounded(.down), 60_000))
@@ -311,11 +348,18 @@ extension ExternalChangeWatcher {
 
         private func read() {
             let now = clock.now
-            let identity = probe.fileIdentity()
-            if identity != lastIdentity {
-                let reason: DatabaseFileChange.Reason = identity == nil ? .deleted : .replaced
+            let status = probe.fileStatus()
+            if status?.identity != lastIdentity {
+                let reason: DatabaseFileChange.Reason = status == nil ? .deleted : .replaced
                 emit(.fileChanged(DatabaseFileChange(path: probe.path, reason: reason)))
-                lastIdentity = identity
+                lastIdentity = status?.identity
+            }
+            if status?.modification != lastModification {
+                // Written since the last reading, as inotify would have said
+                // (if there is a descriptor, it said so already).
+                lastModification = status?.modification
+                fileWrittenAt = now
+                schedule.eventDidArrive(at: now)
             }
             let file = probe.fileState()
             if let file {

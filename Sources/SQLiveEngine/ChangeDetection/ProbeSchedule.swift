@@ -47,7 +47,9 @@ struct ProbeSchedule<Instant: InstantProtocol> where Instant.Duration == Duratio
         return offsets
     }
 
-    let pollInterval: Duration
+    /// How often to read without events (changed when the watcher's
+    /// inotify descriptor is made, or refused).
+    var pollInterval: Duration
     let busyRetry: Duration
     private let offsets = Self.followUpOffsets
 

@@ -8,8 +8,9 @@ import SQLiveLocks
 /// Notices commits by other connections and processes, on a thread of its own.
 ///
 /// One thread does it all, so that nothing on it waits for the session:
-/// it blocks in `poll(2)` on inotify (the database's directory) and on a
-/// stop descriptor, and reads `PRAGMA data_version` through its own
+/// it blocks in `poll(2)` on its subscription to the events of the
+/// database's directory (`DirectoryEvents`: one inotify instance for the
+/// process) and on a stop descriptor, and reads `PRAGMA data_version` through its own
 /// `DataVersionProbe` when the `ProbeSchedule` says so — at once on each
 /// file event, then in a short follow-up, and at the polling interval.
 ///
@@ -22,14 +23,14 @@ import SQLiveLocks
 /// Every reading also compares the database file's modification time and
 /// size with the last reading's: a change counts as inotify's word that
 /// the file itself was written. That is all the watcher knows of such
-/// writes while it has no inotify descriptor: for its first
-/// `inotifyDelay` (it reads every `gracePoll` meanwhile), and for good
-/// when inotify is refused (the per-user limit on instances, 128 by
-/// default, is soon reached by a desktop's file watchers). The descriptor
-/// is made late because closing one waits for the kernel to free its
-/// marks (an SRCU grace period: measured here at 0 to 16 ms, at `close`
-/// or at the process's exit), which a one-line `sqlive FILE -c …` would
-/// pay at every run.
+/// writes while it has no subscription: for its first `inotifyDelay` (it
+/// reads every `gracePoll` meanwhile), and for good when inotify is
+/// refused (the per-user limit on instances, 128 by default, is shared
+/// with a desktop's file watchers). It subscribes late because the first
+/// subscription makes the process's inotify descriptor, and closing one
+/// waits for the kernel to free its marks (an SRCU grace period: measured
+/// here at 0 to 16 ms, at `close` or at the process's exit), which a
+/// one-line `sqlive FILE -c …` would pay at every run.
 ///
 /// Ownership: `start` creates the thread; `stop` (or `deinit`) wakes it
 /// and waits until it has exited and closed its descriptors and its
@@ -62,7 +63,7 @@ final class ExternalChangeWatcher: Sendable {
         case polling(Duration)
     }
 
-    /// How long the watcher polls before it makes its inotify descriptor.
+    /// How long the watcher polls before it subscribes to inotify's events.
     static let inotifyDelay = Duration.milliseconds(50)
     /// How often it reads meanwhile.
     static let gracePoll = Duration.milliseconds(5)
@@ -120,14 +121,14 @@ final class ExternalChangeWatcher: Sendable {
         let loop = Loop(
             probe: probe, schema: schema, ledger: ledger, emit: emit, lastVersion: baseline,
             lastIdentity: status?.identity, lastModification: status?.modification, lastSettled: settled,
-            names: Self.watchedNames(of: path), stop: stopDescriptor, mode: requested,
+            stop: stopDescriptor, mode: requested,
             fallbackPolling: fallbackPolling, walPrecision: walPrecision, tracker: tracker, precision: precision,
             statistics: statistics)
         let exited = exited
         let thread = Thread {
             loop.run()
             loop.tracker?.stop()
-            if loop.inotify >= 0 { close(loop.inotify) }
+            loop.events?.cancel()
             close(stopDescriptor)
             exited.signal()
         }
@@ -160,33 +161,6 @@ final class ExternalChangeWatcher: Sendable {
             usleep(1000)
         }
     }
-
-    /// The names in the directory that matter: the database, its `-wal` and its `-journal`.
-    static func watchedNames(of path: String) -> Set<String> {
-        let name = URL(fileURLWithPath: path).lastPathComponent
-        return [name, name + "-wal", name + "-journal"]
-    }
-
-    private struct Unavailable: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    fileprivate static func watchDirectory(of path: String) throws -> Int32 {
-        let directory = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else {
-            throw Unavailable(description: "inotify_init1: \(String(cString: strerror(errno)))")
-        }
-        let mask =
-            UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_CREATE) | UInt32(IN_DELETE)
-            | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_ATTRIB)
-        guard inotify_add_watch(fd, directory, mask) >= 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw Unavailable(description: "inotify_add_watch \(directory): \(reason)")
-        }
-        return fd
-    }
 }
 
 extension ExternalChangeWatcher {
@@ -203,15 +177,13 @@ extension ExternalChangeWatcher {
         var lastModification: DataVersionProbe.Modification?
         /// `ledger.settled` as read before the last successful reading.
         var lastSettled: Int
-        /// The inotify descriptor, once made (-1 before, when polling only,
-        /// or when inotify was refused).
-        private(set) var inotify: Int32 = -1
+        /// The directory's events, once subscribed to (nil before, when
+        /// polling only, or when inotify was refused).
+        private(set) var events: DirectoryEvents.Subscription?
         /// When to make it, and the safety poll to keep beside it; nil once
         /// made or refused, or when polling only.
         var inotifyDue: (at: ContinuousClock.Instant, safetyPoll: Duration)?
         let fallbackPolling: Duration
-        let names: Set<String>
-        let databaseName: String
         let stop: Int32
         var schedule: ProbeSchedule<ContinuousClock.Instant>
         let clock = ContinuousClock()
@@ -232,7 +204,7 @@ extension ExternalChangeWatcher {
             probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger,
             emit: @escaping @Sendable (Finding) -> Void,
             lastVersion: Int64, lastIdentity: DataVersionProbe.FileIdentity?,
-            lastModification: DataVersionProbe.Modification?, lastSettled: Int, names: Set<String>, stop: Int32,
+            lastModification: DataVersionProbe.Modification?, lastSettled: Int, stop: Int32,
             mode: Mode, fallbackPolling: Duration, walPrecision: Bool, tracker: WALChangeTracker?,
             precision: Locked<ExternalPrecision>, statistics: Locked<WALPrecisionStatistics>
         ) {
@@ -249,8 +221,6 @@ extension ExternalChangeWatcher {
             self.lastModification = lastModification
             self.lastSettled = lastSettled
             self.fallbackPolling = fallbackPolling
-            self.names = names
-            databaseName = URL(fileURLWithPath: probe.path).lastPathComponent
             self.stop = stop
             let now = clock.now
             switch mode {
@@ -262,13 +232,13 @@ extension ExternalChangeWatcher {
             }
         }
 
-        /// Makes the inotify descriptor, then polls at the safety interval
+        /// Subscribes to the directory's events, then polls at the safety interval
         /// beside it, or at `fallbackPolling` if inotify is refused (no
         /// instances or watches left).
         private func startInotify(safetyPoll: Duration) {
             inotifyDue = nil
             do {
-                inotify = try ExternalChangeWatcher.watchDirectory(of: probe.path)
+                events = try DirectoryEvents.shared.subscribe(to: probe.path)
                 schedule.pollInterval = safetyPoll
             } catch {
                 Log.monitor.warning("\(error); polling every \(fallbackPolling) instead")
@@ -277,9 +247,6 @@ extension ExternalChangeWatcher {
         }
 
         func run() {
-            let bufferSize = 16 * 1024
-            let buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 8)
-            defer { buffer.deallocate() }
             var descriptors = [
                 pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: -1, events: Int16(POLLIN), revents: 0),
@@ -287,11 +254,11 @@ extension ExternalChangeWatcher {
             while true {
                 if let due = inotifyDue, clock.now >= due.at {
                     startInotify(safetyPoll: due.safetyPoll)
-                    descriptors[1].fd = inotify
+                    descriptors[1].fd = events?.descriptor ?? -1
                     // What was written before the descriptor existed is read now.
                     read()
                 }
-                let count = nfds_t(inotify >= 0 ? 2 : 1)
+                let count = nfds_t(events == nil ? 1 : 2)
                 var next = schedule.nextReading()
                 if let due = inotifyDue { next = min(next, due.at) }
                 let wait = next - clock.now
@@ -306,8 +273,8 @@ extension ExternalChangeWatcher {
                 let ready = poll(&descriptors, count, milliseconds)
                 if ready < 0 && errno != EINTR { return }
                 if descriptors[0].revents != 0 { return }
-                if count > 1 && descriptors[1].revents != 0 {
-                    let events = drainEvents(buffer, bufferSize)
+                if let events, descriptors[1].revents != 0 {
+                    let events = events.take()
                     if events.database { fileWrittenAt = clock.now }
                     if events.relevant { schedule.eventDidArrive(at: clock.now) }
                 }
@@ -315,35 +282,6 @@ extension ExternalChangeWatcher {
                     read()
                 }
             }
-        }
-
-        /// Reads every pending inotify event: whether one concerned the
-        /// database (its file, `-wal` or `-journal`), and whether one
-        /// wrote the database file itself.
-        private func drainEvents(
-            _ buffer: UnsafeMutableRawPointer, _ size: Int
-        ) -> (relevant: Bool, database: Bool) {
-            var relevant = false
-            var database = false
-            while true {
-                let count = Glibc.read(inotify, buffer, size)
-                if count <= 0 { break }
-                var offset = 0
-                while offset < count {
-                    let event = (buffer + offset).assumingMemoryBound(to: inotify_event.self)
-                    let nameLength = Int(event.pointee.len)
-                    if nameLength > 0 {
-                        let name = (buffer + offset + MemoryLayout<inotify_event>.size)
-                            .assumingMemoryBound(to: CChar.self)
-                        let file = String(cString: name)
-                        if names.contains(file) { relevant = true }
-                        if file == databaseName, event.pointee.mask & UInt32(IN_MODIFY) != 0 { database = true }
-                    }
-                    if event.pointee.mask & UInt32(IN_Q_OVERFLOW) != 0 { relevant = true }
-                    offset += MemoryLayout<inotify_event>.size + nameLength
-                }
-            }
-            return (relevant, database)
         }
 
         private func read() {

@@ -1,0 +1,292 @@
+import Foundation
+import SQLiveLocks
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One inotify instance for the whole process, shared by every file
+/// watcher: each watched database (the main file and every attached one,
+/// in every session of the process) subscribes to the events of its
+/// directory, and is woken through a descriptor of its own.
+///
+/// Linux allows each user 128 inotify instances by default, across all of
+/// that user's processes — a desktop's file watchers and editors take
+/// many of them. One per watched file would run out (the test suite, which
+/// opens databases in parallel, held 114 at once); one per process does
+/// not, and a process's watches on one directory are one watch.
+///
+/// ```swift
+/// let subscription = try DirectoryEvents.shared.subscribe(to: "/data/app.sqlite")
+/// // poll(2) on subscription.descriptor, then:
+/// let events = subscription.take()
+/// ```
+///
+/// Ownership: the hub's thread and its inotify descriptor exist while at
+/// least one subscription does. The first subscription starts them; the
+/// last one cancelled tells the thread to stop, and the thread closes the
+/// descriptor as it exits (closing waits for the kernel to free its marks,
+/// which the one who cancelled does not wait for). A later subscription
+/// starts a new pair.
+final class DirectoryEvents: Sendable {
+    static let shared = DirectoryEvents()
+
+    /// What the events since the last `take()` said about one database.
+    struct Events: Equatable, Sendable {
+        /// One named the database, its `-wal` or its `-journal`, or events
+        /// were lost (the kernel's queue overflowed).
+        var relevant = false
+        /// One said the database file itself was modified.
+        var database = false
+    }
+
+    /// One watcher's interest in the events of a database's directory,
+    /// until `cancel()`.
+    final class Subscription: Sendable {
+        /// Readable when events are waiting: poll(2) it, then `take()`.
+        let descriptor: Int32
+        /// The other end of the pipe, written by the hub's thread.
+        private let wakeDescriptor: Int32
+        fileprivate let names: Set<String>
+        fileprivate let databaseName: String
+        fileprivate let watch: Int32
+        private let pending = Locked(Events())
+        private let hub: DirectoryEvents
+
+        fileprivate init(pipe: WakePipe, path: String, watch: Int32, hub: DirectoryEvents) {
+            descriptor = pipe.read
+            wakeDescriptor = pipe.write
+            databaseName = URL(fileURLWithPath: path).lastPathComponent
+            names = [databaseName, databaseName + "-wal", databaseName + "-journal"]
+            self.watch = watch
+            self.hub = hub
+        }
+
+        /// Takes what arrived since the last call, and quiets the descriptor.
+        func take() -> Events {
+            var bytes = (UInt64(0), UInt64(0))
+            while read(descriptor, &bytes, MemoryLayout.size(ofValue: bytes)) > 0 {}
+            return pending.withLock { events in
+                defer { events = Events() }
+                return events
+            }
+        }
+
+        /// Stops delivery. Idempotent.
+        func cancel() {
+            hub.remove(self)
+        }
+
+        /// Called by the hub's thread.
+        fileprivate func deliver(_ events: Events) {
+            pending.withLock { pending in
+                pending.relevant = pending.relevant || events.relevant
+                pending.database = pending.database || events.database
+            }
+            var byte: UInt8 = 1
+            _ = write(wakeDescriptor, &byte, 1)
+        }
+
+        deinit {
+            // The hub's thread holds no reference once it has removed this one.
+            close(descriptor)
+            close(wakeDescriptor)
+        }
+    }
+
+    struct Unavailable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// A pipe whose ends neither block nor pass to child processes.
+    fileprivate struct WakePipe {
+        var read: Int32
+        var write: Int32
+
+        init() throws(Unavailable) {
+            var descriptors: [Int32] = [-1, -1]
+            guard pipe(&descriptors) == 0 else {
+                throw Unavailable(description: "pipe: \(String(cString: strerror(errno)))")
+            }
+            for descriptor in descriptors {
+                _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+            }
+            (read, write) = (descriptors[0], descriptors[1])
+        }
+
+        func close() {
+            _ = Glibc.close(read)
+            _ = Glibc.close(write)
+        }
+    }
+
+    /// The running thread's inotify and stop descriptors, and the
+    /// subscriptions by watch descriptor.
+    private struct Instance {
+        var inotify: Int32
+        var stop: WakePipe
+        /// Tells this instance's events from an earlier one's (watch
+        /// descriptors count from 1 in every instance).
+        var generation: Int
+        var subscriptions: [Int32: [ObjectIdentifier: Subscription]] = [:]
+    }
+
+    private struct State {
+        var instance: Instance?
+        var generations = 0
+    }
+
+    // Mutable State: the running instance (nil while nobody subscribes),
+    // guarded by the mutex.
+    private let state = Locked(State())
+
+    private init() {}
+
+    /// Subscribes to the events of the directory of the database at `path`
+    /// that concern it. Throws when inotify is refused (no instances or no
+    /// watches left): then poll instead.
+    func subscribe(to path: String) throws(Unavailable) -> Subscription {
+        let directory = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
+        let wake = try WakePipe()
+        return try state.withLock { (state: inout State) throws(Unavailable) -> Subscription in
+            var instance: Instance
+            if let running = state.instance {
+                instance = running
+            } else {
+                do throws(Unavailable) {
+                    state.generations += 1
+                    instance = try start(generation: state.generations)
+                } catch {
+                    wake.close()
+                    throw error
+                }
+            }
+            let watch = inotify_add_watch(instance.inotify, directory, Self.mask)
+            guard watch >= 0 else {
+                let reason = String(cString: strerror(errno))
+                wake.close()
+                if state.instance == nil { Self.stop(instance) }
+                throw Unavailable(description: "inotify_add_watch \(directory): \(reason)")
+            }
+            let subscription = Subscription(pipe: wake, path: path, watch: watch, hub: self)
+            instance.subscriptions[watch, default: [:]][ObjectIdentifier(subscription)] = subscription
+            state.instance = instance
+            return subscription
+        }
+    }
+
+    private func remove(_ subscription: Subscription) {
+        let watch = subscription.watch
+        let key = ObjectIdentifier(subscription)
+        state.withLock { state in
+            guard var instance = state.instance, var watchers = instance.subscriptions[watch],
+                watchers.removeValue(forKey: key) != nil
+            else { return }
+            if watchers.isEmpty {
+                instance.subscriptions[watch] = nil
+                if instance.subscriptions.isEmpty {
+                    Self.stop(instance)
+                    state.instance = nil
+                    return
+                }
+                inotify_rm_watch(instance.inotify, watch)
+            } else {
+                instance.subscriptions[watch] = watchers
+            }
+            state.instance = instance
+        }
+    }
+
+    /// The subscriptions the events of `watch` go to (every one when
+    /// `watch` is nil), if `generation` is still running.
+    private func subscriptions(of watch: Int32?, generation: Int) -> [Subscription] {
+        state.withLock { state in
+            guard let instance = state.instance, instance.generation == generation else { return [] }
+            guard let watch else { return instance.subscriptions.values.flatMap(\.values) }
+            return instance.subscriptions[watch].map { Array($0.values) } ?? []
+        }
+    }
+
+    private static let mask =
+        UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_CREATE) | UInt32(IN_DELETE)
+        | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_ATTRIB)
+
+    /// Makes the inotify descriptor and the thread that reads it.
+    private func start(generation: Int) throws(Unavailable) -> Instance {
+        let inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard inotify >= 0 else {
+            throw Unavailable(description: "inotify_init1: \(String(cString: strerror(errno)))")
+        }
+        let stop: WakePipe
+        do throws(Unavailable) {
+            stop = try WakePipe()
+        } catch {
+            close(inotify)
+            throw error
+        }
+        let thread = Thread { [self] in run(inotify: inotify, stop: stop, generation: generation) }
+        thread.name = "sqlive.inotify"
+        thread.start()
+        return Instance(inotify: inotify, stop: stop, generation: generation)
+    }
+
+    /// Tells an instance's thread to stop; it closes its descriptors.
+    private static func stop(_ instance: Instance) {
+        var byte: UInt8 = 1
+        _ = write(instance.stop.write, &byte, 1)
+    }
+
+    /// The thread: reads events until told to stop, and hands each to the
+    /// subscriptions it concerns.
+    private func run(inotify: Int32, stop: WakePipe, generation: Int) {
+        let size = 16 * 1024
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+        defer {
+            buffer.deallocate()
+            close(inotify)
+            stop.close()
+        }
+        var descriptors = [
+            pollfd(fd: stop.read, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
+        ]
+        while true {
+            let ready = poll(&descriptors, 2, -1)
+            if ready < 0 && errno != EINTR { return }
+            if descriptors[0].revents != 0 { return }
+            guard descriptors[1].revents != 0 else { continue }
+            var found: [ObjectIdentifier: (Subscription, Events)] = [:]
+            while true {
+                let count = Glibc.read(inotify, buffer, size)
+                if count <= 0 { break }
+                var offset = 0
+                while offset < count {
+                    let event = (buffer + offset).assumingMemoryBound(to: inotify_event.self).pointee
+                    let nameLength = Int(event.len)
+                    if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                        for subscription in subscriptions(of: nil, generation: generation) {
+                            found[ObjectIdentifier(subscription), default: (subscription, Events())].1.relevant = true
+                        }
+                    } else if nameLength > 0 {
+                        let name = String(
+                            cString: (buffer + offset + MemoryLayout<inotify_event>.size)
+                                .assumingMemoryBound(to: CChar.self))
+                        for subscription in subscriptions(of: event.wd, generation: generation)
+                        where subscription.names.contains(name) {
+                            let key = ObjectIdentifier(subscription)
+                            found[key, default: (subscription, Events())].1.relevant = true
+                            if name == subscription.databaseName, event.mask & UInt32(IN_MODIFY) != 0 {
+                                found[key]!.1.database = true
+                            }
+                        }
+                    }
+                    offset += MemoryLayout<inotify_event>.size + nameLength
+                }
+            }
+            for (subscription, events) in found.values {
+                subscription.deliver(events)
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import SQLiveTestSupport
+import Testing
+
+@testable import SQLiveEngine
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("One inotify instance for the process")
+struct DirectoryEventsTests {
+    /// Waits until the subscription's descriptor is readable (or `timeout`
+    /// passes), lets the rest of the writer's events arrive (one write makes
+    /// several: open, modify, close), then takes them all.
+    static func events(
+        _ subscription: DirectoryEvents.Subscription, within timeout: Duration = .seconds(10)
+    ) -> DirectoryEvents.Events {
+        var descriptor = pollfd(fd: subscription.descriptor, events: Int16(POLLIN), revents: 0)
+        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        _ = poll(&descriptor, 1, Int32(milliseconds))
+        usleep(100_000)
+        return subscription.take()
+    }
+
+    static func write(_ text: String, to path: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// The inotify descriptors this process holds.
+    static func inotifyDescriptors() throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count { name in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"))
+                == "anon_inode:inotify"
+        }
+    }
+
+    @Test("Each database hears of its own files only: itself, its -wal and -journal")
+    func routing() throws {
+        let directory = try TemporaryDirectory()
+        let a = directory.path("a.sqlite")
+        let b = directory.path("b.sqlite")
+        try Self.write("", to: a)
+        try Self.write("", to: b)
+        let first = try DirectoryEvents.shared.subscribe(to: a)
+        let second = try DirectoryEvents.shared.subscribe(to: b)
+        defer {
+            first.cancel()
+            second.cancel()
+        }
+
+        try Self.write("x", to: a)
+        #expect(Self.events(first) == DirectoryEvents.Events(relevant: true, database: true))
+        #expect(Self.events(second, within: .milliseconds(200)) == DirectoryEvents.Events())
+
+        try Self.write("x", to: b + "-wal")
+        #expect(Self.events(second) == DirectoryEvents.Events(relevant: true, database: false))
+        #expect(Self.events(first, within: .milliseconds(200)) == DirectoryEvents.Events())
+
+        try Self.write("x", to: a + "-journal")
+        #expect(Self.events(first) == DirectoryEvents.Events(relevant: true, database: false))
+
+        try Self.write("x", to: directory.path("unrelated.txt"))
+        try Self.write("x", to: a + "-shm")
+        #expect(Self.events(first, within: .milliseconds(200)) == DirectoryEvents.Events())
+        #expect(Self.events(second, within: .milliseconds(200)) == DirectoryEvents.Events())
+    }
+
+    @Test("A cancelled subscription hears nothing more; the others still do")
+    func cancellation() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("db.sqlite")
+        try Self.write("", to: path)
+        let kept = try DirectoryEvents.shared.subscribe(to: path)
+        let cancelled = try DirectoryEvents.shared.subscribe(to: path)
+        defer { kept.cancel() }
+        cancelled.cancel()
+        cancelled.cancel()
+
+        try Self.write("x", to: path)
+        #expect(Self.events(kept).database)
+        #expect(Self.events(cancelled, within: .milliseconds(200)) == DirectoryEvents.Events())
+
+        // Subscribing again after everything was cancelled works (a new instance, if none runs).
+        kept.cancel()
+        let again = try DirectoryEvents.shared.subscribe(to: path)
+        defer { again.cancel() }
+        try Self.write("y", to: path)
+        #expect(Self.events(again).database)
+    }
+
+    @Test("Two hundred databases in forty directories share one inotify descriptor")
+    func sharedInstance() throws {
+        let directories = try (0..<40).map { _ in try TemporaryDirectory() }
+        var subscriptions: [DirectoryEvents.Subscription] = []
+        defer { subscriptions.forEach { $0.cancel() } }
+        for index in 0..<200 {
+            let path = directories[index % 40].path("db\(index).sqlite")
+            try Self.write("", to: path)
+            subscriptions.append(try DirectoryEvents.shared.subscribe(to: path))
+        }
+        // One, or two while an earlier instance (its last subscription
+        // cancelled by another test) is being closed by its thread.
+        #expect(try Self.inotifyDescriptors() <= 2)
+
+        try Self.write("x", to: directories[7].path("db47.sqlite"))
+        #expect(Self.events(subscriptions[47]).database)
+        #expect(Self.events(subscriptions[7], within: .milliseconds(200)) == DirectoryEvents.Events())
+    }
+}

@@ -50,14 +50,16 @@ extension LiveDatabase {
 
             let writer: any DatabaseWriter
             if journalMode == "wal" {
-                try queue.close()
+                // The pool opens before the queue closes: closing the last
+                // connection to the file would make SQLite checkpoint and
+                // delete the WAL and its index (a sync and two unlinks, 3 to
+                // 5 ms here), which the pool would then re-create.
                 writer = try DatabasePool(path: location.sqlitePath, configuration: configuration)
+                try queue.close()
             } else {
                 writer = queue
             }
-            let version = try await writer.read { db in
-                try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? ""
-            }
+            let version = String(cString: sqlite3_libversion())
             let info = DatabaseInfo(
                 path: location.sqlitePath, readonly: readonly, sqliteVersion: version, journalMode: journalMode)
             let database = try LiveDatabase(

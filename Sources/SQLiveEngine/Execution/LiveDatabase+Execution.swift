@@ -105,8 +105,13 @@ extension LiveDatabase {
     /// connection for many commands instead of one each.
     ///
     /// This blocks the calling thread, as `run` does.
+    ///
+    /// - parameter isCancelled: Asked while the scripts run, as by `run`; a
+    ///   statement it stops fails "interrupted" (told to `failed`). When it
+    ///   is true before the first script, none runs.
     public func run<Consumer: ResultConsumer>(
-        scripts: [String], traced: Bool = true, consumer: inout Consumer,
+        scripts: [String], traced: Bool = true, isCancelled: (@Sendable () -> Bool)? = nil,
+        consumer: inout Consumer,
         failed: (_ index: Int, _ failure: SQLiteFailure, _ consumer: inout Consumer) throws -> Bool
     ) throws {
         let tracer = tracer
@@ -114,24 +119,42 @@ extension LiveDatabase {
         do {
             try writer.writeWithoutTransaction { db in
                 tracer.matchSessionTrace(on: db)
-                for (index, script) in scripts.enumerated() {
-                    let runner = ScriptRunner(
-                        script: script, parameters: .none, maxRows: nil, tracer: traced ? tracer : nil)
-                    let failure: SQLiteFailure
-                    do {
-                        defer { live.scriptDidRun(script, db) }
-                        try Self.run(runner, in: db, live: live, consumer: &consumer)
-                        continue
-                    } catch let error as SQLiteFailure {
-                        failure = error
-                    } catch let error as DatabaseError {
-                        failure = SQLiteFailure(error)
-                    }
-                    guard try failed(index, failure, &consumer) else { return }
+                guard let isCancelled else {
+                    try Self.run(
+                        scripts: scripts, traced: traced, in: db, tracer: tracer, live: live,
+                        consumer: &consumer, failed: failed)
+                    return
+                }
+                try CancellationWatch.watching(db, isCancelled) {
+                    try Self.run(
+                        scripts: scripts, traced: traced, in: db, tracer: tracer, live: live,
+                        consumer: &consumer, failed: failed)
                 }
             }
         } catch let error as DatabaseError {
             throw SQLiteFailure(error)
+        }
+    }
+
+    private static func run<Consumer: ResultConsumer>(
+        scripts: [String], traced: Bool, in db: Database, tracer: StatementTracer, live: LiveQueryCenter,
+        consumer: inout Consumer,
+        failed: (_ index: Int, _ failure: SQLiteFailure, _ consumer: inout Consumer) throws -> Bool
+    ) throws {
+        for (index, script) in scripts.enumerated() {
+            let runner = ScriptRunner(
+                script: script, parameters: .none, maxRows: nil, tracer: traced ? tracer : nil)
+            let failure: SQLiteFailure
+            do {
+                defer { live.scriptDidRun(script, db) }
+                try Self.run(runner, in: db, live: live, consumer: &consumer)
+                continue
+            } catch let error as SQLiteFailure {
+                failure = error
+            } catch let error as DatabaseError {
+                failure = SQLiteFailure(error)
+            }
+            guard try failed(index, failure, &consumer) else { return }
         }
     }
 

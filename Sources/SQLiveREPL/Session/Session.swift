@@ -241,7 +241,8 @@ final class Session {
         var consumer = RenderingConsumer(
             settings: renderSettings, sink: sink, trace: trace, signals: interactive ? signals : nil)
         do {
-            try database.run(sql, consumer: &consumer)
+            let signals = signals
+            try database.run(sql, isCancelled: { signals.isCommandCancelled }, consumer: &consumer)
             return true
         } catch let failure as SQLiteFailure {
             report(failure, in: sql, line: line, source: source, consumer: &consumer)
@@ -414,7 +415,10 @@ final class Session {
         let outermost = beginCommand()
         var consumer = RenderingConsumer(settings: renderSettings, sink: sink, trace: trace, signals: nil)
         do {
-            try database.run(scripts: batch.map(\.sql), consumer: &consumer) { index, failure, consumer in
+            let signals = signals
+            try database.run(
+                scripts: batch.map(\.sql), isCancelled: { signals.isCommandCancelled }, consumer: &consumer
+            ) { index, failure, consumer in
                 let command = batch[index]
                 report(failure, in: command.sql, line: command.line, source: command.source, consumer: &consumer)
                 commandFailed()

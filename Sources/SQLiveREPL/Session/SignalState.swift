@@ -96,12 +96,26 @@ final class SignalState: Sendable {
         wake.post()
     }
 
-    /// Marks a command as running (Ctrl-C interrupts it) or done.
+    /// Marks a command as running (Ctrl-C interrupts it) or done. A Ctrl-C
+    /// pressed before the command began is not for it.
     func setRunning(_ running: Bool) {
         state.withLock { state in
             state.running = running
             state.cancel = nil
+            if running { state.interruptRequested = false }
         }
+    }
+
+    /// Whether a command runs.
+    var isRunning: Bool { state.withLock { $0.running } }
+
+    /// Whether the running command was interrupted (Ctrl-C since it began)
+    /// or the session is ending. The database asks it while the command's
+    /// statements run (`LiveDatabase.run(…isCancelled:…)`): `interrupt()`
+    /// alone reaches only a statement that already runs, and a Ctrl-C that
+    /// comes while the command waits for the connection would be lost.
+    var isCommandCancelled: Bool {
+        state.withLock { ($0.running && $0.interruptRequested) || $0.termination != nil }
     }
 
     /// What Ctrl-C cancels besides the database's statement.

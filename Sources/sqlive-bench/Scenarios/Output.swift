@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 
-/// One million rows to /dev/null through a scripted session, in csv, json
-/// and box modes, against the sqlite3 CLI doing the same, in the same run.
+/// One million rows to /dev/null through a scripted session, in csv, json,
+/// box and table modes, against the sqlite3 CLI doing the same, in the same
+/// run.
 enum Output: Scenario {
     static let name = "output"
 
@@ -30,7 +31,7 @@ enum Output: Scenario {
             table.checks.append("skipped: sqlive's scripted sessions do not run yet (exit \(probe.status))")
             return table
         }
-        for mode in ["csv", "json", "box"] {
+        for mode in ["csv", "json", "box", "table"] {
             let result = try SideBySide(
                 ours: [sqlive, path, "--mode", mode, "-c", query],
                 theirs: ["/usr/bin/sqlite3", "-\(mode)", path, query], runs: runs)

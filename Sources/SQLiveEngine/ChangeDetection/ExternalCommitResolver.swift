@@ -46,11 +46,16 @@ final class ExternalCommitResolver: Sendable {
     /// Asks the session's connection, in two children of the run loop's
     /// group: the question, and a timer that gives up waiting.
     ///
-    /// One question per database at a time: while one waits, later
-    /// ambiguous changes are folded into it (answered by an external
-    /// change), and once it has waited past `patience` — the session is
-    /// busy — they are taken for external changes at once. So a session
-    /// committing in a long script queues one question, not one per commit.
+    /// One question per database at a time: later ambiguous changes that
+    /// arrive while it waits are folded into it. An answer covers what
+    /// happened before it was read, not what was folded meanwhile, so when
+    /// changes were folded and the answer was "none of it external", the
+    /// question is asked again for them (the same child, the timer starting
+    /// over); an external answer covers them all. Once a question has
+    /// waited past `patience` — the session is busy — its changes and any
+    /// later ambiguous ones are taken for external changes at once. So a
+    /// session committing in a long script queues one question, not one
+    /// per commit.
     ///
     /// - parameter tables: the tables the change wrote (read from the
     ///   WAL), or `nil` when unknown; the signal emitted carries the
@@ -60,75 +65,123 @@ final class ExternalCommitResolver: Sendable {
         emit: @escaping @Sendable (ChangeSignal) -> Void
     ) {
         enum Next {
-            case ask(generation: Int)
+            case ask(chain: Int)
             case emitNow
             case fold
         }
         let next = questions.withLock { questions -> Next in
             guard let current = questions.waiting[schema] else {
-                questions.generation += 1
-                questions.waiting[schema] = Question(generation: questions.generation, tables: tables)
-                return .ask(generation: questions.generation)
+                questions.chains += 1
+                questions.waiting[schema] = Question(
+                    chain: questions.chains, askedAt: ContinuousClock.now, tables: tables)
+                return .ask(chain: questions.chains)
             }
             if current.timedOut { return .emitNow }
-            questions.waiting[schema]?.folded = true
-            questions.waiting[schema]?.merge(tables)
+            questions.waiting[schema]?.fold(tables)
             return .fold
         }
-        guard case .ask(let generation) = next else {
+        guard case .ask(let chain) = next else {
             if case .emitNow = next { emit(.external(tables)) }
             return
         }
         group.addTask { [self] in
-            let external: Bool
-            do {
-                external = try await session.writeWithoutTransaction { db in
-                    if db.isInsideTransaction { return true }
-                    let version = try Self.dataVersion(of: schema, db)
-                    return self.writerVersions.withLock { versions in
-                        defer { versions[schema] = version }
-                        return versions[schema] != version
+            while true {
+                let external: Bool
+                do {
+                    external = try await session.writeWithoutTransaction { db in
+                        if db.isInsideTransaction { return true }
+                        let version = try Self.dataVersion(of: schema, db)
+                        return self.writerVersions.withLock { versions in
+                            defer { versions[schema] = version }
+                            return versions[schema] != version
+                        }
                     }
+                } catch {
+                    external = true
                 }
-            } catch {
-                external = true
+                let outcome = questions.withLock { questions -> (emit: Bool, tables: Set<String>?)? in
+                    guard let current = questions.waiting[schema] else { return (false, nil) }
+                    if !external, !current.timedOut, let folded = current.folded {
+                        // Changes came while the question waited: ask again for them.
+                        questions.waiting[schema] = Question(
+                            chain: current.chain, askedAt: ContinuousClock.now, tables: folded)
+                        return nil
+                    }
+                    questions.waiting[schema] = nil
+                    let covered = current.folded.map { current.merged($0) } ?? current.tables
+                    return (external || current.folded != nil, covered)
+                }
+                guard let outcome else { continue }
+                if outcome.emit { emit(.external(outcome.tables)) }
+                return
             }
-            let answered = questions.withLock { $0.waiting.removeValue(forKey: schema) }
-            if external || (answered?.folded ?? false) { emit(.external(answered?.tables ?? nil)) }
         }
         let patience = patience
         group.addTask { [self] in
-            try? await Task.sleep(for: patience)
-            let late = questions.withLock { questions -> Set<String>?? in
-                guard let current = questions.waiting[schema], current.generation == generation, !current.timedOut
-                else { return .none }
-                questions.waiting[schema]?.timedOut = true
-                // The change emitted now covers the ones folded so far.
-                questions.waiting[schema]?.folded = false
-                questions.waiting[schema]?.tables = []
-                return .some(current.tables)
+            var deadline = ContinuousClock.now + patience
+            while true {
+                try? await Task.sleep(until: deadline)
+                enum Wake {
+                    case done
+                    case later(ContinuousClock.Instant)
+                    case late(Set<String>?)
+                }
+                let wake = questions.withLock { questions -> Wake in
+                    guard let current = questions.waiting[schema], current.chain == chain, !current.timedOut
+                    else { return .done }
+                    // Asked again since: wait from then.
+                    if current.askedAt + patience > deadline { return .later(current.askedAt + patience) }
+                    questions.waiting[schema]?.timedOut = true
+                    // The change emitted now covers the ones folded so far.
+                    questions.waiting[schema]?.folded = nil
+                    questions.waiting[schema]?.tables = []
+                    return .late(current.folded.map { current.merged($0) } ?? current.tables)
+                }
+                switch wake {
+                case .done: return
+                case .later(let next): deadline = next
+                case .late(let tables):
+                    emit(.external(tables))
+                    return
+                }
             }
-            if case .some(let tables) = late { emit(.external(tables)) }
         }
     }
 
     /// A question waiting for the session's connection.
     private struct Question {
-        var generation: Int
+        /// The first question and those asked again after it share one.
+        var chain: Int
+        /// When it was (last) asked.
+        var askedAt: ContinuousClock.Instant
         /// It waited past `patience`: ambiguous changes are external at once.
         var timedOut = false
-        /// Ambiguous changes arrived while it waited.
-        var folded = false
-        /// The tables of the changes it covers; `nil` when one is unknown.
+        /// The tables of the changes it asks about; `nil` when one is unknown.
         var tables: Set<String>?
+        /// The tables of the changes that arrived while it waited (`.some(nil)`:
+        /// one is unknown); `nil` when none did.
+        var folded: Set<String>??
 
-        mutating func merge(_ other: Set<String>?) {
-            if let other, let current = tables { tables = current.union(other) } else { tables = nil }
+        mutating func fold(_ other: Set<String>?) {
+            switch folded {
+            case .none: folded = .some(other)
+            case .some(let current): folded = .some(Self.union(current, other))
+            }
+        }
+
+        /// The tables of the question's changes and of those folded into it.
+        func merged(_ folded: Set<String>?) -> Set<String>? {
+            Self.union(tables, folded)
+        }
+
+        private static func union(_ first: Set<String>?, _ second: Set<String>?) -> Set<String>? {
+            guard let first, let second else { return nil }
+            return first.union(second)
         }
     }
 
     private struct Questions {
         var waiting: [String: Question] = [:]
-        var generation = 0
+        var chains = 0
     }
 }

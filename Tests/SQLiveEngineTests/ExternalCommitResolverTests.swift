@@ -43,7 +43,9 @@ struct ExternalCommitResolverTests {
         /// Asks about two ambiguous changes (of tables a and b) while the
         /// connection is busy; `meanwhile` runs before the connection is
         /// free again. Returns what the resolver emitted once it is done.
-        func resolveTwo(meanwhile: @escaping @Sendable () async throws -> Void) async throws -> [Set<String>?] {
+        func resolveTwo(
+            meanwhile: @escaping @Sendable (_ emitted: @escaping @Sendable () -> [Set<String>?]) async throws -> Void
+        ) async throws -> [Set<String>?] {
             let emitted = Locked<[Set<String>?]>([])
             let emit: @Sendable (ChangeSignal) -> Void = { signal in
                 if case .external(let tables) = signal { emitted.withLock { $0.append(tables) } }
@@ -54,7 +56,7 @@ struct ExternalCommitResolverTests {
                 resolver.resolve("main", tables: ["a"], in: &group, emit: emit)
                 resolver.resolve("main", tables: ["b"], in: &group, emit: emit)
                 group.addTask {
-                    try? await meanwhile()
+                    try? await meanwhile { emitted.withLock { $0 } }
                     release.signal()
                 }
             }
@@ -64,16 +66,16 @@ struct ExternalCommitResolverTests {
 
     @Test("Two changes of the session's own, the second seen while the first's question waited: nothing external")
     func foldedLocalChanges() async throws {
-        let fixture = try Fixture(patience: .seconds(3))
-        let emitted = try await fixture.resolveTwo { try await Task.sleep(for: .milliseconds(100)) }
+        let fixture = try Fixture(patience: .seconds(60))
+        let emitted = try await fixture.resolveTwo { _ in try await Task.sleep(for: .milliseconds(100)) }
         #expect(emitted.isEmpty)
     }
 
     @Test("Another process's commit while the question waited: one external change, covering both")
     func foldedWithExternalCommit() async throws {
-        let fixture = try Fixture(patience: .seconds(3))
+        let fixture = try Fixture(patience: .seconds(60))
         let path = fixture.path
-        let emitted = try await fixture.resolveTwo {
+        let emitted = try await fixture.resolveTwo { _ in
             _ = try await SQLite3CLI.run(path, "INSERT INTO b VALUES (1);")
         }
         #expect(emitted == [["a", "b"]])
@@ -82,7 +84,13 @@ struct ExternalCommitResolverTests {
     @Test("A session busy past the patience: one external change at once, nothing more after")
     func patienceRunsOut() async throws {
         let fixture = try Fixture(patience: .milliseconds(50))
-        let emitted = try await fixture.resolveTwo { try await Task.sleep(for: .milliseconds(500)) }
+        // The connection is freed once the change has been emitted.
+        let emitted = try await fixture.resolveTwo { emitted in
+            let deadline = ContinuousClock.now + .seconds(60)
+            while emitted().isEmpty, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
         #expect(emitted == [["a", "b"]])
     }
 }

@@ -120,7 +120,9 @@ final class ExternalCommitResolver: Sendable {
         group.addTask { [self] in
             var deadline = ContinuousClock.now + patience
             while true {
-                try? await Task.sleep(until: deadline)
+                // In slices, so that the child ends soon after the answer
+                // when the patience is long.
+                try? await Task.sleep(until: min(deadline, ContinuousClock.now + Self.slice))
                 enum Wake {
                     case done
                     case later(ContinuousClock.Instant)
@@ -129,8 +131,9 @@ final class ExternalCommitResolver: Sendable {
                 let wake = questions.withLock { questions -> Wake in
                     guard let current = questions.waiting[schema], current.chain == chain, !current.timedOut
                     else { return .done }
-                    // Asked again since: wait from then.
-                    if current.askedAt + patience > deadline { return .later(current.askedAt + patience) }
+                    // Not yet, or asked again since: wait from then.
+                    let due = current.askedAt + patience
+                    if ContinuousClock.now < due { return .later(due) }
                     questions.waiting[schema]?.timedOut = true
                     // The change emitted now covers the ones folded so far.
                     questions.waiting[schema]?.folded = nil
@@ -147,6 +150,10 @@ final class ExternalCommitResolver: Sendable {
             }
         }
     }
+
+    /// The longest the patience timer sleeps before it looks whether the
+    /// question was answered.
+    private static let slice = Duration.milliseconds(50)
 
     /// A question waiting for the session's connection.
     private struct Question {

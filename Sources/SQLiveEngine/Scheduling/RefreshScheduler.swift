@@ -320,7 +320,12 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         var read = Set<LiveQueryDefinition>()
         for await (definition, outcome) in outcomes {
             read.insert(definition)
-            if case .failure(let error) = outcome, error.isTransient {
+            if let damage {
+                // Reported while this read was under way: what it read (from
+                // a cache, or a WAL that holds the damaged pages) is not the
+                // file's truth. The failure was delivered already.
+                deliver(.failure(.sqlite(damage)), for: definition, pending: batch[definition]!)
+            } else if case .failure(let error) = outcome, error.isTransient {
                 retry.append(definition)
             } else {
                 deliver(outcome, for: definition, pending: batch[definition]!)

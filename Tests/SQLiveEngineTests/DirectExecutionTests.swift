@@ -71,6 +71,16 @@ struct DirectExecutionTests {
         #expect(observed.last?.rows == [row, row])
         #expect(directNamed.map(\.rows) == observedNamed.map(\.rows))
         #expect(directNamed.first?.rows == [[.integer(7), .integer(7), .null, .integer(8)]])
+        // An empty blob is a blob, and empty text is text, not NULL.
+        let empties = QueryParameters.positional([.blob(Data()), .text(""), .blob(Data())])
+        let emptiesScript = "SELECT typeof(?), typeof(?), ? IS NULL"
+        let observedEmpties = try await database.execute(emptiesScript, parameters: empties)
+        try await database.unregisterLiveQuery(name: "n")
+        let directEmpties = try await database.execute(emptiesScript, parameters: empties)
+        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        for result in [directEmpties, observedEmpties] {
+            #expect(result.first?.rows == [[.text("blob"), .text("text"), .integer(0)]])
+        }
         // Values left over, or missing, fail the same way on both paths.
         for observedPath in [true, false] {
             if !observedPath { try await database.unregisterLiveQuery(name: "n") }

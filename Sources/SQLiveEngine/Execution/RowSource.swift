@@ -50,20 +50,11 @@ public struct RowBinding {
         self.columnCount = columnCount
     }
 
-    /// SQLite copies the bytes before the call returns.
-    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
-
     /// Binds UTF-8 text (bytes that are not UTF-8 are kept as they are, as
     /// the sqlite3 shell keeps them) to the 0-based column.
     public func bindText(_ bytes: UnsafeRawBufferPointer, at column: Int) {
         precondition(column >= 0 && column < columnCount, "column \(column) out of range")
-        guard let base = bytes.baseAddress, !bytes.isEmpty else {
-            // Empty text, not NULL: SQLite needs a pointer.
-            sqlite3_bind_text(statement, Int32(column + 1), "", 0, Self.transient)
-            return
-        }
-        sqlite3_bind_text(
-            statement, Int32(column + 1), base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), Self.transient)
+        SQLValue.bindText(bytes, to: statement, at: Int32(column + 1))
     }
 
     /// Binds NULL to the 0-based column.
@@ -75,25 +66,7 @@ public struct RowBinding {
     /// Binds a value to the 0-based column.
     public func bind(_ value: SQLValue, at column: Int) {
         precondition(column >= 0 && column < columnCount, "column \(column) out of range")
-        let index = Int32(column + 1)
-        switch value {
-        case .null:
-            sqlite3_bind_null(statement, index)
-        case .integer(let integer):
-            sqlite3_bind_int64(statement, index, integer)
-        case .real(let real):
-            sqlite3_bind_double(statement, index, real)
-        case .text(var text):
-            text.withUTF8 { bindText(UnsafeRawBufferPointer($0), at: column) }
-        case .blob(let data):
-            if data.isEmpty {
-                sqlite3_bind_zeroblob(statement, index, 0)
-            } else {
-                data.withUnsafeBytes { bytes in
-                    _ = sqlite3_bind_blob64(statement, index, bytes.baseAddress, UInt64(bytes.count), Self.transient)
-                }
-            }
-        }
+        value.bind(to: statement, at: Int32(column + 1))
     }
 }
 

@@ -237,7 +237,7 @@ extension ScriptRunner {
                     throw Failure(message: "wrong number of statement arguments: \(values.count)")
                 }
                 for index in 1...count {
-                    Self.bind(values[next + index - 1], to: statement, at: Int32(index))
+                    values[next + index - 1].bind(to: statement, at: Int32(index))
                 }
                 next += count
             case .named(let values):
@@ -249,27 +249,7 @@ extension ScriptRunner {
                     guard let value = values[name] else {
                         throw Failure(message: "missing statement argument: \(name)")
                     }
-                    Self.bind(value, to: statement, at: Int32(index))
-                }
-            }
-        }
-
-        /// SQLite copies the bytes before the call returns.
-        private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
-
-        private static func bind(_ value: SQLValue, to statement: OpaquePointer, at index: Int32) {
-            switch value {
-            case .null:
-                sqlite3_bind_null(statement, index)
-            case .integer(let integer):
-                sqlite3_bind_int64(statement, index, integer)
-            case .real(let real):
-                sqlite3_bind_double(statement, index, real)
-            case .text(let text):
-                sqlite3_bind_text(statement, index, text, Int32(text.utf8.count), transient)
-            case .blob(let data):
-                data.withUnsafeBytes { bytes in
-                    _ = sqlite3_bind_blob64(statement, index, bytes.baseAddress, UInt64(bytes.count), transient)
+                    value.bind(to: statement, at: Int32(index))
                 }
             }
         }

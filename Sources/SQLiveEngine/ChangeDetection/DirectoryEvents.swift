@@ -44,18 +44,17 @@ final class DirectoryEvents: Sendable {
     /// until `cancel()`.
     final class Subscription: Sendable {
         /// Readable when events are waiting: poll(2) it, then `take()`.
-        let descriptor: Int32
-        /// The other end of the pipe, written by the hub's thread.
-        private let wakeDescriptor: Int32
+        var descriptor: Int32 { wake.readDescriptor }
+        /// Posted by the hub's thread.
+        private let wake: WakePipe
         fileprivate let names: Set<String>
         fileprivate let databaseName: String
         fileprivate let watch: Int32
         private let pending = Locked(Events())
         private let hub: DirectoryEvents
 
-        fileprivate init(pipe: WakePipe, path: String, watch: Int32, hub: DirectoryEvents) {
-            descriptor = pipe.read
-            wakeDescriptor = pipe.write
+        fileprivate init(wake: WakePipe, path: String, watch: Int32, hub: DirectoryEvents) {
+            self.wake = wake
             databaseName = URL(fileURLWithPath: path).lastPathComponent
             names = [databaseName, databaseName + "-wal", databaseName + "-journal"]
             self.watch = watch
@@ -64,8 +63,7 @@ final class DirectoryEvents: Sendable {
 
         /// Takes what arrived since the last call, and quiets the descriptor.
         func take() -> Events {
-            var bytes = (UInt64(0), UInt64(0))
-            while read(descriptor, &bytes, MemoryLayout.size(ofValue: bytes)) > 0 {}
+            wake.drain()
             return pending.withLock { events in
                 defer { events = Events() }
                 return events
@@ -83,42 +81,12 @@ final class DirectoryEvents: Sendable {
                 pending.relevant = pending.relevant || events.relevant
                 pending.database = pending.database || events.database
             }
-            var byte: UInt8 = 1
-            _ = write(wakeDescriptor, &byte, 1)
-        }
-
-        deinit {
-            // The hub's thread holds no reference once it has removed this one.
-            close(descriptor)
-            close(wakeDescriptor)
+            wake.post()
         }
     }
 
     struct Unavailable: Error, CustomStringConvertible {
         var description: String
-    }
-
-    /// A pipe whose ends neither block nor pass to child processes.
-    fileprivate struct WakePipe {
-        var read: Int32
-        var write: Int32
-
-        init() throws(Unavailable) {
-            var descriptors: [Int32] = [-1, -1]
-            guard pipe(&descriptors) == 0 else {
-                throw Unavailable(description: "pipe: \(String(cString: strerror(errno)))")
-            }
-            for descriptor in descriptors {
-                _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-            }
-            (read, write) = (descriptors[0], descriptors[1])
-        }
-
-        func close() {
-            _ = Glibc.close(read)
-            _ = Glibc.close(write)
-        }
     }
 
     /// The running thread's inotify and stop descriptors, and the
@@ -148,28 +116,27 @@ final class DirectoryEvents: Sendable {
     /// watches left): then poll instead.
     func subscribe(to path: String) throws(Unavailable) -> Subscription {
         let directory = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
-        let wake = try WakePipe()
+        let wake: WakePipe
+        do {
+            wake = try WakePipe()
+        } catch {
+            throw Unavailable(description: error.description)
+        }
         return try state.withLock { (state: inout State) throws(Unavailable) -> Subscription in
             var instance: Instance
             if let running = state.instance {
                 instance = running
             } else {
-                do throws(Unavailable) {
-                    state.generations += 1
-                    instance = try start(generation: state.generations)
-                } catch {
-                    wake.close()
-                    throw error
-                }
+                state.generations += 1
+                instance = try start(generation: state.generations)
             }
             let watch = inotify_add_watch(instance.inotify, directory, Self.mask)
             guard watch >= 0 else {
                 let reason = String(cString: strerror(errno))
-                wake.close()
                 if state.instance == nil { Self.stop(instance) }
                 throw Unavailable(description: "inotify_add_watch \(directory): \(reason)")
             }
-            let subscription = Subscription(pipe: wake, path: path, watch: watch, hub: self)
+            let subscription = Subscription(wake: wake, path: path, watch: watch, hub: self)
             instance.subscriptions[watch, default: [:]][ObjectIdentifier(subscription)] = subscription
             state.instance = instance
             return subscription
@@ -219,11 +186,11 @@ final class DirectoryEvents: Sendable {
             throw Unavailable(description: "inotify_init1: \(String(cString: strerror(errno)))")
         }
         let stop: WakePipe
-        do throws(Unavailable) {
+        do {
             stop = try WakePipe()
         } catch {
             close(inotify)
-            throw error
+            throw Unavailable(description: error.description)
         }
         let thread = Thread { [self] in run(inotify: inotify, stop: stop, generation: generation) }
         thread.name = "sqlive.inotify"
@@ -231,10 +198,9 @@ final class DirectoryEvents: Sendable {
         return Instance(inotify: inotify, stop: stop, generation: generation)
     }
 
-    /// Tells an instance's thread to stop; it closes its descriptors.
+    /// Tells an instance's thread to stop; it closes its inotify descriptor.
     private static func stop(_ instance: Instance) {
-        var byte: UInt8 = 1
-        _ = write(instance.stop.write, &byte, 1)
+        instance.stop.post()
     }
 
     /// The thread: reads events until told to stop, and hands each to the
@@ -245,10 +211,9 @@ final class DirectoryEvents: Sendable {
         defer {
             buffer.deallocate()
             close(inotify)
-            stop.close()
         }
         var descriptors = [
-            pollfd(fd: stop.read, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: stop.readDescriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
         ]
         while true {

@@ -33,8 +33,8 @@ import SQLiveLocks
 /// one-line `sqlive FILE -c …` would pay at every run.
 ///
 /// Ownership: `start` creates the thread; `stop` (or `deinit`) wakes it
-/// and waits until it has exited and closed its descriptors and its
-/// connection.
+/// and waits until it has exited, cancelled its subscription and closed
+/// its connection. The stop pipe closes with the watcher.
 final class ExternalChangeWatcher: Sendable {
     /// What the watcher reports.
     enum Finding: Equatable, Sendable {
@@ -73,8 +73,8 @@ final class ExternalChangeWatcher: Sendable {
     private let precisionState: Locked<ExternalPrecision>
     /// What reading the WAL has cost.
     let statistics = Locked(WALPrecisionStatistics())
-    /// The write end of the pipe that wakes the thread to stop.
-    private let stopDescriptor: Int32
+    /// Wakes the thread to stop.
+    private let stopSignal: WakePipe
     private let exited = DispatchSemaphore(value: 0)
     // Mutable State: guarded by the mutex; `stop` and `deinit` race to join.
     private let joined = Locked(false)
@@ -110,18 +110,16 @@ final class ExternalChangeWatcher: Sendable {
         }
         let status = probe.fileStatus()
 
-        var pipeDescriptors: [Int32] = [-1, -1]
-        guard pipe(&pipeDescriptors) == 0 else {
-            throw .cannotOpen(path: path, reason: "pipe: \(String(cString: strerror(errno)))")
+        do {
+            stopSignal = try WakePipe()
+        } catch {
+            throw .cannotOpen(path: path, reason: error.description)
         }
-        for descriptor in pipeDescriptors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
-        let stopDescriptor = pipeDescriptors[0]
-        self.stopDescriptor = pipeDescriptors[1]
 
         let loop = Loop(
             probe: probe, schema: schema, ledger: ledger, emit: emit, lastVersion: baseline,
             lastIdentity: status?.identity, lastModification: status?.modification, lastSettled: settled,
-            stop: stopDescriptor, mode: requested,
+            stop: stopSignal.readDescriptor, mode: requested,
             fallbackPolling: fallbackPolling, walPrecision: walPrecision, tracker: tracker, precision: precision,
             statistics: statistics)
         let exited = exited
@@ -129,7 +127,6 @@ final class ExternalChangeWatcher: Sendable {
             loop.run()
             loop.tracker?.stop()
             loop.events?.cancel()
-            close(stopDescriptor)
             exited.signal()
         }
         thread.name = "sqlive.watcher"
@@ -143,10 +140,8 @@ final class ExternalChangeWatcher: Sendable {
             return !joined
         }
         guard first else { return }
-        var byte: UInt8 = 1
-        _ = write(stopDescriptor, &byte, 1)
+        stopSignal.post()
         exited.wait()
-        close(stopDescriptor)
     }
 
     deinit {

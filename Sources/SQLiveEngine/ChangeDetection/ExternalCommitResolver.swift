@@ -108,8 +108,9 @@ final class ExternalCommitResolver: Sendable {
                         return nil
                     }
                     questions.waiting[schema] = nil
-                    let covered = current.folded.map { current.merged($0) } ?? current.tables
-                    return (external || current.folded != nil, covered)
+                    // Folded changes are left here only with an external
+                    // answer (a timed-out question folds none).
+                    return (external, current.covered)
                 }
                 guard let outcome else { continue }
                 if outcome.emit { emit(.external(outcome.tables)) }
@@ -138,7 +139,7 @@ final class ExternalCommitResolver: Sendable {
                     // The change emitted now covers the ones folded so far.
                     questions.waiting[schema]?.folded = nil
                     questions.waiting[schema]?.tables = []
-                    return .late(current.folded.map { current.merged($0) } ?? current.tables)
+                    return .late(current.covered)
                 }
                 switch wake {
                 case .done: return
@@ -177,8 +178,8 @@ final class ExternalCommitResolver: Sendable {
         }
 
         /// The tables of the question's changes and of those folded into it.
-        func merged(_ folded: Set<String>?) -> Set<String>? {
-            Self.union(tables, folded)
+        var covered: Set<String>? {
+            folded.map { Self.union(tables, $0) } ?? tables
         }
 
         private static func union(_ first: Set<String>?, _ second: Set<String>?) -> Set<String>? {

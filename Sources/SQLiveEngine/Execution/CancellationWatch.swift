@@ -23,13 +23,15 @@ enum CancellationWatch {
     }
 
     /// Runs `body` on the connection with the progress handler asking
-    /// `isCancelled`, and removes it after.
+    /// `isCancelled`, and removes it after; runs `body` alone when there is
+    /// no question.
     ///
     /// - throws: An "interrupted" `SQLiteFailure` without running `body`
     ///   when the script is cancelled already; otherwise what `body` throws.
-    static func watching<T>(_ db: Database, _ isCancelled: @escaping @Sendable () -> Bool, _ body: () throws -> T)
+    static func watching<T>(_ db: Database, _ isCancelled: (@Sendable () -> Bool)?, _ body: () throws -> T)
         throws -> T
     {
+        guard let isCancelled else { return try body() }
         if isCancelled() {
             throw SQLiteFailure(code: 9, extendedCode: 9, message: "interrupted", offset: nil, statementIndex: 0)
         }

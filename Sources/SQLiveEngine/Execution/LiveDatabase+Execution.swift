@@ -78,10 +78,6 @@ extension LiveDatabase {
             try writer.writeWithoutTransaction { db in
                 defer { live.scriptDidRun(script, db) }
                 tracer.matchSessionTrace(on: db)
-                guard let isCancelled else {
-                    try Self.run(runner, in: db, live: live, consumer: &consumer)
-                    return
-                }
                 try CancellationWatch.watching(db, isCancelled) {
                     try Self.run(runner, in: db, live: live, consumer: &consumer)
                 }
@@ -119,42 +115,26 @@ extension LiveDatabase {
         do {
             try writer.writeWithoutTransaction { db in
                 tracer.matchSessionTrace(on: db)
-                guard let isCancelled else {
-                    try Self.run(
-                        scripts: scripts, traced: traced, in: db, tracer: tracer, live: live,
-                        consumer: &consumer, failed: failed)
-                    return
-                }
                 try CancellationWatch.watching(db, isCancelled) {
-                    try Self.run(
-                        scripts: scripts, traced: traced, in: db, tracer: tracer, live: live,
-                        consumer: &consumer, failed: failed)
+                    for (index, script) in scripts.enumerated() {
+                        let runner = ScriptRunner(
+                            script: script, parameters: .none, maxRows: nil, tracer: traced ? tracer : nil)
+                        let failure: SQLiteFailure
+                        do {
+                            defer { live.scriptDidRun(script, db) }
+                            try Self.run(runner, in: db, live: live, consumer: &consumer)
+                            continue
+                        } catch let error as SQLiteFailure {
+                            failure = error
+                        } catch let error as DatabaseError {
+                            failure = SQLiteFailure(error)
+                        }
+                        guard try failed(index, failure, &consumer) else { return }
+                    }
                 }
             }
         } catch let error as DatabaseError {
             throw SQLiteFailure(error)
-        }
-    }
-
-    private static func run<Consumer: ResultConsumer>(
-        scripts: [String], traced: Bool, in db: Database, tracer: StatementTracer, live: LiveQueryCenter,
-        consumer: inout Consumer,
-        failed: (_ index: Int, _ failure: SQLiteFailure, _ consumer: inout Consumer) throws -> Bool
-    ) throws {
-        for (index, script) in scripts.enumerated() {
-            let runner = ScriptRunner(
-                script: script, parameters: .none, maxRows: nil, tracer: traced ? tracer : nil)
-            let failure: SQLiteFailure
-            do {
-                defer { live.scriptDidRun(script, db) }
-                try Self.run(runner, in: db, live: live, consumer: &consumer)
-                continue
-            } catch let error as SQLiteFailure {
-                failure = error
-            } catch let error as DatabaseError {
-                failure = SQLiteFailure(error)
-            }
-            guard try failed(index, failure, &consumer) else { return }
         }
     }
 

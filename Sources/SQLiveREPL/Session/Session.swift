@@ -1,5 +1,6 @@
 import Foundation
 import SQLiveEngine
+import SQLiveLocks
 
 /// The command interpreter shared by interactive and scripted sessions.
 ///
@@ -27,7 +28,7 @@ final class Session {
     let interactive: Bool
     let bail: Bool
     let sink: OutputSink
-    let wake = WakePipe()
+    let wake: WakePipe
     let signals: SignalState
     let events: EventQueue
     /// Whether colour may be used on standard output and standard error.
@@ -70,6 +71,11 @@ final class Session {
         self.interactive = interactive
         self.bail = bail
         self.mode = mode ?? (interactive ? .box : .list)
+        do {
+            wake = try WakePipe()
+        } catch {
+            fatalError("sqlive: \(error)")
+        }
         sink = OutputSink(buffered: !interactive)
         let environment = ProcessInfo.processInfo.environment
         colour = Terminal.usesColour(

@@ -1,19 +1,31 @@
-import Foundation
 import Synchronization
 
-/// A pipe that wakes a `poll` loop: live-query events, Ctrl-C and window
-/// resizes write a byte to it; the loop drains it and looks at what changed.
-final class WakePipe: Sendable {
-    let readDescriptor: Int32
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A pipe that wakes a `poll` loop: whoever has news writes a byte to it
+/// (`post`); the loop polls `readDescriptor`, drains it and looks at what
+/// changed. The REPL's session loop (live-query events, Ctrl-C, window
+/// resizes), the file watchers' stop signal and their inotify events use one.
+/// Both ends neither block nor pass to child processes; both close when the
+/// pipe is released.
+public final class WakePipe: Sendable {
+    /// The pipe could not be made (no descriptors left).
+    public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public let readDescriptor: Int32
     private let writeDescriptor: Int32
     /// Set by `post`, cleared by `drainIfPosted`: lets the session skip a
     /// system call per statement when nothing was posted.
     private let posted = Atomic<Bool>(false)
 
-    init() {
+    public init() throws(Unavailable) {
         var fds: [Int32] = [0, 0]
         if pipe(&fds) != 0 {
-            fatalError("sqlive: cannot create a pipe: \(String(cString: strerror(errno)))")
+            throw Unavailable(description: "cannot create a pipe: \(String(cString: strerror(errno)))")
         }
         for fd in fds {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -24,17 +36,17 @@ final class WakePipe: Sendable {
     }
 
     /// Wakes the loop. Never blocks: a full pipe already wakes it.
-    func post() {
+    public func post() {
         posted.store(true, ordering: .releasing)
         var byte: UInt8 = 1
-        _ = Foundation.write(writeDescriptor, &byte, 1)
+        _ = Glibc.write(writeDescriptor, &byte, 1)
     }
 
     /// Empties the pipe.
-    func drain() {
+    public func drain() {
         posted.store(false, ordering: .relaxed)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { buffer in
-            while Foundation.read(readDescriptor, buffer.baseAddress!, buffer.count) > 0 {}
+            while Glibc.read(readDescriptor, buffer.baseAddress!, buffer.count) > 0 {}
         }
     }
 
@@ -42,15 +54,17 @@ final class WakePipe: Sendable {
     ///
     /// A byte posted just after the check stays in the pipe: loops that
     /// `poll` the pipe call `drain`, which always reads.
-    func drainIfPosted() {
+    public func drainIfPosted() {
         if posted.exchange(false, ordering: .acquiring) { drain() }
     }
 
     /// Waits until the pipe is posted or the timeout passes; true when posted.
     @discardableResult
-    func wait(timeout: Duration) -> Bool {
+    public func wait(timeout: Duration) -> Bool {
         var descriptor = pollfd(fd: readDescriptor, events: Int16(POLLIN), revents: 0)
-        let milliseconds = max(0, Int32(min(timeout.milliseconds.rounded(.up), Double(Int32.max))))
+        let (seconds, attoseconds) = timeout.components
+        let exact = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        let milliseconds = max(0, Int32(min(exact.rounded(.up), Double(Int32.max))))
         let result = poll(&descriptor, 1, milliseconds)
         if result > 0 { drain() }
         return result > 0

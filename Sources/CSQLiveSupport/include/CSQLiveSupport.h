@@ -57,4 +57,51 @@ void sqlive_resume_authorizer(sqlite3 *db);
 /// `SQLITE_MISUSE` once SQLite has. `sqlite3_config` is variadic.
 int sqlive_disable_memory_statistics(void);
 
+/// sqlive's VFSes over the system's default (ObserverVFS.c):
+/// `sqlive-observer`, whose read-only main databases are read without a
+/// lock in rollback-journal modes, each read transaction proven whole; and
+/// `sqlive`, which passes everything through and counts, per file, its
+/// read-write connections that hold PENDING or EXCLUSIVE (what an observer
+/// in the same process cannot see with `fcntl`). Registers both once per
+/// process (neither becomes the default); returns an SQLite result code.
+/// `SQLIVE_OBSERVER=off` in the environment makes observers take SQLite's
+/// ordinary locks (for comparisons).
+int sqlive_observer_vfs_register(void);
+
+/// What an observed file has done since it was opened.
+typedef struct {
+    /// 1 when the file is read lock-free (0: ordinary locks).
+    int observing;
+    /// Generations begun; read transactions that found the file unchanged.
+    long long generations, reuses;
+    /// Pages read ahead at the start of generations; pages served from
+    /// those kept; pages read from the file during a transaction.
+    long long prefetched, hits, misses;
+    /// Reads refused because the file was written during the transaction
+    /// (each is read again); transactions begun while a writer held
+    /// PENDING or EXCLUSIVE (SQLite's busy handler waited); waits for the
+    /// clock tick a write happened in to pass; transactions read with
+    /// SQLite's locks because the file is in WAL mode.
+    long long torn, writerWaits, tickWaits, walGenerations;
+    /// Generations begun again because the file was written while the
+    /// pages were read ahead (nothing had been handed to SQLite yet).
+    long long restarts;
+    /// Bytes of pages kept now.
+    long long bytesKept;
+} sqlive_observer_stats;
+
+/// The `sqlite3_file_control` op that copies an observed file's
+/// `sqlive_observer_stats` into its argument.
+#define SQLIVE_FCNTL_OBSERVER_STATS 0x53510001
+
+/// The statistics of `schema` ("main") on `db`; returns `SQLITE_NOTFOUND`
+/// (and zeros) when the file was not opened through sqlive's VFSes.
+int sqlive_observer_stats_of(sqlite3 *db, const char *schema, sqlive_observer_stats *out);
+
+/// The most bytes of pages an observed file keeps (64 MiB by default).
+void sqlive_observer_set_budget(long long bytes);
+
+/// 0 when `SQLIVE_OBSERVER=off` turned observation off.
+int sqlive_observer_enabled(void);
+
 #endif

@@ -318,7 +318,10 @@ extension SQLChecker {
             var failure = "cannot open"
             for flags in [SQLITE_OPEN_READONLY, SQLITE_OPEN_READWRITE] {
                 var handle: OpaquePointer?
-                let code = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nil)
+                // Through the observer VFS: no lock held on a
+                // rollback-journal file, each read proven whole or read again.
+                let vfs = ObserverVFS.isRegistered ? ObserverVFS.observer : nil
+                let code = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, vfs)
                 guard code == SQLITE_OK, let handle else {
                     failure = handle.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "cannot open"
                     sqlite3_close_v2(handle)
@@ -359,13 +362,28 @@ extension SQLChecker {
             sqlite3_errmsg(handle).map { String(cString: $0) } ?? "unknown error"
         }
 
+        /// Whether the last call failed because a writer overtook its read
+        /// (observer VFS): then it is made again, at most
+        /// `ObserverVFS.maximumAttempts` times.
+        private func wasOvertaken(attempt: Int) -> Bool {
+            guard attempt < ObserverVFS.maximumAttempts else { return false }
+            let code = sqlite3_extended_errcode(handle)
+            guard code == ObserverVFS.ioErrorRead || code == ObserverVFS.readonlyRollback else { return false }
+            if code == ObserverVFS.readonlyRollback { usleep(UInt32(min(attempt, 10)) * 1000) }
+            return true
+        }
+
         /// Prepares the first statement of the bytes.
         func prepare(_ bytes: ArraySlice<UInt8>) -> Prepared {
             var statement: OpaquePointer?
-            let code = bytes.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { text in
-                    sqlite3_prepare_v3(handle, text.baseAddress, Int32(text.count), 0, &statement, nil)
+            var code = SQLITE_OK
+            for attempt in 1... {
+                code = bytes.withUnsafeBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) { text in
+                        sqlite3_prepare_v3(handle, text.baseAddress, Int32(text.count), 0, &statement, nil)
+                    }
                 }
+                guard code != SQLITE_OK, wasOvertaken(attempt: attempt) else { break }
             }
             // The offset is only good right after the failing call.
             let offset = Int(sqlite3_error_offset(handle))
@@ -399,11 +417,19 @@ extension SQLChecker {
             case .prepared(let prepared):
                 defer { sqlite3_finalize(prepared) }
                 var nodes: [QueryPlan.Node] = []
-                while sqlite3_step(prepared) == SQLITE_ROW {
-                    nodes.append(
-                        QueryPlan.Node(
-                            id: Int(sqlite3_column_int64(prepared, 0)), parent: Int(sqlite3_column_int64(prepared, 1)),
-                            detail: sqlite3_column_text(prepared, 3).map { String(cString: $0) } ?? ""))
+                for attempt in 1... {
+                    nodes = []
+                    var code = sqlite3_step(prepared)
+                    while code == SQLITE_ROW {
+                        nodes.append(
+                            QueryPlan.Node(
+                                id: Int(sqlite3_column_int64(prepared, 0)),
+                                parent: Int(sqlite3_column_int64(prepared, 1)),
+                                detail: sqlite3_column_text(prepared, 3).map { String(cString: $0) } ?? ""))
+                        code = sqlite3_step(prepared)
+                    }
+                    guard code != SQLITE_DONE, wasOvertaken(attempt: attempt) else { break }
+                    sqlite3_reset(prepared)
                 }
                 return QueryPlan(nodes: nodes)
             }
@@ -416,7 +442,9 @@ extension SQLChecker {
 
         /// Runs SQL, ignoring its outcome.
         func execute(_ sql: String) {
-            sqlite3_exec(handle, sql, nil, nil, nil)
+            for attempt in 1... {
+                guard sqlite3_exec(handle, sql, nil, nil, nil) != SQLITE_OK, wasOvertaken(attempt: attempt) else { break }
+            }
         }
 
         /// Starts a read, which makes SQLite notice a schema changed by
@@ -439,11 +467,18 @@ extension SQLChecker {
             }
             var rows: [[String?]] = []
             let count = sqlite3_column_count(statement)
-            while sqlite3_step(statement) == SQLITE_ROW {
-                rows.append(
-                    (0..<count).map { column in
-                        sqlite3_column_text(statement, column).map { String(cString: $0) }
-                    })
+            for attempt in 1... {
+                rows = []
+                var code = sqlite3_step(statement)
+                while code == SQLITE_ROW {
+                    rows.append(
+                        (0..<count).map { column in
+                            sqlite3_column_text(statement, column).map { String(cString: $0) }
+                        })
+                    code = sqlite3_step(statement)
+                }
+                guard code != SQLITE_DONE, wasOvertaken(attempt: attempt) else { break }
+                sqlite3_reset(statement)
             }
             return rows
         }

@@ -36,11 +36,16 @@ extension LiveDatabase {
             tracer.install(on: db)
         }
 
+        // A read-write session goes through the tracking VFS, so that
+        // observers in this process know when it writes pages; a read-only
+        // one keeps SQLite's own VFS and locks (the user's own reads).
+        let openingName =
+            readonly ? location.sqlitePath : ObserverVFS.openingName(location, vfs: ObserverVFS.tracking)
         do {
             let queue: DatabaseQueue =
                 location == .memory
                 ? try DatabaseQueue(configuration: configuration)
-                : try DatabaseQueue(path: location.sqlitePath, configuration: configuration)
+                : try DatabaseQueue(path: openingName, configuration: configuration)
             // Reading the schema makes SQLite read the file header: a file
             // that is not a database, or a locked one, fails now.
             let journalMode = try await queue.read { db in
@@ -54,7 +59,7 @@ extension LiveDatabase {
                 // connection to the file would make SQLite checkpoint and
                 // delete the WAL and its index (a sync and two unlinks, 3 to
                 // 5 ms here), which the pool would then re-create.
-                writer = try DatabasePool(path: location.sqlitePath, configuration: configuration)
+                writer = try DatabasePool(path: openingName, configuration: configuration)
                 try queue.close()
             } else {
                 writer = queue

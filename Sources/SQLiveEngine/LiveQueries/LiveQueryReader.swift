@@ -5,7 +5,10 @@ import SQLiveLocks
 /// The connections live queries are read on, and which one each query needs.
 ///
 /// Live queries show **committed data**: they are read on a read-only
-/// connection of their own (`committed`), never on the session's. So a
+/// connection of their own (`committed`), never on the session's. That
+/// connection goes through the observer VFS: in rollback-journal modes it
+/// holds no lock, and each read is proven whole or read again
+/// (`ObserverVFS.read`), so `body` may run more than once. So a
 /// refresh never waits for a statement or a transaction of the session,
 /// rows the session has not committed never appear, and nothing needs
 /// correcting at `ROLLBACK` — in every journal mode.
@@ -39,6 +42,7 @@ final class LiveQueryReader: Sendable {
             var configuration = configuration
             configuration.readonly = true
             configuration.label = "sqlive.live"
+            // Lock-free in rollback-journal modes (ObserverVFS).
             committed = try DatabaseQueue(path: path, configuration: configuration)
         } else {
             committed = nil
@@ -47,11 +51,15 @@ final class LiveQueryReader: Sendable {
 
     /// What the committed connection opens: the path, or the URI without
     /// its `mode` (the connection is read-only whatever the URI says).
+    /// It is read through the observer VFS, without a lock.
     static func committedPath(of location: DatabaseLocation) -> String? {
         guard location.filePath != nil else { return nil }
-        guard case .uri(let uri) = location, let query = uri.firstIndex(of: "?") else { return location.sqlitePath }
+        guard case .uri(let uri) = location, let query = uri.firstIndex(of: "?") else {
+            return ObserverVFS.openingName(location, vfs: ObserverVFS.observer)
+        }
         let parameters = uri[uri.index(after: query)...].split(separator: "&").filter { !$0.hasPrefix("mode=") }
-        return String(uri[..<query]) + (parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&"))
+        let stripped = String(uri[..<query]) + (parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&"))
+        return ObserverVFS.openingName(.uri(stripped), vfs: ObserverVFS.observer)
     }
 
     /// Makes the next reads fail before they start, as GRDB's `read` does
@@ -65,7 +73,18 @@ final class LiveQueryReader: Sendable {
         if let fault = fault.withLock({ $0 }) { try fault() }
         switch (home, committed) {
         case (.committed, let committed?):
-            return try await committed.read(body)
+            do {
+                return try await committed.writeWithoutTransaction { db in try ObserverVFS.read(db, body) }
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_READONLY_ROLLBACK {
+                // A writer crashed and left a hot journal, which only a
+                // read-write connection may roll back: the session's, with
+                // SQLite's ordinary locks, once.
+                guard !session.configuration.readonly else { throw error }
+                try await session.writeWithoutTransaction { db in
+                    try db.execute(sql: "SELECT 1 FROM sqlite_schema LIMIT 1")
+                }
+                return try await committed.writeWithoutTransaction { db in try ObserverVFS.read(db, body) }
+            }
         default:
             return try await session.writeWithoutTransaction(body)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SQLiveLocks
 import GRDBSQLite
 
 /// The one actor that decides what to refresh, and delivers the results.
@@ -295,20 +296,26 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         let reader = reader
         let rowCap = rowCap
         let tracer = tracer
+        // How many of `work` were handed over: a read a writer overtook is
+        // read again (LiveQueryReader), from the first not handed over.
+        let handedOver = Locked(0)
         // The stream ends however the read ends: the loop below cannot hang.
         async let readFailure: SQLiveError? = {
             defer { continuation.finish() }
             do {
                 try await reader.read(home) { db in
                     if dropCache { sqlite3_db_release_memory(db.sqliteConnection) }
-                    for (definition, knownRegion) in work {
+                    for (definition, knownRegion) in work[handedOver.withLock { $0 }...] {
                         do {
                             let fetched = try LiveQueryFetcher.fetch(
                                 definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion)
                             continuation.yield((definition, .success(fetched)))
+                        } catch where ObserverVFS.mayBeOvertaken(error) {
+                            throw error
                         } catch {
                             continuation.yield((definition, .failure(SQLiveError.wrap(error))))
                         }
+                        handedOver.withLock { $0 += 1 }
                     }
                 }
                 return nil

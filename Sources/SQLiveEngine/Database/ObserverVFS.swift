@@ -1,0 +1,133 @@
+import Foundation
+import CSQLiveSupport
+import GRDB
+import GRDBSQLite
+
+/// sqlive's two VFSes (`CSQLiveSupport/ObserverVFS.c`), as the engine uses them.
+///
+/// Every connection sqlive opens to a database file goes through one of
+/// them. The connections that only watch — live queries' committed reader,
+/// the checker's — go through `observer`: in a rollback-journal mode they
+/// never hold a lock on the file, so a writer with no busy timeout never
+/// fails because of them, and each read transaction is proven to have read
+/// one committed state of the file (docs/architecture.md, "Watching without
+/// a lock"). A read that the file's writer overtook fails with
+/// `SQLITE_IOERR_READ` and counts as torn; `read(_:_:)` reads again.
+/// The session's read-write connection goes through `tracking`, so that
+/// observers in this process see when it writes pages.
+enum ObserverVFS {
+    /// The lock-free reading VFS (for read-only connections).
+    static let observer = "sqlive-observer"
+    /// The pass-through VFS that counts in-process writers.
+    static let tracking = "sqlive"
+
+    /// Registers both VFSes, once per process; `false` if SQLite refused.
+    static let isRegistered: Bool = sqlive_observer_vfs_register() == SQLITE_OK
+
+    /// The most times a read transaction is read again after a writer
+    /// overtook it, before it fails as "database is locked" (the scheduler
+    /// then tries again after its window).
+    static let maximumAttempts = 64
+
+    /// `SQLITE_IOERR_READ` and `SQLITE_READONLY_ROLLBACK` (C macros Swift
+    /// does not import).
+    static let ioErrorRead: Int32 = 10 | (1 << 8)
+    static let readonlyRollback: Int32 = 8 | (3 << 8)
+
+    /// What SQLite opens to read `location` through `vfs`: a `file:` URI
+    /// naming the VFS, or the location's own text when it names a VFS of its
+    /// own, is in memory, or is immutable.
+    static func openingName(_ location: DatabaseLocation, vfs: String) -> String {
+        guard isRegistered else { return location.sqlitePath }
+        switch location {
+        case .memory:
+            return location.sqlitePath
+        case .file(let path):
+            return uri(path: path, vfs: vfs)
+        case .uri(let uri):
+            guard !location.isImmutable, location.filePath != nil else { return uri }
+            let query = uri.firstIndex(of: "?").map { uri[uri.index(after: $0)...] } ?? ""
+            if query.split(separator: "&").contains(where: { $0.hasPrefix("vfs=") }) { return uri }
+            if let fragment = uri.firstIndex(of: "#") {
+                // A fragment ends the URI: the parameter goes before it.
+                let head = uri[..<fragment]
+                return head + (head.contains("?") ? "&" : "?") + "vfs=\(vfs)" + uri[fragment...]
+            }
+            return uri + (uri.contains("?") ? "&" : "?") + "vfs=\(vfs)"
+        }
+    }
+
+    /// A `file:` URI for a path: `%`, `?` and `#` escaped, and no `//`
+    /// at the start (which would read as an authority).
+    static func uri(path: String, vfs: String) -> String {
+        var escaped = ""
+        for character in path {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
+        }
+        while escaped.hasPrefix("//") { escaped.removeFirst() }
+        return "file:\(escaped)?vfs=\(vfs)"
+    }
+
+    /// The statistics of a connection's main file (zeros when it is not observed).
+    static func statistics(_ connection: OpaquePointer?) -> sqlive_observer_stats {
+        var statistics = sqlive_observer_stats()
+        _ = sqlive_observer_stats_of(connection, "main", &statistics)
+        return statistics
+    }
+
+    /// Whether an error may come from a read a writer overtook
+    /// (`SQLITE_IOERR_READ`), or from a journal SQLite took for hot in the
+    /// instant a writer finished (`SQLITE_READONLY_ROLLBACK`): what
+    /// `read(_:_:)` looks at again, and what code reading on an observer
+    /// connection must let through rather than report.
+    static func mayBeOvertaken(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return error.extendedResultCode == .SQLITE_IOERR_READ || error.extendedResultCode == .SQLITE_READONLY_ROLLBACK
+    }
+
+    /// Runs `body` in a read transaction of an observer connection; when a
+    /// writer overtook the transaction, runs it again in a new one.
+    ///
+    /// `body` may run more than once: it must only read. A transaction whose
+    /// every page was read from one generation is delivered; one that failed
+    /// for any other reason throws its error. A journal taken for hot that
+    /// stays so (a writer crashed: only a read-write connection can roll it
+    /// back) ends as SQLite's `SQLITE_READONLY_ROLLBACK`.
+    static func read<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        var attempt = 0
+        var hotJournalAlarms = 0
+        while true {
+            attempt += 1
+            let before = statistics(db.sqliteConnection).torn
+            do {
+                var value: T?
+                try db.inTransaction(.deferred) {
+                    value = try body(db)
+                    return .commit
+                }
+                if statistics(db.sqliteConnection).torn == before, let value { return value }
+            } catch {
+                if statistics(db.sqliteConnection).torn == before {
+                    guard (error as? DatabaseError)?.extendedResultCode == .SQLITE_READONLY_ROLLBACK else { throw error }
+                    // A journal taken for hot: a writer finishing its commit
+                    // as SQLite looked (read again soon), or a writer that
+                    // crashed (it stays: a read-write connection must roll
+                    // it back).
+                    hotJournalAlarms += 1
+                    if hotJournalAlarms >= 5 { throw error }
+                    usleep(UInt32(hotJournalAlarms) * 2000)
+                }
+            }
+            if attempt >= maximumAttempts {
+                throw DatabaseError(
+                    resultCode: .SQLITE_BUSY,
+                    message: "database is locked (written faster than sqlive could read it; read again later)")
+            }
+        }
+    }
+}

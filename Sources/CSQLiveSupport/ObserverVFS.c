@@ -90,6 +90,7 @@ typedef struct {
     unsigned touchedBits, previousBits;
     Block *blocks;
     size_t stored;
+    size_t budget; /* the most bytes of pages kept */
     sqlive_observer_stats stats;
 } ObsFile;
 
@@ -236,7 +237,7 @@ static void set_bit(unsigned char *map, unsigned bits, unsigned index) {
 /* Reads pages [first, first+count) into a new block and keeps them. */
 static int keep_run(ObsFile *f, unsigned first, unsigned count) {
     size_t length = (size_t)count * f->pageSize;
-    if (f->stored + length > observer_budget) return 0;
+    if (f->stored + length > f->budget) return 0;
     Block *block = malloc(sizeof(Block) + length);
     if (block == NULL) return 0;
     unsigned char *data = (unsigned char *)(block + 1);
@@ -333,8 +334,14 @@ static int observer_begin(ObsFile *f) {
         struct timespec tick;
         clock_gettime(CLOCK_REALTIME_COARSE, &tick);
         if (writer_active(f)) {
+            /* Yield to the writer: look again every 100 µs for 2 ms, then
+               let SQLite's busy handler wait (and give up at its timeout). */
             f->stats.writerWaits++;
-            return SQLITE_BUSY; /* SQLite's busy handler waits, then asks again */
+            struct timespec pause = {0, 100000};
+            int waited = 0;
+            while (waited++ < 20 && writer_active(f)) nanosleep(&pause, NULL);
+            if (waited > 20) return SQLITE_BUSY;
+            continue;
         }
         struct stat st;
         if (fstat(f->fd, &st) != 0) return SQLITE_IOERR_LOCK;
@@ -423,7 +430,7 @@ static int obs_read(sqlite3_file *file, void *buffer, int amount, sqlite3_int64 
         f->stats.torn++;
         return SQLITE_IOERR_READ;
     }
-    if (rc == SQLITE_OK && whole && page < f->pageCount && f->stored + f->pageSize <= observer_budget) {
+    if (rc == SQLITE_OK && whole && page < f->pageCount && f->stored + f->pageSize <= f->budget) {
         Block *block = malloc(sizeof(Block) + f->pageSize);
         if (block) {
             block->next = f->blocks;
@@ -619,6 +626,9 @@ static int obs_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int 
     if (vfs == &observer_vfs && readonly && observer_enabled) {
         f->kind = KIND_OBSERVER;
         f->ctimeRule = ctime_rule_of(fd);
+        /* `sqlive_budget=BYTES` in the URI: this file's own budget. */
+        sqlite3_int64 budget = sqlite3_uri_int64(name, "sqlive_budget", (sqlite3_int64)observer_budget);
+        f->budget = budget < 0 ? 0 : (size_t)budget;
     } else if (!readonly) {
         f->kind = KIND_TRACKED;
     }

@@ -98,7 +98,8 @@ typedef struct {
 /// (and zeros) when the file was not opened through sqlive's VFSes.
 int sqlive_observer_stats_of(sqlite3 *db, const char *schema, sqlive_observer_stats *out);
 
-/// The most bytes of pages an observed file keeps (64 MiB by default).
+/// The most bytes of pages an observed file keeps (64 MiB by default; a
+/// file opened with the URI parameter `sqlive_budget=BYTES` has its own).
 void sqlive_observer_set_budget(long long bytes);
 
 /// 0 when `SQLIVE_OBSERVER=off` turned observation off.

@@ -73,11 +73,27 @@ enum ObserverVFS {
         return "file:\(escaped)?vfs=\(vfs)"
     }
 
+    /// What an observed file has done since it was opened
+    /// (`sqlive_observer_stats`).
+    struct Statistics: Equatable, Sendable, CustomStringConvertible {
+        var observing: Bool
+        var generations, reuses, restarts, prefetched, hits, misses, torn, writerWaits, tickWaits: Int
+
+        var description: String {
+            "observing \(observing), generations \(generations) (\(restarts) restarted), reuses \(reuses), "
+                + "prefetched \(prefetched), hits \(hits), misses \(misses), torn \(torn), "
+                + "writer waits \(writerWaits), tick waits \(tickWaits)"
+        }
+    }
+
     /// The statistics of a connection's main file (zeros when it is not observed).
-    static func statistics(_ connection: OpaquePointer?) -> sqlive_observer_stats {
-        var statistics = sqlive_observer_stats()
-        _ = sqlive_observer_stats_of(connection, "main", &statistics)
-        return statistics
+    static func statistics(_ connection: OpaquePointer?) -> Statistics {
+        var s = sqlive_observer_stats()
+        _ = sqlive_observer_stats_of(connection, "main", &s)
+        return Statistics(
+            observing: s.observing != 0, generations: Int(s.generations), reuses: Int(s.reuses),
+            restarts: Int(s.restarts), prefetched: Int(s.prefetched), hits: Int(s.hits), misses: Int(s.misses),
+            torn: Int(s.torn), writerWaits: Int(s.writerWaits), tickWaits: Int(s.tickWaits))
     }
 
     /// Whether an error may come from a read a writer overtook

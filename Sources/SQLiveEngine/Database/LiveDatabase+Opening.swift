@@ -59,7 +59,12 @@ extension LiveDatabase {
                 // connection to the file would make SQLite checkpoint and
                 // delete the WAL and its index (a sync and two unlinks, 3 to
                 // 5 ms here), which the pool would then re-create.
-                writer = try DatabasePool(path: openingName, configuration: configuration)
+                // Its own path, not a URI: GRDB checks that `path + "-wal"`
+                // exists, and where it does not, creates and drops a table to
+                // make it (a schema change every other watcher would see).
+                // In WAL mode observers take SQLite's own locks, so the
+                // session needs no tracking.
+                writer = try DatabasePool(path: location.sqlitePath, configuration: configuration)
                 try queue.close()
             } else {
                 writer = queue

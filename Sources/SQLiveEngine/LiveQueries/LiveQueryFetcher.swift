@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The Fetch step of the cycle: runs a live query's statement on a
 /// connection, with the region it reads. Runs on GRDB's database threads.
@@ -59,6 +60,13 @@ enum LiveQueryFetcher {
             }
             rows.append(SQLValue.row(of: statement.sqliteStatement, columnCount: columns.count))
         }
+        if !statement.hasSameColumns(as: columns) {
+            // Prepared on a schema the connection had cached, and prepared
+            // again by SQLite when its first step found the schema changed
+            // (`ALTER TABLE … ADD COLUMN` under `SELECT *`): the rows were
+            // read with the old column count. Read again, on the new schema.
+            return try fetch(definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion)
+        }
         let elapsed = clock.now - start
         let counters = StatementCounters(statement.sqliteStatement)
         tracer.record(sql: statement.sql, elapsed: elapsed, rows: rows.count, counters: counters, origin: .liveQuery)
@@ -77,5 +85,18 @@ enum LiveQueryFetcher {
         let names = try String.fetchAll(
             db, sql: "SELECT DISTINCT name FROM pragma_table_list WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
         return names.filter { region.isModified(byEventsOfKind: .insert(tableName: $0)) }.sorted()
+    }
+}
+
+extension Statement {
+    /// Whether SQLite's statement still has these columns (it re-prepares
+    /// itself after a schema change, keeping its handle).
+    fileprivate func hasSameColumns(as columns: [String]) -> Bool {
+        let count = Int(sqlite3_column_count(sqliteStatement))
+        guard count == columns.count else { return false }
+        for index in 0..<count where String(cString: sqlite3_column_name(sqliteStatement, Int32(index))) != columns[index] {
+            return false
+        }
+        return true
     }
 }

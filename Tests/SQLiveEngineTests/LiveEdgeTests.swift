@@ -1,0 +1,73 @@
+import Foundation
+import SQLiveTestSupport
+import Testing
+
+@testable import SQLiveEngine
+
+/// The final-state guarantee at the edges users meet every day: schema
+/// changes under `SELECT *`, a database opened through a symbolic link.
+@Suite("Live queries at the edges", .timeLimit(.minutes(2)))
+struct LiveEdgeTests {
+    enum Writer: String, CaseIterable, Sendable {
+        case otherProcess, session
+    }
+
+    static let schemaChanges: [(String, [String], [[SQLValue]])] = [
+        ("ALTER TABLE t ADD COLUMN w DEFAULT 7", ["id", "v", "w"], [[.integer(1), .integer(10), .integer(7)]]),
+        ("ALTER TABLE t RENAME COLUMN v TO value", ["id", "value"], [[.integer(1), .integer(10)]]),
+        ("ALTER TABLE t DROP COLUMN v", ["id"], [[.integer(1)]]),
+    ]
+
+    static let cells = JournalMode.allCases.flatMap { mode in
+        Writer.allCases.flatMap { writer in schemaChanges.indices.map { (mode, writer, $0) } }
+    }
+
+    @Test("A schema change refreshes a lone SELECT * whose columns it changes", arguments: cells)
+    func selectStarFollowsTheSchema(mode: JournalMode, writer: Writer, change: Int) async throws {
+        let (sql, columns, rows) = Self.schemaChanges[change]
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(
+            in: directory, mode: mode, "CREATE TABLE t(id INTEGER PRIMARY KEY, v); INSERT INTO t VALUES (1, 10);")
+        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "all", LiveQueryDefinition(sql: "SELECT * FROM t"))
+        switch writer {
+        case .otherProcess: try await SQLite3CLI.run(path, sql + ";")
+        case .session: _ = try await database.execute(sql)
+        }
+        try await recorder.wait(timeout: .seconds(15), "the new columns") { _ in
+            recorder.changes("all").last?.result.columns == columns
+        }
+        #expect(recorder.changes("all").last?.result.rows == rows)
+        await database.close()
+    }
+
+    @Test("A database opened through a symbolic link is watched where SQLite writes", arguments: JournalMode.allCases)
+    func symbolicLink(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(
+            in: directory, mode: mode, "CREATE TABLE t(id INTEGER PRIMARY KEY, v); INSERT INTO t VALUES (1, 10);")
+        let links = try TemporaryDirectory()
+        let link = links.path("link.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        // No safety poll: only the file events can bring the commits in time.
+        let database = try await LiveDatabase.open(.file(link), options: noSafetyPoll)
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "sum", LiveQueryDefinition(sql: "SELECT sum(v) FROM t"))
+        if mode == .wal {
+            #expect(await database.liveQueries().first?.precision == .tables)
+        }
+        let writer = try SQLite3CLI.Session(path, defaultTimeout: true)
+        for step in 1...5 {
+            writer.send("UPDATE t SET v = v + 1;")
+            await writer.sync()
+            // With no poll on, only the file events can bring it at all.
+            try await recorder.waitForRows("sum", timeout: .seconds(15)) { $0 == [[.integer(Int64(10 + step))]] }
+        }
+        await writer.finish()
+        if mode == .wal {
+            #expect(recorder.changes("sum").last?.tables == ["t"])
+        }
+        await database.close()
+    }
+}

@@ -26,8 +26,17 @@ struct WriterCommand: ParsableCommand {
     var pragmas: [String] = []
     @Flag(name: .customLong("hold-open"), help: "After the last commit, keep the connection until stdin ends.")
     var holdOpen = false
+    @Option(
+        name: .customLong("observer-table"),
+        help: ArgumentHelp(
+            "Insert into this table's (grp, value, note) with GRDB's defaults (no busy timeout), go on after a "
+                + "failed commit, and print a JSON summary: failures and each commit's time."))
+    var observerTable: String?
 
     func run() throws {
+        if let observerTable {
+            return try runObserved(table: observerTable)
+        }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -48,5 +57,30 @@ struct WriterCommand: ParsableCommand {
             while readLine() != nil {}
         }
         try queue.close()
+    }
+
+    /// The observer-effect writer: GRDB's defaults, failures counted.
+    private func runObserved(table: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        for pragma in pragmas {
+            try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA \(pragma)") }
+        }
+        var failed = 0
+        var latencies: [Int64] = []
+        for index in 0..<count {
+            if index > 0 && intervalMicroseconds > 0 { usleep(UInt32(intervalMicroseconds)) }
+            let started = Monotonic.now()
+            do {
+                try queue.write { db in
+                    try db.execute(
+                        sql: "INSERT INTO \(table)(grp, value, note) VALUES (?, ?, 'grdb')", arguments: [index % 100, 1_000_000_000 + index])
+                }
+                latencies.append(Monotonic.now() - started)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                failed += 1
+            }
+        }
+        try queue.close()
+        print("{\"failed\": \(failed), \"latencies\": [\(latencies.map(String.init).joined(separator: ","))]}")
     }
 }

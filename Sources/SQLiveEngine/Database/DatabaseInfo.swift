@@ -8,4 +8,8 @@ public struct DatabaseInfo: Hashable, Sendable {
     public var sqliteVersion: String
     /// The journal mode: `wal`, `delete`, `truncate`, `persist`, `memory` or `off`.
     public var journalMode: String
+    /// Why a database that was not asked to be read-only was opened
+    /// read-only (its file or its directory cannot be written), as the
+    /// sqlite3 shell opens such files; front ends say so in a line.
+    public var readonlyReason: String?
 }

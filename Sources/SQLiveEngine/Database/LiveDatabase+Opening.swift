@@ -22,8 +22,10 @@ extension LiveDatabase {
     }
 
     private static func openUnchecked(_ location: DatabaseLocation, options: Options) async throws -> LiveDatabase {
-        let readonly = options.readonly || location.uriRequestsReadOnly
+        var readonly = options.readonly || location.uriRequestsReadOnly
         try checkFile(of: location, readonly: readonly)
+        let readonlyReason = readonly ? nil : unwritableReason(location)
+        if readonlyReason != nil { readonly = true }
 
         let tracer = StatementTracer()
         var configuration = Configuration()
@@ -71,7 +73,8 @@ extension LiveDatabase {
             }
             let version = String(cString: sqlite3_libversion())
             let info = DatabaseInfo(
-                path: location.sqlitePath, readonly: readonly, sqliteVersion: version, journalMode: journalMode)
+                path: location.sqlitePath, readonly: readonly, sqliteVersion: version, journalMode: journalMode,
+                readonlyReason: readonlyReason)
             let database = try LiveDatabase(
                 location: location, info: info, writer: writer, configuration: configuration, tracer: tracer,
                 options: options)
@@ -86,6 +89,24 @@ extension LiveDatabase {
         } catch let error as DatabaseError {
             throw SQLiveError.describeOpening(error, location: location, readonly: readonly)
         }
+    }
+
+    /// Why an existing file can only be read here: the file, or the
+    /// directory SQLite creates its journal or `-wal` and `-shm` in, is not
+    /// writable by this process (an application's database in a directory
+    /// the user may only read). `nil` when both are, or the file is new.
+    static func unwritableReason(_ location: DatabaseLocation) -> String? {
+        guard let path = location.filePath, FileManager.default.fileExists(atPath: path) else { return nil }
+        if access(path, W_OK) != 0 { return "the file is not writable" }
+        let resolved = realpath(path, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? path
+        let directory = (resolved as NSString).deletingLastPathComponent
+        if access(directory.isEmpty ? "." : directory, W_OK) != 0 {
+            return "its directory is not writable"
+        }
+        return nil
     }
 
     /// Fails early, with a clear message, for paths SQLite would report poorly.

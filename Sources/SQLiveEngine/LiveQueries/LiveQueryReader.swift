@@ -42,8 +42,18 @@ final class LiveQueryReader: Sendable {
             var configuration = configuration
             configuration.readonly = true
             configuration.label = "sqlive.live"
-            // Lock-free in rollback-journal modes (ObserverVFS).
-            committed = try DatabaseQueue(path: path, configuration: configuration)
+            // Lock-free in rollback-journal modes (ObserverVFS). Opening
+            // reads the schema: a writer may overtake that read too.
+            var attempt = 0
+            while true {
+                attempt += 1
+                do {
+                    committed = try DatabaseQueue(path: path, configuration: configuration)
+                    break
+                } catch where ObserverVFS.mayBeOvertaken(error) && attempt < ObserverVFS.maximumAttempts {
+                    usleep(1000)
+                }
+            }
         } else {
             committed = nil
         }

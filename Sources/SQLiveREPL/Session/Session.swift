@@ -102,6 +102,10 @@ final class Session {
         let database = try Blocking.run {
             try await LiveDatabase.open(location, options: LiveDatabase.Options(readonly: readonly))
         }
+        if let reason = database.info.readonlyReason {
+            // As the sqlite3 shell opens it, and said in a line.
+            sink.writeError("sqlive: \(database.info.path) is opened read-only: \(reason)\n")
+        }
         closeDatabase()
         self.database = database
         signals.setDatabase(database)

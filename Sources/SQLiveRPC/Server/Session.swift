@@ -102,6 +102,9 @@ actor Session {
         } catch {
             throw ResponseError(error)
         }
+        if let reason = opened.info.readonlyReason {
+            ServerLog.warning("\(path) is opened read-only: \(reason)")
+        }
         let dropped = await close()
         if !dropped.isEmpty {
             ServerLog.warning("opening \(path) dropped the live queries \(dropped.joined(separator: ", "))")

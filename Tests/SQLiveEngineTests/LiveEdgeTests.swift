@@ -71,3 +71,50 @@ struct LiveEdgeTests {
         await database.close()
     }
 }
+
+@Suite("A database file replaced on disk", .timeLimit(.minutes(2)))
+struct ReplacedFileTests {
+    @Test("Live queries follow the path: they read the new file, keep their names, and see its writers", arguments: JournalMode.allCases)
+    func followsThePath(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(
+            in: directory, mode: mode, "CREATE TABLE t(id INTEGER PRIMARY KEY, v); INSERT INTO t VALUES (1, 10);")
+        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "sum", LiveQueryDefinition(sql: "SELECT sum(v) FROM t"))
+        _ = try await database.registerLiveQuery(name: "rows", LiveQueryDefinition(sql: "SELECT * FROM t"))
+        try await database.pauseLiveQuery(name: "rows")
+
+        // A new copy, made aside and renamed over the file (`.backup`, then `mv`).
+        let copy = directory.path("copy.sqlite")
+        try await SQLite3CLI.run(path, ".backup '\(copy)'")
+        try await SQLite3CLI.run(copy, "UPDATE t SET v = 500; INSERT INTO t VALUES (2, 1);")
+        guard rename(copy, path) == 0 else { throw WriterFailed(description: "rename failed") }
+
+        try await recorder.waitForRows("sum") { $0 == [[.integer(501)]] }
+        let events = recorder.all
+        #expect(
+            events.contains {
+                if case .databaseFileChanged(let change) = $0 {
+                    return change.reason == .replaced && change.message.contains("now read the new one")
+                }
+                return false
+            })
+        #expect(recorder.changes("sum").last?.version == 2)
+        let names = await database.liveQueries().map(\.name)
+        #expect(names == ["rows", "sum"])
+        #expect(await database.liveQueries().first { $0.name == "rows" }?.paused == true)
+
+        // Another process writes the new file: seen.
+        try await SQLite3CLI.run(path, "UPDATE t SET v = v + 1 WHERE id = 2;")
+        try await recorder.waitForRows("sum") { $0 == [[.integer(502)]] }
+        // The session writes the new file too.
+        _ = try await database.execute("UPDATE t SET v = v + 1 WHERE id = 2")
+        try await recorder.waitForRows("sum") { $0 == [[.integer(503)]] }
+        #expect(try await SQLite3CLI.run(path, "SELECT sum(v) FROM t;") == "503\n")
+        // The paused query reads the new file when resumed.
+        try await database.resumeLiveQuery(name: "rows")
+        try await recorder.waitForRows("rows") { $0.count == 2 }
+        await database.close()
+    }
+}

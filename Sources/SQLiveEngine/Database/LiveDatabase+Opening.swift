@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import SQLiveLocks
 
 extension LiveDatabase {
     /// Opens a database.
@@ -22,12 +23,30 @@ extension LiveDatabase {
     }
 
     private static func openUnchecked(_ location: DatabaseLocation, options: Options) async throws -> LiveDatabase {
+        let tracer = StatementTracer()
+        let events = Broadcaster<LiveQueryEvent>()
+        // The watcher may report the file replaced before the database
+        // exists; the relay hands it over once it does.
+        let relay = Locked<LiveDatabase.Weak?>(nil)
+        let core = try await openCore(location, options: options, tracer: tracer, events: events) { change in
+            relay.withLock { $0?.database }?.fileWasReplaced(change)
+        }
+        let database = LiveDatabase(location: location, tracer: tracer, options: options, events: events, core: core)
+        relay.withLock { $0 = LiveDatabase.Weak(database: database) }
+        return database
+    }
+
+    /// Opens the file at `location` for a database: the session's
+    /// connection, then the live-query machinery over it, started.
+    static func openCore(
+        _ location: DatabaseLocation, options: Options, tracer: StatementTracer, events: Broadcaster<LiveQueryEvent>,
+        fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void
+    ) async throws -> Core {
         var readonly = options.readonly || location.uriRequestsReadOnly
         try checkFile(of: location, readonly: readonly)
         let readonlyReason = readonly ? nil : unwritableReason(location)
         if readonlyReason != nil { readonly = true }
 
-        let tracer = StatementTracer()
         var configuration = Configuration()
         configuration.label = "sqlive"
         configuration.readonly = readonly
@@ -75,17 +94,18 @@ extension LiveDatabase {
             let info = DatabaseInfo(
                 path: location.sqlitePath, readonly: readonly, sqliteVersion: version, journalMode: journalMode,
                 readonlyReason: readonlyReason)
-            let database = try LiveDatabase(
-                location: location, info: info, writer: writer, configuration: configuration, tracer: tracer,
-                options: options)
+            let live = try LiveQueryCenter(
+                session: writer, location: location, configuration: configuration, tracer: tracer,
+                options: options.liveQueries, events: events, fileWasReplaced: fileWasReplaced)
+            let core = Core(info: info, writer: writer, live: live)
             do {
-                try await database.live.start()
+                try await live.start()
             } catch {
                 // Leak nothing: stop what started, close the connections.
-                await database.close()
+                await shut(core)
                 throw error
             }
-            return database
+            return core
         } catch let error as DatabaseError {
             throw SQLiveError.describeOpening(error, location: location, readonly: readonly)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SQLiveLocks
 
 /// An open SQLite database, with its live queries.
 ///
@@ -39,26 +40,54 @@ public final class LiveDatabase: Sendable {
 
     /// Where the database lives.
     public let location: DatabaseLocation
-    /// The facts reported when the database was opened.
-    public let info: DatabaseInfo
+    /// The facts reported when the database was opened (or when the file
+    /// it follows was replaced).
+    public var info: DatabaseInfo { state.withLock { $0.core.info } }
     /// The session's connection, where user statements run: GRDB's writer,
     /// a `DatabasePool` for WAL databases, a `DatabaseQueue` otherwise.
-    package let writer: any DatabaseWriter
+    package var writer: any DatabaseWriter { state.withLock { $0.core.writer } }
     let tracer: StatementTracer
     /// The live-query machinery: registry, change monitors, scheduler.
-    let live: LiveQueryCenter
+    var live: LiveQueryCenter { state.withLock { $0.core.live } }
+    /// Every live-query event, whichever center yields it: subscribers keep
+    /// their stream when the file is replaced and followed.
+    let events: Broadcaster<LiveQueryEvent>
+    let options: Options
+
+    /// What one opened file gives: its facts, the session's connection and
+    /// the live-query machinery over it.
+    struct Core: Sendable {
+        var info: DatabaseInfo
+        var writer: any DatabaseWriter
+        var live: LiveQueryCenter
+    }
+
+    // Mutable State: guarded by the mutex. `core` is replaced, whole, when
+    // the file at `location` is replaced and followed; `following` is the
+    // task that does it (at most one), awaited by `close`; `closed` stops
+    // new ones.
+    private struct State {
+        var core: Core
+        var following: Task<Void, Never>?
+        var closed = false
+    }
+    private let state: Locked<State>
 
     init(
-        location: DatabaseLocation, info: DatabaseInfo, writer: any DatabaseWriter, configuration: Configuration,
-        tracer: StatementTracer, options: Options
-    ) throws {
+        location: DatabaseLocation, tracer: StatementTracer, options: Options, events: Broadcaster<LiveQueryEvent>,
+        core: Core
+    ) {
         self.location = location
-        self.info = info
-        self.writer = writer
         self.tracer = tracer
-        self.live = try LiveQueryCenter(
-            session: writer, location: location, configuration: configuration, tracer: tracer,
-            options: options.liveQueries)
+        self.options = options
+        self.events = events
+        state = Locked(State(core: core))
+    }
+
+    /// A database, not kept alive (the watcher's word that the file was
+    /// replaced reaches it through one).
+    struct Weak: Sendable {
+        weak var database: LiveDatabase?
     }
 
     /// Interrupts every statement the session is running.
@@ -90,17 +119,86 @@ public final class LiveDatabase: Sendable {
 
     /// Stops observing, drops every live query, and closes the connections.
     public func close() async {
-        await live.shutdown()
+        let following = state.withLock { state in
+            state.closed = true
+            return state.following
+        }
+        await following?.value
+        let core = state.withLock { $0.core }
+        await Self.shut(core)
         tracer.finish()
+        events.finish()
+    }
+
+    /// Stops a core's live queries and closes its session's connection.
+    static func shut(_ core: Core) async {
+        await core.live.shutdown()
         do {
-            if let pool = writer as? DatabasePool {
+            if let pool = core.writer as? DatabasePool {
                 try pool.close()
-            } else if let queue = writer as? DatabaseQueue {
+            } else if let queue = core.writer as? DatabaseQueue {
                 try queue.close()
             }
         } catch {
             // A connection still in use by a statement closes when it ends.
-            Log.engine.warning("closing \(location): \(error)")
+            Log.engine.warning("closing \(core.info.path): \(error)")
         }
+    }
+
+    // MARK: - Following a replaced file
+
+    /// Called by the watcher's run loop when the file at `location` was
+    /// replaced by another (an editor's save, `.backup` then `mv`, a
+    /// migration that rebuilds the file): follows it in a task of its own.
+    func fileWasReplaced(_ change: DatabaseFileChange) {
+        state.withLock { state in
+            guard !state.closed, state.following == nil else { return }
+            state.following = Task { [weak self] in
+                await self?.follow(change)
+                self?.state.withLock { $0.following = nil }
+            }
+        }
+    }
+
+    /// Opens the new file at the same path, moves every live query there
+    /// (names, versions, paused or not, last deliveries), and closes the old
+    /// file's connections. The queries are then read on the new file, and
+    /// each delivers what differs, at its next version. When the new file
+    /// cannot be opened, everything stays on the old one, and the event
+    /// says so.
+    func follow(_ change: DatabaseFileChange) async {
+        let old = state.withLock { $0.core }
+        let path = change.path
+        let new: Core
+        do {
+            new = try await Self.openCore(location, options: options, tracer: tracer, events: events) {
+                [weak self] change in self?.fileWasReplaced(change)
+            }
+        } catch {
+            events.yield(
+                .databaseFileChanged(
+                    DatabaseFileChange(
+                        path: path, reason: .replaced,
+                        message: "\(path) was replaced by a file sqlive cannot open (\(error)); "
+                            + "the live queries go on reading the file it replaced")))
+            return
+        }
+        let moving = await old.live.scheduler.moving
+        let adopted = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.core = new
+            return true
+        }
+        guard adopted else {
+            await Self.shut(new)
+            return
+        }
+        events.yield(
+            .databaseFileChanged(
+                DatabaseFileChange(
+                    path: path, reason: .replaced,
+                    message: "\(path) was replaced by another file: the live queries now read the new one")))
+        await new.live.scheduler.adopt(moving)
+        await Self.shut(old)
     }
 }

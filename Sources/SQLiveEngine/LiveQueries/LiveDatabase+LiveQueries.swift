@@ -78,7 +78,7 @@ extension LiveDatabase {
     /// Subscribe before registering to see every event; the stream ends
     /// when the database is closed.
     public func liveQueryEvents() -> AsyncStream<LiveQueryEvent> {
-        live.events.subscribe { event in !(event.name.map(Self.isInternal) ?? false) }
+        events.subscribe { event in !(event.name.map(Self.isInternal) ?? false) }
     }
 
     /// A stream that yields each time the schema may have changed, whoever
@@ -92,9 +92,8 @@ extension LiveDatabase {
     /// worth reading again.
     public func schemaChanges() async throws(SQLiveError) -> AsyncStream<Void> {
         let name = "\u{0}schema.\(UUID().uuidString)"
-        let events = live.events.subscribe { $0.name == name }
-        let scheduler = live.scheduler
-        _ = try await scheduler.register(
+        let events = events.subscribe { $0.name == name }
+        _ = try await live.scheduler.register(
             name: name,
             definition: LiveQueryDefinition(sql: "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY 1, 2"))
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -104,8 +103,11 @@ extension LiveDatabase {
             for await _ in events { continuation.yield() }
             continuation.finish()
         }
-        continuation.onTermination = { _ in
+        // The scheduler of the moment: the query moves with the file when
+        // it is replaced.
+        continuation.onTermination = { [weak self] _ in
             forwarder.cancel()
+            guard let scheduler = self?.live.scheduler else { return }
             Task { try? await scheduler.unregister(name: name) }
         }
         return stream

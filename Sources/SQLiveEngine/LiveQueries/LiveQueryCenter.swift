@@ -22,7 +22,11 @@ import SQLiveLocks
 /// streams; every child then ends, and `shutdown` waits for the run task.
 final class LiveQueryCenter: Sendable {
     let scheduler: RefreshScheduler<ContinuousClock>
-    let events = Broadcaster<LiveQueryEvent>()
+    /// Where events go: the database's own broadcaster, which outlives a
+    /// center replaced when the file was (`LiveDatabase.follow`).
+    let events: Broadcaster<LiveQueryEvent>
+    /// Called when the watched file was replaced by another one at its path.
+    private let fileWasReplaced: @Sendable (DatabaseFileChange) -> Void
     let reader: LiveQueryReader
     let interest = Interest()
     private let recorder: ChangeRecorder
@@ -47,8 +51,11 @@ final class LiveQueryCenter: Sendable {
 
     init(
         session: any DatabaseWriter, location: DatabaseLocation, configuration: Configuration, tracer: StatementTracer,
-        options: LiveQueryOptions
+        options: LiveQueryOptions, events: Broadcaster<LiveQueryEvent> = Broadcaster(),
+        fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void = { _ in }
     ) throws {
+        self.events = events
+        self.fileWasReplaced = fileWasReplaced
         self.session = session
         self.location = location
         self.options = options
@@ -81,10 +88,10 @@ final class LiveQueryCenter: Sendable {
             let watcher = try makeWatcher(path: path, schema: "main")
             state.withLock { $0.watcher = watcher }
         }
-        let run = Task { [scheduler, signals, findings, signalContinuation] in
+        let run = Task { [scheduler, signals, findings, signalContinuation, fileWasReplaced] in
             await Self.run(
                 scheduler: scheduler, signals: signals, findings: findings, emit: { signalContinuation.yield($0) },
-                resolver: resolver)
+                resolver: resolver, fileWasReplaced: fileWasReplaced)
         }
         state.withLock { $0.run = run }
     }
@@ -156,7 +163,7 @@ final class LiveQueryCenter: Sendable {
     private static func run(
         scheduler: RefreshScheduler<ContinuousClock>, signals: AsyncStream<ChangeSignal>,
         findings: AsyncStream<ExternalChangeWatcher.Finding>, emit: @escaping @Sendable (ChangeSignal) -> Void,
-        resolver: ExternalCommitResolver
+        resolver: ExternalCommitResolver, fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void
     ) async {
         await withDiscardingTaskGroup { group in
             group.addTask {
@@ -185,6 +192,10 @@ final class LiveQueryCenter: Sendable {
                     emit(.external(tables))
                 case .commit(mayBeLocal: true, let schema, let tables):
                     resolver.resolve(schema, tables: tables, in: &group, emit: emit)
+                case .fileChanged(let change) where change.reason == .replaced:
+                    // The owner follows the path: it opens the new file and
+                    // moves the live queries there, then says so.
+                    fileWasReplaced(change)
                 case .fileChanged(let change):
                     emit(.fileChanged(change))
                 case .damage(let failure, let schema, let path):
@@ -258,7 +269,6 @@ final class LiveQueryCenter: Sendable {
         signalContinuation.finish()
         await scheduler.shutdown()
         await run?.value
-        events.finish()
         let recorder = recorder
         do {
             try await session.writeWithoutTransaction { db in recorder.uninstall(db) }

@@ -83,6 +83,41 @@ struct LiveQueryRegistry {
         evaluations[definition]?.members.insert(name)
     }
 
+    /// A live query as it leaves one registry for another (the database
+    /// file was replaced: `LiveDatabase.follow`).
+    struct Moved: Sendable {
+        var name: String
+        var definition: LiveQueryDefinition
+        var home: LiveQueryReader.Home
+        var version: Int
+        var paused: Bool
+        var delivered: LiveQueryResult
+        var deliveredError: SQLiveError?
+    }
+
+    /// The live queries, to move to another registry.
+    var moving: [Moved] {
+        queries.map { name, query in
+            Moved(
+                name: name, definition: query.definition, home: evaluations[query.definition]?.home ?? .committed,
+                version: query.version, paused: query.paused, delivered: query.delivered,
+                deliveredError: query.deliveredError)
+        }
+    }
+
+    /// Takes in a live query from another registry, with its version and
+    /// last delivery, not read yet (its region is the full database until
+    /// its first refresh, which delivers what differs).
+    mutating func adopt(_ moved: Moved) {
+        var evaluation = evaluations[moved.definition] ?? Evaluation(definition: moved.definition, home: moved.home)
+        evaluation.members.insert(moved.name)
+        evaluations[moved.definition] = evaluation
+        var query = Query(definition: moved.definition, version: moved.version, delivered: moved.delivered)
+        query.paused = moved.paused
+        query.deliveredError = moved.deliveredError
+        queries[moved.name] = query
+    }
+
     /// Redefines a live query in place; returns its new version.
     mutating func redefine(_ name: String, as definition: LiveQueryDefinition, delivered: LiveQueryResult) -> Int? {
         guard var query = queries[name] else { return nil }

@@ -147,6 +147,25 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         registry.list()
     }
 
+    /// The live queries, as they leave for another scheduler.
+    var moving: [LiveQueryRegistry.Moved] {
+        registry.moving
+    }
+
+    /// Takes in live queries from another scheduler (the file was replaced)
+    /// and refreshes them all: each delivers, at its next version, what
+    /// differs from its last delivery.
+    func adopt(_ queries: [LiveQueryRegistry.Moved]) {
+        guard !isShutDown, !queries.isEmpty else { return }
+        for query in queries where registry.queries[query.name] == nil {
+            registry.adopt(query)
+        }
+        interest.widen(with: .fullDatabase)
+        interest.markStale()
+        publishQueryCount()
+        handle(.fileWritten)
+    }
+
     /// The change counts of the evaluations waiting for a refresh (for tests).
     var pendingEvents: [Int] {
         machine.pending.values.map(\.events)

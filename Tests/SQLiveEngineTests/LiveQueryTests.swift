@@ -323,7 +323,12 @@ struct LiveQueryTests {
         try await recorder.wait("file event") { events in
             events.contains { if case .databaseFileChanged = $0 { return true } else { return false } }
         }
-        #expect(recorder.all.contains(.databaseFileChanged(DatabaseFileChange(path: path, reason: .replaced))))
+        // Followed: the message says the live queries read the new file.
+        let message = "\(path) was replaced by another file: the live queries now read the new one"
+        #expect(
+            recorder.all.contains(
+                .databaseFileChanged(DatabaseFileChange(path: path, reason: .replaced, message: message))))
+        try await recorder.waitForRows("n") { $0 == [[.integer(0)]] }
         await database.close()
     }
 

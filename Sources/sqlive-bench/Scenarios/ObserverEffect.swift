@@ -124,6 +124,7 @@ enum ObserverEffect: Scenario {
     ) async throws -> (Outcome, Int) {
         var database: LiveDatabase?
         var poller: Task<Void, Never>?
+        var pollerQueue: DatabaseQueue?
         let updates = Locked(0)
         let latest = Locked<[[SQLValue]]?>(nil)
         var events: Task<Void, Never>?
@@ -131,6 +132,7 @@ enum ObserverEffect: Scenario {
         case .none: break
         case .poller:
             let queue = try DatabaseQueue(path: path)
+            pollerQueue = queue
             poller = Task {
                 while !Task.isCancelled {
                     _ = try? await queue.read { db in try Row.fetchAll(db, sql: query) }
@@ -152,7 +154,11 @@ enum ObserverEffect: Scenario {
             database = live
         }
         let outcome = try await onThread { try runWriter(writer, path: path, commits: commits, pragmas: pragmas) }
+        // Closed before the next case copies a file to the same path: the
+        // last connection to a WAL file deletes `-wal` and `-shm` by path.
         poller?.cancel()
+        await poller?.value
+        try pollerQueue?.close()
         if let database {
             // The last commit reaches the live query (the scenario's check).
             let expected = try await database.execute(query)[0].rows

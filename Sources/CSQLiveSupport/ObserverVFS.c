@@ -91,6 +91,20 @@ typedef struct {
     Block *blocks;
     size_t stored;
     size_t budget; /* the most bytes of pages kept */
+    /* Which pages changed: generations are numbered; `changedAt[i]` is the
+       number of the generation in which page i+1 was last found different
+       from the previous generation's copy, or not known to be the same (no
+       copy in one of them). The schema cookie's change is kept apart. */
+    unsigned number;
+    unsigned *changedAt;
+    unsigned changedCount;
+    unsigned schemaChangedAt;
+    /* The pages read while recording (one statement's), without repeats. */
+    int recording;
+    unsigned *recorded;
+    unsigned recordedCount, recordedCapacity;
+    unsigned char *recordedBits;
+    unsigned recordedBitsCount;
     sqlive_observer_stats stats;
 } ObsFile;
 
@@ -255,6 +269,58 @@ static int keep_run(ObsFile *f, unsigned first, unsigned count) {
     return 0;
 }
 
+/* Page 1 without what every commit rewrites: the change counter, the
+ * database size, the freelist's first trunk and count (bytes 24-39), and
+ * the version-valid-for number and SQLite version (92-99). */
+static int same_first_page(const unsigned char *a, const unsigned char *b, unsigned size) {
+    return memcmp(a, b, 24) == 0 && memcmp(a + 40, b + 40, 52) == 0 && memcmp(a + 100, b + 100, size - 100) == 0;
+}
+
+/* Notes, for each page, whether the new generation's copy equals the old
+ * one's; a page without both copies counts as changed. */
+static void compare_generations(ObsFile *f, unsigned char **oldSlots, unsigned oldCount, unsigned oldSize) {
+    unsigned *changedAt = calloc(f->pageCount ? f->pageCount : 1, sizeof(unsigned));
+    if (changedAt == NULL) {
+        free(f->changedAt);
+        f->changedAt = NULL;
+        f->changedCount = 0;
+        f->schemaChangedAt = f->number;
+        return;
+    }
+    int comparable = oldSlots && oldSize == f->pageSize && f->pageSize > 0;
+    for (unsigned i = 0; i < f->pageCount; i++) {
+        unsigned char *now = f->slots ? f->slots[i] : NULL;
+        unsigned char *before = comparable && i < oldCount ? oldSlots[i] : NULL;
+        int same = now && before &&
+                   (i == 0 ? same_first_page(now, before, f->pageSize) : memcmp(now, before, f->pageSize) == 0);
+        changedAt[i] = same && f->changedAt && i < f->changedCount ? f->changedAt[i] : f->number;
+    }
+    unsigned char *first = f->slots ? f->slots[0] : NULL;
+    unsigned char *firstBefore = comparable && oldCount > 0 ? oldSlots[0] : NULL;
+    if (!first || !firstBefore || memcmp(first + 40, firstBefore + 40, 4) != 0) f->schemaChangedAt = f->number;
+    free(f->changedAt);
+    f->changedAt = changedAt;
+    f->changedCount = f->pageCount;
+}
+
+static void record_page(ObsFile *f, unsigned page) {
+    if (!f->recording) return;
+    if (page < f->recordedBitsCount && (f->recordedBits[page >> 3] & (1u << (page & 7)))) return;
+    if (f->recordedCount == f->recordedCapacity) {
+        unsigned capacity = f->recordedCapacity ? f->recordedCapacity * 2 : 64;
+        unsigned *grown = realloc(f->recorded, capacity * sizeof(unsigned));
+        if (grown == NULL) {
+            f->recording = 0; /* incomplete: the recording is dropped */
+            f->recordedCount = 0;
+            return;
+        }
+        f->recorded = grown;
+        f->recordedCapacity = capacity;
+    }
+    f->recorded[f->recordedCount++] = page;
+    if (page < f->recordedBitsCount) f->recordedBits[page >> 3] |= (unsigned char)(1u << (page & 7));
+}
+
 /* Starts a generation at the file's current state `st` (checked by the
  * caller), reading page 1 and the pages the last generation read. */
 static void start_generation(ObsFile *f, const struct stat *st, unsigned oldPageCount) {
@@ -279,7 +345,13 @@ static void start_generation(ObsFile *f, const struct stat *st, unsigned oldPage
     free(f->touched);
     f->touched = NULL;
     f->touchedBits = 0;
+    /* The last generation's copies, compared with the new ones below. */
+    unsigned char **oldSlots = f->generation ? f->slots : NULL;
+    Block *oldBlocks = f->generation ? f->blocks : NULL;
+    unsigned oldCount = f->generation ? f->pageCount : 0, oldSize = f->pageSize;
+    if (f->generation) f->slots = NULL, f->blocks = NULL;
     drop_pages(f);
+    f->number++;
     f->ctime = st->st_ctim;
     f->size = st->st_size;
     f->pageSize = 0;
@@ -322,6 +394,13 @@ static void start_generation(ObsFile *f, const struct stat *st, unsigned oldPage
             }
         }
     }
+    compare_generations(f, oldSlots, oldCount, oldSize);
+    while (oldBlocks) {
+        Block *next = oldBlocks->next;
+        free(oldBlocks);
+        oldBlocks = next;
+    }
+    free(oldSlots);
     f->generation = 1;
 }
 
@@ -394,6 +473,9 @@ static int obs_close(sqlite3_file *file) {
     drop_pages(f);
     free(f->touched);
     free(f->previous);
+    free(f->changedAt);
+    free(f->recorded);
+    free(f->recordedBits);
     return f->real->pMethods->xClose(f->real);
 }
 
@@ -408,12 +490,16 @@ static int obs_read(sqlite3_file *file, void *buffer, int amount, sqlite3_int64 
     if (whole) {
         page = (unsigned)(offset / f->pageSize);
         set_bit(f->touched, f->touchedBits, page);
+        record_page(f, page);
         if (page < f->pageCount && f->slots[page]) {
             memcpy(buffer, f->slots[page], (size_t)amount);
             f->stats.hits++;
             return SQLITE_OK;
         }
-    } else if (f->slots && f->slots[0] && offset >= 0 && offset + amount <= (sqlite3_int64)f->pageSize) {
+    } else if (f->recording && f->pageSize && offset >= 0 && offset < (sqlite3_int64)f->pageSize) {
+        record_page(f, 0);
+    }
+    if (!whole && f->slots && f->slots[0] && offset >= 0 && offset + amount <= (sqlite3_int64)f->pageSize) {
         memcpy(buffer, f->slots[0] + offset, (size_t)amount);
         return SQLITE_OK;
     }
@@ -512,8 +598,57 @@ static int obs_check_reserved(sqlite3_file *file, int *out) {
     return f->real->pMethods->xCheckReservedLock(f->real, out);
 }
 
+/* Recording and comparing pages (sqlive_observer_pages_request). */
+static int observer_pages(ObsFile *f, sqlive_observer_pages_request *request) {
+    int usable = f->kind == KIND_OBSERVER && !f->realLock && f->generation && !f->torn;
+    switch (request->op) {
+    case SQLIVE_PAGES_RECORD:
+        f->recording = 0;
+        f->recordedCount = 0;
+        if (!usable || f->lock < SQLITE_LOCK_SHARED) return SQLITE_NOTFOUND;
+        if (f->recordedBitsCount < f->pageCount) {
+            free(f->recordedBits);
+            f->recordedBits = calloc((f->pageCount + 7) / 8, 1);
+            f->recordedBitsCount = f->recordedBits ? f->pageCount : 0;
+        } else if (f->recordedBits) {
+            memset(f->recordedBits, 0, (f->recordedBitsCount + 7) / 8);
+        }
+        f->recording = 1;
+        request->generation = f->number;
+        return SQLITE_OK;
+    case SQLIVE_PAGES_RECORDED: {
+        int complete = f->recording && usable;
+        f->recording = 0;
+        if (!complete) return SQLITE_NOTFOUND;
+        request->pages = f->recorded;
+        request->count = f->recordedCount;
+        request->generation = f->number;
+        return SQLITE_OK;
+    }
+    case SQLIVE_PAGES_UNCHANGED: {
+        request->unchanged = 0;
+        request->generation = f->number;
+        if (!usable || f->lock < SQLITE_LOCK_SHARED || request->generationBefore == 0) return SQLITE_OK;
+        if (f->schemaChangedAt > request->generationBefore || f->changedAt == NULL) return SQLITE_OK;
+        if (f->changedCount == 0 || f->changedAt[0] > request->generationBefore) return SQLITE_OK;
+        for (unsigned i = 0; i < request->count; i++) {
+            unsigned page = request->pages[i];
+            if (page >= f->changedCount || f->changedAt[page] > request->generationBefore) return SQLITE_OK;
+        }
+        /* Unchanged: its pages are read ahead and compared next time too. */
+        for (unsigned i = 0; i < request->count; i++) set_bit(f->touched, f->touchedBits, request->pages[i]);
+        request->unchanged = 1;
+        return SQLITE_OK;
+    }
+    }
+    return SQLITE_NOTFOUND;
+}
+
 static int obs_file_control(sqlite3_file *file, int op, void *argument) {
     ObsFile *f = (ObsFile *)file;
+    if (op == SQLIVE_FCNTL_OBSERVER_PAGES) {
+        return observer_pages(f, argument);
+    }
     if (op == SQLIVE_FCNTL_OBSERVER_STATS) {
         sqlive_observer_stats *stats = argument;
         *stats = f->stats;
@@ -663,4 +798,8 @@ int sqlive_observer_enabled(void) { return observer_enabled; }
 int sqlive_observer_stats_of(sqlite3 *db, const char *schema, sqlive_observer_stats *out) {
     memset(out, 0, sizeof *out);
     return sqlite3_file_control(db, schema, SQLIVE_FCNTL_OBSERVER_STATS, out);
+}
+
+int sqlive_observer_pages(sqlite3 *db, sqlive_observer_pages_request *request) {
+    return sqlite3_file_control(db, "main", SQLIVE_FCNTL_OBSERVER_PAGES, request);
 }

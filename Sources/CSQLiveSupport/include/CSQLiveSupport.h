@@ -98,6 +98,38 @@ typedef struct {
 /// (and zeros) when the file was not opened through sqlive's VFSes.
 int sqlive_observer_stats_of(sqlite3 *db, const char *schema, sqlive_observer_stats *out);
 
+/// What `sqlive_observer_pages` does.
+typedef enum {
+    /// Starts recording the pages read (call between statements, inside a
+    /// read transaction): `generation` is set.
+    SQLIVE_PAGES_RECORD = 1,
+    /// Ends the recording: `pages` (0-based page indexes, valid until the
+    /// next call) and `count`, read in generation `generation`.
+    SQLIVE_PAGES_RECORDED = 2,
+    /// Inside a read transaction that has begun: `unchanged` is 1 when page
+    /// 1 (less what every commit rewrites) and every page of `pages` are
+    /// byte for byte what they were in generation `generationBefore`, and
+    /// the schema cookie too; `generation` is the current one.
+    SQLIVE_PAGES_UNCHANGED = 3,
+} sqlive_observer_pages_op;
+
+typedef struct {
+    sqlive_observer_pages_op op;
+    const unsigned *pages;
+    unsigned count;
+    unsigned generation;
+    unsigned generationBefore;
+    int unchanged;
+} sqlive_observer_pages_request;
+
+#define SQLIVE_FCNTL_OBSERVER_PAGES 0x53510002
+
+/// Records and compares the pages statements read on an observer
+/// connection's main file (rollback-journal modes only): returns
+/// `SQLITE_OK`, or `SQLITE_NOTFOUND` where it cannot (not observed, a WAL
+/// file, a read overtaken, a recording incomplete).
+int sqlive_observer_pages(sqlite3 *db, sqlive_observer_pages_request *request);
+
 /// The most bytes of pages an observed file keeps (64 MiB by default; a
 /// file opened with the URI parameter `sqlive_budget=BYTES` has its own).
 void sqlive_observer_set_budget(long long bytes);

@@ -96,6 +96,55 @@ enum ObserverVFS {
             torn: Int(s.torn), writerWaits: Int(s.writerWaits), tickWaits: Int(s.tickWaits))
     }
 
+    /// The pages a statement read on an observer connection, in one
+    /// generation of the file (rollback-journal modes): while they, page 1
+    /// (less what every commit rewrites) and the schema cookie stay byte for
+    /// byte the same, the statement reads the same bytes, so gives the same
+    /// result (`unchanged`).
+    struct PageDependency: Equatable, Sendable {
+        var generation: UInt32
+        var pages: [UInt32]
+    }
+
+    /// Takes the read transaction's lock (begins the file's generation) with
+    /// a statement that reads only page 1; call first in a read transaction
+    /// that records or compares pages.
+    static func beginGeneration(_ db: Database) throws {
+        _ = try Int.fetchOne(db, sql: "PRAGMA schema_version")
+    }
+
+    /// Runs `body` (one statement's reading), recording the pages it reads;
+    /// `nil` when they cannot be known (not an observer connection, WAL,
+    /// a read overtaken). SQLite's own page cache is emptied first, so
+    /// that every page the statement reads comes through the VFS.
+    static func recordingPages<T>(_ db: Database, _ body: () throws -> T) rethrows -> (T, PageDependency?) {
+        var request = sqlive_observer_pages_request()
+        request.op = SQLIVE_PAGES_RECORD
+        sqlite3_db_release_memory(db.sqliteConnection)
+        guard sqlive_observer_pages(db.sqliteConnection, &request) == SQLITE_OK else { return (try body(), nil) }
+        let value = try body()
+        request.op = SQLIVE_PAGES_RECORDED
+        guard sqlive_observer_pages(db.sqliteConnection, &request) == SQLITE_OK else { return (value, nil) }
+        let pages = (0..<Int(request.count)).map { UInt32(request.pages[$0]) }
+        return (value, PageDependency(generation: request.generation, pages: pages))
+    }
+
+    /// The dependency at the current generation when none of its pages
+    /// changed since it was recorded; `nil` otherwise (or when unknown).
+    /// Call inside a read transaction after `beginGeneration`.
+    static func unchanged(_ db: Database, _ dependency: PageDependency) -> PageDependency? {
+        var request = sqlive_observer_pages_request()
+        request.op = SQLIVE_PAGES_UNCHANGED
+        request.generationBefore = dependency.generation
+        let unchanged = dependency.pages.withUnsafeBufferPointer { pages in
+            request.pages = pages.baseAddress
+            request.count = UInt32(pages.count)
+            return sqlive_observer_pages(db.sqliteConnection, &request) == SQLITE_OK && request.unchanged == 1
+        }
+        guard unchanged else { return nil }
+        return PageDependency(generation: request.generation, pages: dependency.pages)
+    }
+
     /// Whether an error may come from a read a writer overtook
     /// (`SQLITE_IOERR_READ`), or from a journal SQLite took for hot in the
     /// instant a writer finished (`SQLITE_READONLY_ROLLBACK`): what

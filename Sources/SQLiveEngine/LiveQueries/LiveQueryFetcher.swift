@@ -14,6 +14,11 @@ enum LiveQueryFetcher {
         var tables: [String]?
         var elapsed: Duration
         var counters: StatementCounters
+        /// The pages it read, when known (observer connections in
+        /// rollback-journal modes).
+        var dependency: ObserverVFS.PageDependency?
+        /// Not read again: none of its pages changed (`result` is the last one).
+        var skipped = false
     }
 
     /// Checks that a definition can be a live query: one read-only statement that returns rows.
@@ -38,6 +43,21 @@ enum LiveQueryFetcher {
     ///
     /// - parameter knownRegion: the region the caller knows; the tables are
     ///   looked up only when the statement's region differs from it.
+    static func fetch(
+        _ definition: LiveQueryDefinition, _ db: Database, rowCap: Int, tracer: StatementTracer,
+        knownRegion: DatabaseRegion?, recordsPages: Bool
+    ) throws -> Fetched {
+        guard recordsPages else {
+            return try fetch(definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion)
+        }
+        var (fetched, dependency) = try ObserverVFS.recordingPages(db) {
+            try fetch(definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion)
+        }
+        fetched.dependency = dependency
+        return fetched
+    }
+
+    /// `fetch` without recording its pages.
     static func fetch(
         _ definition: LiveQueryDefinition, _ db: Database, rowCap: Int, tracer: StatementTracer,
         knownRegion: DatabaseRegion?

@@ -28,6 +28,9 @@ struct LiveQueryRegistry {
         var lastElapsed: Duration = .zero
         /// SQLite's counters for the last fetch.
         var lastCounters: StatementCounters?
+        /// The pages its last fetch read, when known: another process's
+        /// commit that changed none of them leaves its result as it was.
+        var dependency: ObserverVFS.PageDependency?
     }
 
     /// One named live query.
@@ -74,6 +77,7 @@ struct LiveQueryRegistry {
         evaluation.result = fetched.result
         evaluation.lastElapsed = fetched.elapsed
         evaluation.lastCounters = fetched.counters
+        evaluation.dependency = fetched.dependency
         evaluations[definition] = evaluation
     }
 
@@ -246,7 +250,12 @@ struct LiveQueryRegistry {
         guard var evaluation = evaluations[definition] else { return Reduced() }
         var reduced = Reduced()
         switch outcome {
+        case .success(let fetched) where fetched.skipped:
+            // Proven unchanged without reading it again: not a refresh.
+            evaluation.dependency = fetched.dependency
+            evaluations[definition] = evaluation
         case .success(let fetched):
+            evaluation.dependency = fetched.dependency
             if evaluation.region != fetched.region {
                 reduced.newRegion = fetched.region
             }
@@ -276,6 +285,7 @@ struct LiveQueryRegistry {
                 queries[name] = query
             }
         case .failure(let error):
+            evaluation.dependency = nil
             evaluation.error = error
             if !evaluation.region.isFullDatabase {
                 reduced.newRegion = .fullDatabase

@@ -206,7 +206,10 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             }
             let fetched = try await reader.read(home) { db in
                 try LiveQueryFetcher.validate(definition, db)
-                return try LiveQueryFetcher.fetch(definition, db, rowCap: rowCap, tracer: tracer, knownRegion: nil)
+                let recordsPages = try home == .committed && Self.readsMainOnly(db)
+                if recordsPages { try ObserverVFS.beginGeneration(db) }
+                return try LiveQueryFetcher.fetch(
+                    definition, db, rowCap: rowCap, tracer: tracer, knownRegion: nil, recordsPages: recordsPages)
             }
             registry.record(fetched, home: home, for: definition)
             return (fetched.result, fetched.tables ?? [])
@@ -309,7 +312,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             return []
         }
         let dropCache = cachesToDrop.remove(home) != nil
-        let work = definitions.map { ($0, registry.evaluations[$0]?.region) }
+        let work = definitions.map { ($0, registry.evaluations[$0]) }
         let (outcomes, continuation) = AsyncStream<(LiveQueryDefinition, Result<LiveQueryFetcher.Fetched, SQLiveError>)>
             .makeStream()
         let reader = reader
@@ -324,10 +327,27 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             do {
                 try await reader.read(home) { db in
                     if dropCache { sqlite3_db_release_memory(db.sqliteConnection) }
-                    for (definition, knownRegion) in work[handedOver.withLock { $0 }...] {
+                    // Rollback-journal modes: a query none of whose pages
+                    // another commit changed is not read again.
+                    let recordsPages = try home == .committed && Self.readsMainOnly(db)
+                    if recordsPages { try ObserverVFS.beginGeneration(db) }
+                    for (definition, evaluation) in work[handedOver.withLock { $0 }...] {
                         do {
+                            if recordsPages, !dropCache, let evaluation, let result = evaluation.result,
+                                evaluation.error == nil, let dependency = evaluation.dependency,
+                                let unchanged = ObserverVFS.unchanged(db, dependency)
+                            {
+                                let fetched = LiveQueryFetcher.Fetched(
+                                    result: result, region: evaluation.region, tables: nil, elapsed: .zero,
+                                    counters: evaluation.lastCounters ?? StatementCounters(), dependency: unchanged,
+                                    skipped: true)
+                                continuation.yield((definition, .success(fetched)))
+                                handedOver.withLock { $0 += 1 }
+                                continue
+                            }
                             let fetched = try LiveQueryFetcher.fetch(
-                                definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion)
+                                definition, db, rowCap: rowCap, tracer: tracer, knownRegion: evaluation?.region,
+                                recordsPages: recordsPages)
                             continuation.yield((definition, .success(fetched)))
                         } catch where ObserverVFS.mayBeOvertaken(error) {
                             throw error
@@ -370,6 +390,12 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             deliver(.failure(failure), for: definition, pending: batch[definition]!)
         }
         return retry
+    }
+
+    /// Whether the connection reads only its main database (no attached
+    /// file, whose pages a dependency on the main file's cannot cover).
+    static func readsMainOnly(_ db: Database) throws -> Bool {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM pragma_database_list") ?? 3 <= 2
     }
 
     /// Reduces one outcome and notifies its members of what changed.

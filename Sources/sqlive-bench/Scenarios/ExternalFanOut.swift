@@ -5,7 +5,8 @@ import SQLiveLocks
 /// 1,000 live queries over 100 tables; another process (the sqlite3
 /// shell, at its defaults) writes one table. With WAL precision only the
 /// 10 queries reading it refresh; without (what every external commit
-/// did before, and still does outside WAL mode) all 1,000 do.
+/// did before) all 1,000 do. In a rollback journal (DELETE), the queries
+/// whose pages the commit left byte for byte the same are not read again.
 enum ExternalFanOut: Scenario {
     static let name = "external-fan-out"
 
@@ -22,6 +23,7 @@ enum ExternalFanOut: Scenario {
         let commits = quick ? 10 : 200
         let precise = try await measure(directory, walPrecision: true, commits: commits)
         let everything = try await measure(directory, walPrecision: false, commits: commits)
+        let rollback = try await measure(directory, walPrecision: true, commits: commits, journalMode: "DELETE")
         var table = ResultTable(
             scenario: name,
             note:
@@ -31,6 +33,12 @@ enum ExternalFanOut: Scenario {
             "refreshes per external commit", precise.refreshesPerCommit, anchor: everything.refreshesPerCommit,
             "without WAL precision")
         table.add("refreshes per external commit", precise.refreshesPerCommit, anchor: 10, "ideal")
+        table.add(
+            "refreshes per external commit, DELETE journal (pages compared)", rollback.refreshesPerCommit,
+            anchor: everything.refreshesPerCommit, "refresh everything")
+        table.add(
+            "p50 latency, commit sent → last of 10 updates, DELETE journal (ms)", rollback.latency.percentile(50),
+            anchor: everything.latency.percentile(50), "WAL, without WAL precision")
         table.add(
             "p50 latency, commit sent → last of 10 updates (ms)", precise.latency.percentile(50),
             anchor: everything.latency.percentile(50), "without WAL precision")
@@ -55,13 +63,17 @@ enum ExternalFanOut: Scenario {
         return table
     }
 
-    static func measure(_ directory: URL, walPrecision: Bool, commits: Int) async throws -> Run {
+    static func measure(_ directory: URL, walPrecision: Bool, commits: Int, journalMode: String = "WAL") async throws
+        -> Run
+    {
         let tables = 100
         let perTable = 10
         let schema =
             (0..<tables).map { "CREATE TABLE t\($0)(id INTEGER PRIMARY KEY, v);" }.joined()
             + (0..<tables).map { "INSERT INTO t\($0)(v) VALUES (0);" }.joined()
-        let path = try makeDatabase(directory, "external-fanout-\(walPrecision).sqlite", schema)
+        let path = try makeDatabase(
+            directory, "external-fanout-\(walPrecision)-\(journalMode).sqlite", schema, journalMode: journalMode)
+        let wal = journalMode == "WAL"
         var options = LiveDatabase.Options()
         options.liveQueries.walPrecision = walPrecision
         let database = try await LiveDatabase.open(.file(path), options: options)
@@ -69,7 +81,7 @@ enum ExternalFanOut: Scenario {
         let arrivals = fanOut.arrivals
         // Let the page map be built before counting.
         try await waitUntil("the page map") {
-            !walPrecision || database.walPrecisionStatistics().mapBuilds > 0
+            !walPrecision || !wal || database.walPrecisionStatistics().mapBuilds > 0
         }
         guard let sqlite3 = ChildProcess.executable(named: "sqlite3") else {
             throw BenchmarkCheckFailed(description: "sqlite3 is not on PATH")
@@ -100,7 +112,7 @@ enum ExternalFanOut: Scenario {
         statistics.mapBuildNanoseconds = total.mapBuildNanoseconds
         // Bulk commits: 50,000 rows each into t42, over a hundred frames.
         let bulkBefore = database.walPrecisionStatistics()
-        for round in 1...(commits / 10) {
+        for round in 1...(commits / 10) where wal {
             let value = Int64(1_000_000 * round)
             input.fileHandleForWriting.write(
                 Data(

@@ -410,8 +410,16 @@ static int observer_begin(ObsFile *f) {
     /* Pages past this count, at the next generation, are new. */
     unsigned pageCountBefore = f->pageCount;
     for (int attempt = 0; attempt < 400; attempt++) {
+        /* In this order: the clock, the file's status, then the locks. A
+           write after the status was read changes the ctime (see
+           ctime_proves); a write before it by a writer still at EXCLUSIVE
+           is refused here; a write before it by a writer that let go
+           belongs to a finished transaction. (Asking for the locks first
+           left a hole: a spill between the two became the generation.) */
         struct timespec tick;
         clock_gettime(CLOCK_REALTIME_COARSE, &tick);
+        struct stat st;
+        if (fstat(f->fd, &st) != 0) return SQLITE_IOERR_LOCK;
         if (writer_active(f)) {
             /* Yield to the writer: look again every 100 µs for 2 ms, then
                let SQLite's busy handler wait (and give up at its timeout). */
@@ -422,8 +430,6 @@ static int observer_begin(ObsFile *f) {
             if (waited > 20) return SQLITE_BUSY;
             continue;
         }
-        struct stat st;
-        if (fstat(f->fd, &st) != 0) return SQLITE_IOERR_LOCK;
         unsigned char mode[2] = {0, 0};
         if (st.st_size >= 100 && pread(f->fd, mode, 2, 18) == 2 && mode[0] == 2 && mode[1] == 2) {
             /* WAL: readers never block writers; read with SQLite's locks. */

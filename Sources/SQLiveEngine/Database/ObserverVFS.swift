@@ -120,8 +120,9 @@ enum ObserverVFS {
     static func recordingPages<T>(_ db: Database, _ body: () throws -> T) rethrows -> (T, PageDependency?) {
         var request = sqlive_observer_pages_request()
         request.op = SQLIVE_PAGES_RECORD
-        sqlite3_db_release_memory(db.sqliteConnection)
         guard sqlive_observer_pages(db.sqliteConnection, &request) == SQLITE_OK else { return (try body(), nil) }
+        // Only where pages are recorded: a WAL reader keeps its cache.
+        sqlite3_db_release_memory(db.sqliteConnection)
         let value = try body()
         request.op = SQLIVE_PAGES_RECORDED
         guard sqlive_observer_pages(db.sqliteConnection, &request) == SQLITE_OK else { return (value, nil) }

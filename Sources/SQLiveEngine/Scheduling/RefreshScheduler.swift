@@ -395,7 +395,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// Whether the connection reads only its main database (no attached
     /// file, whose pages a dependency on the main file's cannot cover).
     static func readsMainOnly(_ db: Database) throws -> Bool {
-        try Int.fetchOne(db, sql: "SELECT count(*) FROM pragma_database_list") ?? 3 <= 2
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM pragma_database_list WHERE name NOT IN ('main', 'temp')") == 0
     }
 
     /// Reduces one outcome and notifies its members of what changed.

@@ -177,13 +177,8 @@ struct WALPrecisionLiveTests {
             WALPrecisionTests.richSchema.joined(separator: ";\n") + ";")
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
-        let tables = ["t0", "t1", "t2", "t3", "audit", "parent", "child", "logged", "keyed", "counters"]
-        var initial: [String: [[SQLValue]]] = [:]
-        for table in tables {
-            let snapshot = try await database.registerLiveQuery(
-                name: table, LiveQueryDefinition(sql: "SELECT * FROM \(table) ORDER BY 1"))
-            initial[table] = snapshot.result.rows
-        }
+        let tables = Self.richTables
+        let initial = try await Self.registerRichQueries(database)
         // The page map is built in the background after opening; until then commits refresh everything.
         let deadline = ContinuousClock.now + .seconds(30)
         while database.walPrecisionStatistics().mapBuilds == 0, ContinuousClock.now < deadline {
@@ -209,15 +204,7 @@ struct WALPrecisionLiveTests {
             return script
         }
         func expectFinalState() async throws {
-            for table in tables {
-                let truth = try await database.rows("SELECT * FROM \(table) ORDER BY 1")
-                let deadline = ContinuousClock.now + .seconds(30)
-                func latest() -> [[SQLValue]]? { recorder.changes(table).last?.result.rows ?? initial[table] }
-                while latest() != truth, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                #expect(latest() == truth, "\(table) does not show the final database")
-            }
+            try await Self.expectFinalState(database, recorder, initial, "")
         }
         try await SQLite3CLI.run(path, script(0..<150))
         try await expectFinalState()
@@ -241,13 +228,8 @@ struct WALPrecisionLiveTests {
             in: directory, mode: .delete, WALPrecisionTests.richSchema.joined(separator: ";\n") + ";")
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
-        let tables = ["t0", "t1", "t2", "t3", "audit", "parent", "child", "logged", "keyed", "counters"]
-        var initial: [String: [[SQLValue]]] = [:]
-        for table in tables {
-            let snapshot = try await database.registerLiveQuery(
-                name: table, LiveQueryDefinition(sql: "SELECT * FROM \(table) ORDER BY 1"))
-            initial[table] = snapshot.result.rows
-        }
+        let tables = Self.richTables
+        let initial = try await Self.registerRichQueries(database)
         var random = SeededRandom(seed: 7)
         for round in 0..<12 {
             // One table's rows at a time, so that most commits leave most
@@ -267,16 +249,36 @@ struct WALPrecisionLiveTests {
                 }
             }
             try await SQLite3CLI.run(path, script)
-            for table in tables {
-                let truth = try await database.rows("SELECT * FROM \(table) ORDER BY 1")
-                let deadline = ContinuousClock.now + .seconds(30)
-                func latest() -> [[SQLValue]]? { recorder.changes(table).last?.result.rows ?? initial[table] }
-                while latest() != truth, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                #expect(latest() == truth, "\(table) does not show the final database after round \(round)")
-            }
+            try await Self.expectFinalState(database, recorder, initial, " after round \(round)")
         }
         await database.close()
+    }
+
+    static let richTables = ["t0", "t1", "t2", "t3", "audit", "parent", "child", "logged", "keyed", "counters"]
+
+    /// One live query per table of the rich schema; their first rows.
+    static func registerRichQueries(_ database: LiveDatabase) async throws -> [String: [[SQLValue]]] {
+        var initial: [String: [[SQLValue]]] = [:]
+        for table in richTables {
+            let snapshot = try await database.registerLiveQuery(
+                name: table, LiveQueryDefinition(sql: "SELECT * FROM \(table) ORDER BY 1"))
+            initial[table] = snapshot.result.rows
+        }
+        return initial
+    }
+
+    /// Waits until every table's live query shows its final rows (or 30 s).
+    static func expectFinalState(
+        _ database: LiveDatabase, _ recorder: EventRecorder, _ initial: [String: [[SQLValue]]], _ when: String
+    ) async throws {
+        for table in richTables {
+            let truth = try await database.rows("SELECT * FROM \(table) ORDER BY 1")
+            let deadline = ContinuousClock.now + .seconds(30)
+            func latest() -> [[SQLValue]]? { recorder.changes(table).last?.result.rows ?? initial[table] }
+            while latest() != truth, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(latest() == truth, "\(table) does not show the final database\(when)")
+        }
     }
 }

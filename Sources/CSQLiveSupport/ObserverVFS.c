@@ -204,7 +204,9 @@ static int ctime_rule_of(int fd) {
     case 0x2FC12FC1UL: /* zfs */
         return CTIME_TICK;
     default:
-        return CTIME_COARSE;
+        /* Network and FUSE file systems may serve cached attributes and
+           pages: no proof holds there; such files keep SQLite's locks. */
+        return -1;
     }
 }
 
@@ -445,7 +447,10 @@ static int observer_begin(ObsFile *f) {
             f->stats.reuses++;
             return SQLITE_OK;
         }
-        if (!ctime_proves(f->ctimeRule, st.st_ctim, tick)) {
+        /* A ctime in whole seconds (ext4 with small inodes, say) is stamped
+           by the second: the coarse rule, whatever the file system. */
+        int rule = st.st_ctim.tv_nsec == 0 ? CTIME_COARSE : f->ctimeRule;
+        if (!ctime_proves(rule, st.st_ctim, tick)) {
             /* Written in this clock tick: a write later in it could keep
                the same stamp. Wait for the next tick. */
             f->stats.tickWaits++;
@@ -764,7 +769,7 @@ static int obs_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int 
     f->dev = st.st_dev;
     f->ino = st.st_ino;
     int readonly = out_flags ? (*out_flags & SQLITE_OPEN_READONLY) != 0 : (flags & SQLITE_OPEN_READONLY) != 0;
-    if (vfs == &observer_vfs && readonly && observer_enabled) {
+    if (vfs == &observer_vfs && readonly && observer_enabled && ctime_rule_of(fd) >= 0) {
         f->kind = KIND_OBSERVER;
         f->ctimeRule = ctime_rule_of(fd);
         /* `sqlive_budget=BYTES` in the URI: this file's own budget. */

@@ -118,3 +118,27 @@ struct ReplacedFileTests {
         await database.close()
     }
 }
+
+@Suite("Pages compared, members behind", .timeLimit(.minutes(1)))
+struct PagesComparedTests {
+    @Test("A paused query sharing an evaluation catches up when resumed, though no page changed since")
+    func pausedMemberCatchesUp() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(
+            in: directory, mode: .delete,
+            "CREATE TABLE t(id INTEGER PRIMARY KEY, v); INSERT INTO t VALUES (1, 10); CREATE TABLE u(x);")
+        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let recorder = EventRecorder(database)
+        let definition = LiveQueryDefinition(sql: "SELECT sum(v) FROM t")
+        _ = try await database.registerLiveQuery(name: "a", definition)
+        _ = try await database.registerLiveQuery(name: "b", definition)
+        try await database.pauseLiveQuery(name: "b")
+        try await SQLite3CLI.run(path, "UPDATE t SET v = 20;")
+        try await recorder.waitForRows("a") { $0 == [[.integer(20)]] }
+        // Another commit that leaves t's pages alone: a new generation.
+        try await SQLite3CLI.run(path, "INSERT INTO u VALUES (1);")
+        try await database.resumeLiveQuery(name: "b")
+        try await recorder.waitForRows("b", timeout: .seconds(15)) { $0 == [[.integer(20)]] }
+        await database.close()
+    }
+}

@@ -69,6 +69,8 @@ public final class LiveDatabase: Sendable {
     private struct State {
         var core: Core
         var following: Task<Void, Never>?
+        /// A replacement reported while a follow was under way: followed next.
+        var pending: DatabaseFileChange?
         var closed = false
     }
     private let state: Locked<State>
@@ -152,10 +154,22 @@ public final class LiveDatabase: Sendable {
     /// migration that rebuilds the file): follows it in a task of its own.
     func fileWasReplaced(_ change: DatabaseFileChange) {
         state.withLock { state in
-            guard !state.closed, state.following == nil else { return }
+            guard !state.closed else { return }
+            guard state.following == nil else {
+                // Replaced again while following: follow once more after.
+                state.pending = change
+                return
+            }
             state.following = Task { [weak self] in
-                await self?.follow(change)
-                self?.state.withLock { $0.following = nil }
+                var next: DatabaseFileChange? = change
+                while let change = next {
+                    await self?.follow(change)
+                    next = self?.state.withLock { state in
+                        defer { state.pending = nil }
+                        if state.pending == nil || state.closed { state.following = nil }
+                        return state.closed ? nil : state.pending
+                    }
+                }
             }
         }
     }
@@ -183,7 +197,10 @@ public final class LiveDatabase: Sendable {
                             + "the live queries go on reading the file it replaced")))
             return
         }
-        let moving = await old.live.scheduler.moving
+        // The old scheduler stops taking changes as it hands its queries
+        // over; the new one has them all before anyone can reach it.
+        let moving = await old.live.scheduler.handOver()
+        await new.live.scheduler.adopt(moving)
         let adopted = state.withLock { state -> Bool in
             guard !state.closed else { return false }
             state.core = new
@@ -198,7 +215,6 @@ public final class LiveDatabase: Sendable {
                 DatabaseFileChange(
                     path: path, reason: .replaced,
                     message: "\(path) was replaced by another file: the live queries now read the new one")))
-        await new.live.scheduler.adopt(moving)
         await Self.shut(old)
     }
 }

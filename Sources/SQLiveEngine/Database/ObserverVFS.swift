@@ -123,10 +123,20 @@ enum ObserverVFS {
         guard sqlive_observer_pages(db.sqliteConnection, &request) == SQLITE_OK else { return (try body(), nil) }
         // Only where pages are recorded: a WAL reader keeps its cache.
         sqlite3_db_release_memory(db.sqliteConnection)
-        let value = try body()
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            request.op = SQLIVE_PAGES_RECORDED  // ends the recording
+            _ = sqlive_observer_pages(db.sqliteConnection, &request)
+            throw error
+        }
         request.op = SQLIVE_PAGES_RECORDED
         guard sqlive_observer_pages(db.sqliteConnection, &request) == SQLITE_OK else { return (value, nil) }
         let pages = (0..<Int(request.count)).map { UInt32(request.pages[$0]) }
+        // A statement that read no page but the first (`PRAGMA page_count`,
+        // `freelist_count`) reads what the comparison leaves out: never skipped.
+        guard pages.contains(where: { $0 != 0 }) else { return (value, nil) }
         return (value, PageDependency(generation: request.generation, pages: pages))
     }
 

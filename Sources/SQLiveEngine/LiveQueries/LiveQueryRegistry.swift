@@ -109,6 +109,18 @@ struct LiveQueryRegistry {
         }
     }
 
+    /// Whether every active member of an evaluation was delivered its
+    /// current result (none is behind: paused while it moved on, say), so a
+    /// refresh proven unchanged owes nobody anything.
+    func membersAreCurrent(_ definition: LiveQueryDefinition) -> Bool {
+        guard let evaluation = evaluations[definition], let result = evaluation.result, evaluation.error == nil
+        else { return false }
+        return evaluation.members.allSatisfy { name in
+            guard let query = queries[name] else { return true }
+            return query.paused || (query.delivered == result && query.deliveredError == nil)
+        }
+    }
+
     /// Takes in a live query from another registry, with its version and
     /// last delivery, not read yet (its region is the full database until
     /// its first refresh, which delivers what differs).

@@ -147,9 +147,13 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         registry.list()
     }
 
-    /// The live queries, as they leave for another scheduler.
-    var moving: [LiveQueryRegistry.Moved] {
-        registry.moving
+    /// Hands the live queries over to another scheduler: this one takes no
+    /// more registrations or changes (they fail as closed, never lost) and
+    /// delivers nothing more.
+    func handOver() -> [LiveQueryRegistry.Moved] {
+        let moving = registry.moving
+        shutdown()
+        return moving
     }
 
     /// Takes in live queries from another scheduler (the file was replaced)
@@ -312,7 +316,10 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             return []
         }
         let dropCache = cachesToDrop.remove(home) != nil
-        let work = definitions.map { ($0, registry.evaluations[$0]) }
+        // An evaluation may be skipped only when no member is behind it.
+        let work = definitions.map {
+            ($0, registry.evaluations[$0], registry.membersAreCurrent($0))
+        }
         let (outcomes, continuation) = AsyncStream<(LiveQueryDefinition, Result<LiveQueryFetcher.Fetched, SQLiveError>)>
             .makeStream()
         let reader = reader
@@ -331,9 +338,9 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
                     // another commit changed is not read again.
                     let recordsPages = try home == .committed && Self.readsMainOnly(db)
                     if recordsPages { try ObserverVFS.beginGeneration(db) }
-                    for (definition, evaluation) in work[handedOver.withLock { $0 }...] {
+                    for (definition, evaluation, current) in work[handedOver.withLock { $0 }...] {
                         do {
-                            if recordsPages, !dropCache, let evaluation, let result = evaluation.result,
+                            if recordsPages, !dropCache, current, let evaluation, let result = evaluation.result,
                                 evaluation.error == nil, let dependency = evaluation.dependency,
                                 let unchanged = ObserverVFS.unchanged(db, dependency)
                             {

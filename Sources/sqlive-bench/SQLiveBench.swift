@@ -16,7 +16,8 @@ struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "run", abstract: "Run scenarios (all by default).")
 
     nonisolated(unsafe) static let scenarios: [any Scenario.Type] = [
-        ExternalLatency.self, ObserverEffect.self, LongStatement.self, LocalLatency.self, Burst.self, FanOut.self, ExternalFanOut.self,
+        ExternalLatency.self, ObserverEffect.self, LongStatement.self, LocalLatency.self, Burst.self, FanOut.self,
+        ExternalFanOut.self,
         Scripts.self, Output.self,
         RPC.self,
         Footprint.self,

@@ -73,7 +73,8 @@ struct WriterCommand: ParsableCommand {
             do {
                 try queue.write { db in
                     try db.execute(
-                        sql: "INSERT INTO \(table)(grp, value, note) VALUES (?, ?, 'grdb')", arguments: [index % 100, 1_000_000_000 + index])
+                        sql: "INSERT INTO \(table)(grp, value, note) VALUES (?, ?, 'grdb')",
+                        arguments: [index % 100, 1_000_000_000 + index])
                 }
                 latencies.append(Monotonic.now() - started)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {

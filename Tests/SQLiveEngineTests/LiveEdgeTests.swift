@@ -74,7 +74,9 @@ struct LiveEdgeTests {
 
 @Suite("A database file replaced on disk", .timeLimit(.minutes(2)))
 struct ReplacedFileTests {
-    @Test("Live queries follow the path: they read the new file, keep their names, and see its writers", arguments: JournalMode.allCases)
+    @Test(
+        "Live queries follow the path: they read the new file, keep their names, and see its writers",
+        arguments: JournalMode.allCases)
     func followsThePath(mode: JournalMode) async throws {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(

@@ -11,20 +11,20 @@ import Testing
 /// mode, and what sqlive shows is always one committed state of the file.
 @Suite("Watching never hurts the watched", .timeLimit(.minutes(4)))
 struct ObserverEffectTests {
-    static let writerCells: [(String, ObservedJournal)] = ["sqlite3", "python"].flatMap { writer in
-        ObservedJournal.allCases.map { (writer, $0) }
+    static let writerCells: [(String, WriterJournal)] = ["sqlite3", "python"].flatMap { writer in
+        WriterJournal.observed.map { (writer, $0) }
     }
 
     @Test(
         "A writer at its defaults never fails a commit beside a slow live query, 100 cheap ones and the checker",
         arguments: writerCells)
-    func noCommitFails(writer: String, journal: ObservedJournal) async throws {
+    func noCommitFails(writer: String, journal: WriterJournal) async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("observed.sqlite")
         try await SQLite3CLI.run(
             path,
             """
-            \(journal.pragma);
+            \(journal.creatingPragma);
             CREATE TABLE items(id INTEGER PRIMARY KEY, grp INTEGER, value INTEGER, note TEXT);
             WITH RECURSIVE n(i) AS (VALUES(1) UNION ALL SELECT i + 1 FROM n WHERE i < 60000)
             INSERT INTO items(grp, value, note) SELECT i % 50, i, hex(randomblob(16)) FROM n;
@@ -52,7 +52,7 @@ struct ObserverEffectTests {
             return count
         }
         let script = writer == "sqlite3" ? ObserverWriter.cli : ObserverWriter.python
-        let pragmas = journal == .wal ? [] : [journal.pragma]
+        let pragmas = journal.pragmas
         let summary = try await ObserverWriter.run(script, [path, "120", "10"] + pragmas)
         stop.withLock { $0 = true }
         let hoverCount = try await hovers
@@ -69,14 +69,14 @@ struct ObserverEffectTests {
 
     @Test(
         "Live queries and an observer reading as fast as it can never see a torn or rolled-back state",
-        arguments: ObservedJournal.allCases)
-    func neverTorn(journal: ObservedJournal) async throws {
+        arguments: WriterJournal.observed)
+    func neverTorn(journal: WriterJournal) async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("transfers.sqlite")
         try await SQLite3CLI.run(
             path,
             """
-            \(journal.pragma);
+            \(journal.creatingPragma);
             CREATE TABLE a(id INTEGER PRIMARY KEY, balance INTEGER NOT NULL, note TEXT);
             CREATE TABLE b(id INTEGER PRIMARY KEY, balance INTEGER NOT NULL, note TEXT);
             WITH RECURSIVE n(i) AS (VALUES(1) UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
@@ -121,7 +121,7 @@ struct ObserverEffectTests {
             let statistics = try observer.writeWithoutTransaction { ObserverVFS.statistics($0.sqliteConnection) }
             return (reads, wrong, statistics)
         }
-        let pragmas = journal == .wal ? [] : [journal.pragma]
+        let pragmas = journal.pragmas
         let summary = try await ObserverWriter.run(ObserverWriter.transfers, [path, "1500", "7"] + pragmas)
         stop.withLock { $0 = true }
         let observed = try await reads
@@ -129,7 +129,7 @@ struct ObserverEffectTests {
         #expect(summary["commits"] as? Int == 1500)
         #expect(observed.wrong.isEmpty, "torn or rolled-back totals read: \(observed.wrong.prefix(5))")
         #expect(observed.reads > 50)
-        if journal != .wal {
+        if journal.fileMode != .wal {
             // Rollback-journal modes are read lock-free, across many generations.
             #expect(observed.statistics.observing)
             #expect(observed.statistics.generations > 50, "\(observed.statistics)")

@@ -81,15 +81,15 @@ struct WALPrecisionLiveTests {
 
     @Test(
         "rollback journals: a commit re-reads only the queries whose pages it changed",
-        arguments: [ObservedJournal.delete, .truncate, .persist])
-    func rollbackJournalPages(journal: ObservedJournal) async throws {
+        arguments: [WriterJournal.delete, .truncate, .persist])
+    func rollbackJournalPages(journal: WriterJournal) async throws {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(in: directory, mode: .delete, Self.schema)
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         try await Self.register(database)
         let writer = try SQLite3CLI.Session(path, defaultTimeout: true)
-        writer.send(journal.pragma + ";")
+        for pragma in journal.pragmas { writer.send(pragma + ";") }
         // A first commit may still re-read others (pages not compared yet);
         // after it, a commit to t3 re-reads t3's query only.
         var sum = 3
@@ -221,8 +221,8 @@ struct WALPrecisionLiveTests {
 
     @Test(
         "rollback journals, a free-running writer: every live query ends on the final database",
-        arguments: [ObservedJournal.delete, .persist])
-    func rollbackFinalState(journal: ObservedJournal) async throws {
+        arguments: [WriterJournal.delete, .persist])
+    func rollbackFinalState(journal: WriterJournal) async throws {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(
             in: directory, mode: .delete, WALPrecisionTests.richSchema.joined(separator: ";\n") + ";")
@@ -234,7 +234,7 @@ struct WALPrecisionLiveTests {
         for round in 0..<12 {
             // One table's rows at a time, so that most commits leave most
             // queries' pages alone, and some touch several tables.
-            var script = "\(journal.pragma);\nPRAGMA foreign_keys=ON;\n"
+            var script = journal.pragmas.map { $0 + ";\n" }.joined() + "PRAGMA foreign_keys=ON;\n"
             for step in 0..<12 {
                 let table = tables[Int(random.next() % 4)]
                 switch random.next() % 5 {

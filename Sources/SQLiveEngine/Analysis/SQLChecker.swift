@@ -416,20 +416,10 @@ extension SQLChecker {
                         offset: failure.offset.map { max(0, $0 - 19) }))
             case .prepared(let prepared):
                 defer { sqlite3_finalize(prepared) }
-                var nodes: [QueryPlan.Node] = []
-                for attempt in 1... {
-                    nodes = []
-                    var code = sqlite3_step(prepared)
-                    while code == SQLITE_ROW {
-                        nodes.append(
-                            QueryPlan.Node(
-                                id: Int(sqlite3_column_int64(prepared, 0)),
-                                parent: Int(sqlite3_column_int64(prepared, 1)),
-                                detail: sqlite3_column_text(prepared, 3).map { String(cString: $0) } ?? ""))
-                        code = sqlite3_step(prepared)
-                    }
-                    guard code != SQLITE_DONE, wasOvertaken(attempt: attempt) else { break }
-                    sqlite3_reset(prepared)
+                let nodes = rows(of: prepared) { statement in
+                    QueryPlan.Node(
+                        id: Int(sqlite3_column_int64(statement, 0)), parent: Int(sqlite3_column_int64(statement, 1)),
+                        detail: sqlite3_column_text(statement, 3).map { String(cString: $0) } ?? "")
                 }
                 return QueryPlan(nodes: nodes)
             }
@@ -443,7 +433,9 @@ extension SQLChecker {
         /// Runs SQL, ignoring its outcome.
         func execute(_ sql: String) {
             for attempt in 1... {
-                guard sqlite3_exec(handle, sql, nil, nil, nil) != SQLITE_OK, wasOvertaken(attempt: attempt) else { break }
+                guard sqlite3_exec(handle, sql, nil, nil, nil) != SQLITE_OK, wasOvertaken(attempt: attempt) else {
+                    break
+                }
             }
         }
 
@@ -465,16 +457,21 @@ extension SQLChecker {
             for (index, argument) in arguments.enumerated() {
                 sqlite3_bind_text(statement, Int32(index + 1), argument, -1, transient)
             }
-            var rows: [[String?]] = []
             let count = sqlite3_column_count(statement)
+            return rows(of: statement) { statement in
+                (0..<count).map { column in sqlite3_column_text(statement, column).map { String(cString: $0) } }
+            }
+        }
+
+        /// Steps a statement to its end, reading each row; read again from
+        /// the start when a writer overtook it (`wasOvertaken`).
+        private func rows<Row>(of statement: OpaquePointer, _ read: (OpaquePointer) -> Row) -> [Row] {
+            var rows: [Row] = []
             for attempt in 1... {
                 rows = []
                 var code = sqlite3_step(statement)
                 while code == SQLITE_ROW {
-                    rows.append(
-                        (0..<count).map { column in
-                            sqlite3_column_text(statement, column).map { String(cString: $0) }
-                        })
+                    rows.append(read(statement))
                     code = sqlite3_step(statement)
                 }
                 guard code != SQLITE_DONE, wasOvertaken(attempt: attempt) else { break }

@@ -84,6 +84,18 @@ public enum DatabaseLocation: Hashable, Sendable {
     }
 }
 
+extension DatabaseLocation {
+    /// The file SQLite opens for a path: SQLite follows symbolic links and
+    /// writes `-wal`, `-shm` and `-journal` next to the file they end at
+    /// (the path itself when it cannot be resolved, as for a file not
+    /// created yet).
+    static func resolvingSymbolicLinks(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
+
 extension DatabaseLocation: CustomStringConvertible {
     public var description: String { sqlitePath }
 }

@@ -118,11 +118,7 @@ extension LiveDatabase {
     static func unwritableReason(_ location: DatabaseLocation) -> String? {
         guard let path = location.filePath, FileManager.default.fileExists(atPath: path) else { return nil }
         if access(path, W_OK) != 0 { return "the file is not writable" }
-        let resolved = realpath(path, nil).map { pointer in
-            defer { free(pointer) }
-            return String(cString: pointer)
-        } ?? path
-        let directory = (resolved as NSString).deletingLastPathComponent
+        let directory = (DatabaseLocation.resolvingSymbolicLinks(path) as NSString).deletingLastPathComponent
         if access(directory.isEmpty ? "." : directory, W_OK) != 0 {
             return "its directory is not writable"
         }

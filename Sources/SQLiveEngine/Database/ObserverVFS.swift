@@ -1,5 +1,5 @@
-import Foundation
 import CSQLiveSupport
+import Foundation
 import GRDB
 import GRDBSQLite
 
@@ -189,7 +189,9 @@ enum ObserverVFS {
                 if statistics(db.sqliteConnection).torn == before, let value { return value }
             } catch {
                 if statistics(db.sqliteConnection).torn == before {
-                    guard (error as? DatabaseError)?.extendedResultCode == .SQLITE_READONLY_ROLLBACK else { throw error }
+                    guard (error as? DatabaseError)?.extendedResultCode == .SQLITE_READONLY_ROLLBACK else {
+                        throw error
+                    }
                     // A journal taken for hot: a writer finishing its commit
                     // as SQLite looked (read again soon), or a writer that
                     // crashed (it stays: a read-write connection must roll

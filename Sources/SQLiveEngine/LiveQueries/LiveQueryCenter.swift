@@ -124,18 +124,9 @@ final class LiveQueryCenter: Sendable {
             }
         let findings = findingContinuation
         return try ExternalChangeWatcher(
-            path: Self.resolvingSymbolicLinks(path), schema: schema, mode: mode, fallbackPolling: options.pollingInterval,
+            path: DatabaseLocation.resolvingSymbolicLinks(path), schema: schema, mode: mode,
+            fallbackPolling: options.pollingInterval,
             walPrecision: options.walPrecision, ledger: ledger, emit: { findings.yield($0) })
-    }
-
-    /// The file SQLite writes for a path: SQLite follows symbolic links
-    /// and writes `-wal`, `-shm` and `-journal` next to the file they end
-    /// at, so that is the directory to watch (the path itself when it
-    /// cannot be resolved, as for a file not created yet).
-    static func resolvingSymbolicLinks(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     /// Watches the database files the session has attached like the main

@@ -114,7 +114,8 @@ extension Statement {
     fileprivate func hasSameColumns(as columns: [String]) -> Bool {
         let count = Int(sqlite3_column_count(sqliteStatement))
         guard count == columns.count else { return false }
-        for index in 0..<count where String(cString: sqlite3_column_name(sqliteStatement, Int32(index))) != columns[index] {
+        for index in 0..<count
+        where String(cString: sqlite3_column_name(sqliteStatement, Int32(index))) != columns[index] {
             return false
         }
         return true

@@ -50,7 +50,7 @@ final class LiveQueryReader: Sendable {
                 do {
                     committed = try DatabaseQueue(path: path, configuration: configuration)
                     break
-                } catch where ObserverVFS.mayBeOvertaken(error) && attempt < ObserverVFS.maximumAttempts {
+                } catch  where ObserverVFS.mayBeOvertaken(error) && attempt < ObserverVFS.maximumAttempts {
                     usleep(1000)
                 }
             }

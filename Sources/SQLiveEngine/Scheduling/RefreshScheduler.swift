@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
-import SQLiveLocks
 import GRDBSQLite
+import SQLiveLocks
 
 /// The one actor that decides what to refresh, and delivers the results.
 ///
@@ -356,7 +356,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
                                 definition, db, rowCap: rowCap, tracer: tracer, knownRegion: evaluation?.region,
                                 recordsPages: recordsPages)
                             continuation.yield((definition, .success(fetched)))
-                        } catch where ObserverVFS.mayBeOvertaken(error) {
+                        } catch  where ObserverVFS.mayBeOvertaken(error) {
                             throw error
                         } catch {
                             continuation.yield((definition, .failure(SQLiveError.wrap(error))))

@@ -57,7 +57,8 @@ enum ObserverEffect: Scenario {
         var addedP99: [Double] = []
         for mode in modes {
             for cost in costs {
-                let template = try makeItems(directory, "observer-\(mode)-\(cost.rows).sqlite", rows: cost.rows, mode: mode)
+                let template = try makeItems(
+                    directory, "observer-\(mode)-\(cost.rows).sqlite", rows: cost.rows, mode: mode)
                 for writer in writers {
                     var none: Outcome?
                     for watcher in Watcher.allCases {
@@ -92,7 +93,9 @@ enum ObserverEffect: Scenario {
                 }
             }
         }
-        table.add("failed commits, all cases", Double(failed[.sqlive] ?? 0), anchor: Double(failed[.poller] ?? 0), "1 s poller")
+        table.add(
+            "failed commits, all cases", Double(failed[.sqlive] ?? 0), anchor: Double(failed[.poller] ?? 0),
+            "1 s poller")
         table.add(
             "failed commits, all cases (no watcher)", Double(failed[.none] ?? 0), anchor: nil, "")
         if !addedP99.isEmpty {
@@ -204,7 +207,8 @@ enum ObserverEffect: Scenario {
             let failed = summary["failed"] as? Int, let latencies = summary["latencies"] as? [Int]
         else {
             throw BenchmarkCheckFailed(
-                description: "the \(writer.rawValue) writer failed: \(String(decoding: data, as: UTF8.self).prefix(300))")
+                description:
+                    "the \(writer.rawValue) writer failed: \(String(decoding: data, as: UTF8.self).prefix(300))")
         }
         var samples = Samples()
         for latency in latencies { samples.append(Int64(latency)) }

@@ -128,16 +128,11 @@ struct WriterFailed: Error, CustomStringConvertible {
     var description: String
 }
 
-/// The four journal modes, as a writer sets them on a file created in DELETE mode.
-enum ObservedJournal: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case delete = "DELETE"
-    case truncate = "TRUNCATE"
-    case persist = "PERSIST"
-    case wal = "WAL"
+extension WriterJournal {
+    /// The four journal modes the observer tests run in, each writer at
+    /// its defaults (WAL with its default `synchronous`).
+    static let observed: [WriterJournal] = [.delete, .truncate, .persist, .walFull]
 
-    var testDescription: String { rawValue }
-
-    /// The statement that puts the file in this mode (a persistent
-    /// setting for WAL; per connection for the others, so writers run it too).
-    var pragma: String { "PRAGMA journal_mode=\(rawValue)" }
+    /// The statement the test's own setup runs first, creating the file in this mode.
+    var creatingPragma: String { "PRAGMA journal_mode=\(fileMode.rawValue)" }
 }

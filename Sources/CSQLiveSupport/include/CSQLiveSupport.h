@@ -137,4 +137,21 @@ void sqlive_observer_set_budget(long long bytes);
 /// 0 when `SQLIVE_OBSERVER=off` turned observation off.
 int sqlive_observer_enabled(void);
 
+/// Confines a connection for statements an agent sends (Confinement.c):
+/// defensive mode, no extension loading, no writable or trusted schema, no
+/// ATTACH (`SQLITE_LIMIT_ATTACHED` 0), and an authorizer that refuses
+/// ATTACH, DETACH, transactions, every PRAGMA but a list of those that read,
+/// and `load_extension`. Whether a statement writes is SQLite's
+/// `sqlite3_stmt_readonly`, asked before it runs. Returns an SQLite result
+/// code.
+int sqlive_confine(sqlite3 *db);
+
+/// Interrupts statements of `db` that run past `nanoseconds` from now
+/// (a progress handler, checked every 1,000 virtual machine steps);
+/// returns what `sqlive_deadline_end` takes (NULL when out of memory).
+void *sqlive_deadline_begin(sqlite3 *db, long long nanoseconds);
+
+/// Removes the deadline `sqlive_deadline_begin` set.
+void sqlive_deadline_end(sqlite3 *db, void *deadline);
+
 #endif

@@ -365,7 +365,7 @@ extension SQLChecker {
         /// Whether the last call failed because a writer overtook its read
         /// (observer VFS): then it is made again, at most
         /// `ObserverVFS.maximumAttempts` times.
-        private func wasOvertaken(attempt: Int) -> Bool {
+        func wasOvertaken(attempt: Int) -> Bool {
             guard attempt < ObserverVFS.maximumAttempts else { return false }
             let code = sqlite3_extended_errcode(handle)
             guard code == ObserverVFS.ioErrorRead || code == ObserverVFS.readonlyRollback else { return false }

@@ -22,6 +22,14 @@ final class Broadcaster<Element: Sendable>: Sendable {
     /// A stream of the values yielded from now on; with `filter`, only
     /// those it accepts.
     func subscribe(where filter: (@Sendable (Element) -> Bool)? = nil) -> AsyncStream<Element> {
+        subscription(where: filter).stream
+    }
+
+    /// A stream of the values yielded from now on, and a way to end it
+    /// before the broadcaster finishes (its subscriber is then dropped).
+    func subscription(where filter: (@Sendable (Element) -> Bool)? = nil)
+        -> (stream: AsyncStream<Element>, finish: @Sendable () -> Void)
+    {
         let (stream, continuation) = AsyncStream<Element>.makeStream()
         let id: Int? = state.withLock { state in
             guard !state.finished else { return nil }
@@ -31,12 +39,12 @@ final class Broadcaster<Element: Sendable>: Sendable {
         }
         guard let id else {
             continuation.finish()
-            return stream
+            return (stream, {})
         }
         continuation.onTermination = { [weak self] _ in
             self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
         }
-        return stream
+        return (stream, { continuation.finish() })
     }
 
     func yield(_ element: Element) {

@@ -91,25 +91,19 @@ extension LiveDatabase {
     /// database closed. Errors (a damaged file) yield too: the schema is
     /// worth reading again.
     public func schemaChanges() async throws(SQLiveError) -> AsyncStream<Void> {
-        let name = "\u{0}schema.\(UUID().uuidString)"
-        let events = events.subscribe { $0.name == name }
-        _ = try await live.scheduler.register(
-            name: name,
-            definition: LiveQueryDefinition(sql: "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY 1, 2"))
+        let watch = try await handle(
+            name: "\u{0}schema.\(UUID().uuidString)",
+            LiveQueryDefinition(sql: "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY 1, 2"))
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        // Owned by the stream: it ends when the events end (the database
-        // closes) or when the stream is dropped, and unregisters the query.
+        // The forwarder owns the handle: it ends when the events end (the
+        // database closes) or when the stream is dropped, and the handle's
+        // release ends the query.
         let forwarder = Task {
-            for await _ in events { continuation.yield() }
+            for await event in watch.events where event.name != nil { continuation.yield() }
             continuation.finish()
+            await watch.cancel()
         }
-        // The scheduler of the moment: the query moves with the file when
-        // it is replaced.
-        continuation.onTermination = { [weak self] _ in
-            forwarder.cancel()
-            guard let scheduler = self?.live.scheduler else { return }
-            Task { try? await scheduler.unregister(name: name) }
-        }
+        continuation.onTermination = { _ in forwarder.cancel() }
         return stream
     }
 

@@ -147,6 +147,17 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         registry.list()
     }
 
+    /// A live query's last delivery: its result, or the error that
+    /// replaced it until a result comes.
+    func current(name: String) throws(SQLiveError) -> (snapshot: LiveQuerySnapshot, error: SQLiveError?) {
+        guard let query = registry.queries[name] else { throw .unknownLiveQuery(name) }
+        let tables = registry.evaluations[query.definition]?.tables ?? []
+        return (
+            LiveQuerySnapshot(name: name, version: query.version, result: query.delivered, tables: tables),
+            query.deliveredError
+        )
+    }
+
     /// Hands the live queries over to another scheduler: this one takes no
     /// more registrations or changes (they fail as closed, never lost) and
     /// delivers nothing more.

@@ -138,7 +138,7 @@ enum ObserverEffect: Scenario {
             pollerQueue = queue
             poller = Task {
                 while !Task.isCancelled {
-                    _ = try? await queue.read { db in try Row.fetchAll(db, sql: query) }
+                    _ = try? queue.read { db in try Row.fetchAll(db, sql: query) }
                     try? await Task.sleep(for: .seconds(1))
                 }
             }

@@ -1,0 +1,250 @@
+import CSQLiveSupport
+import Foundation
+import GRDBSQLite
+import SQLiveLocks
+
+/// Runs statements sent by someone the database's owner does not fully
+/// trust (an AI assistant over MCP), confined by SQLite itself, never by
+/// reading the text.
+///
+/// The connection is the checker's kind: the file opened read-only,
+/// through the observer VFS (no lock held in rollback-journal modes).
+/// `sqlive_confine` then sets defensive mode, no extension loading, no
+/// writable or trusted schema, no ATTACH, and an authorizer that refuses
+/// ATTACH and DETACH, transactions, `load_extension` and every PRAGMA but
+/// those that read. Each call is one statement: a second one in the text is refused
+/// when SQLite prepares it. `sqlite3_stmt_readonly` is asked before the
+/// statement runs; one that would write is never stepped here (with writes
+/// allowed, the caller runs it on the session's connection).
+///
+/// Every call has a time limit (a progress handler interrupts the
+/// statement), a row cap and a size cap (`SQLITE_LIMIT_LENGTH` refuses a
+/// single value over it; rows stop being read when their total passes it).
+///
+/// ```swift
+/// let reader = try await database.makeConfinedReader()
+/// let outcome = try reader.run("SELECT * FROM players", limits: .init(rows: 100))
+/// ```
+public final class ConfinedReader: Sendable {
+    /// What one call may cost.
+    public struct Limits: Hashable, Sendable {
+        /// How long the statement may run (default 10 s).
+        public var time: Duration
+        /// The most rows returned (default 1,000); more set `truncated`.
+        public var rows: Int
+        /// The most bytes of values returned (default 4 MiB); also the
+        /// largest single value SQLite will make or read.
+        public var bytes: Int
+
+        public init(time: Duration = .seconds(10), rows: Int = 1000, bytes: Int = 4 << 20) {
+            self.time = time
+            self.rows = rows
+            self.bytes = bytes
+        }
+    }
+
+    /// The rows of one statement, cut at the caps.
+    public struct Rows: Hashable, Sendable {
+        public var columns: [String]
+        public var rows: [[SQLValue]]
+        /// Which cap cut the rows, if one did.
+        public var truncated: Cap?
+        public var elapsed: Duration
+    }
+
+    public enum Cap: String, Hashable, Sendable {
+        case rows, bytes
+    }
+
+    /// What a call did.
+    public enum Outcome: Hashable, Sendable {
+        /// The statement only reads, and ran here.
+        case rows(Rows)
+        /// The statement would write: it was prepared, never run.
+        case writes
+    }
+
+    // Mutable State: the connection is used by one caller at a time, under
+    // the mutex. `interrupt()` reaches it without the mutex
+    // (`sqlite3_interrupt` may be called from any thread while the
+    // connection is open, and it is open as long as `self` is).
+    private let connection: Locked<SQLChecker.Connection>
+    nonisolated(unsafe) private let handle: OpaquePointer
+    public let allowsWrites: Bool
+
+    /// Opens the file read-only and confines the connection.
+    ///
+    /// - throws: `SQLiveError.cannotOpen`.
+    public init(path: String, allowWrites: Bool = false) throws(SQLiveError) {
+        let connection = try SQLChecker.Connection.openReadOnly(path, busyTimeout: .seconds(2))
+        let code = sqlive_confine(connection.handle)
+        guard code == SQLITE_OK else {
+            throw .cannotOpen(path: path, reason: "cannot confine the connection: \(connection.lastError)")
+        }
+        self.connection = Locked(connection)
+        self.handle = connection.handle
+        self.allowsWrites = allowWrites
+    }
+
+    /// Interrupts the statement running, if any: it fails "interrupted".
+    public func interrupt() {
+        sqlite3_interrupt(handle)
+    }
+
+    /// Prepares one statement and, if it only reads, runs it within the
+    /// limits, on the calling thread.
+    ///
+    /// - throws: `SQLiveError.sqlite` with SQLite's message and the offset
+    ///   it blames (an authorizer's refusal is SQLite's "not authorized"),
+    ///   `.invalidSQL` for a second statement or none, `.invalidParameters`.
+    public func run(_ sql: String, parameters: QueryParameters = .none, limits: Limits = Limits())
+        throws(SQLiveError) -> Outcome
+    {
+        try SQLScript.checkText(sql)
+        return try connection.withLock { connection throws(SQLiveError) in
+            sqlite3_limit(connection.handle, SQLITE_LIMIT_LENGTH, Int32(clamping: max(limits.bytes, 1)))
+            let deadline = sqlive_deadline_begin(connection.handle, Int64(limits.time / .nanoseconds(1)))
+            defer { sqlive_deadline_end(connection.handle, deadline) }
+            connection.refreshSchema()
+            let statement = try prepareOne(sql, on: connection)
+            defer { sqlite3_finalize(statement) }
+            guard sqlite3_stmt_readonly(statement) != 0 else { return .writes }
+            var binder = ScriptRunner.ParameterBinder(parameters)
+            do throws(ScriptRunner.ParameterBinder.Failure) {
+                try binder.bind(statement)
+                try binder.checkAllBound()
+            } catch {
+                throw .invalidParameters(error.message)
+            }
+            return .rows(try step(statement, on: connection, limits: limits))
+        }
+    }
+
+    /// The one statement of the text, prepared.
+    private func prepareOne(_ sql: String, on connection: SQLChecker.Connection) throws(SQLiveError) -> OpaquePointer {
+        let bytes = Array(sql.utf8)
+        var statement: OpaquePointer?
+        var tail = 0
+        var code = SQLITE_OK
+        for attempt in 1... {
+            code = bytes.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { text in
+                    var end: UnsafePointer<CChar>?
+                    let code = sqlite3_prepare_v3(
+                        connection.handle, text.baseAddress, Int32(text.count), 0, &statement, &end)
+                    if let end, let base = text.baseAddress { tail = end - base }
+                    return code
+                }
+            }
+            guard code != SQLITE_OK, connection.wasOvertaken(attempt: attempt) else { break }
+        }
+        guard code == SQLITE_OK, let statement else {
+            throw .sqlite(failure(code, on: connection.handle))
+        }
+        // What follows must be blanks and comments: SQLite says whether the
+        // rest holds a statement by preparing it.
+        if tail < bytes.count {
+            var next: OpaquePointer?
+            let rest = Array(bytes[tail...])
+            _ = rest.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { text in
+                    sqlite3_prepare_v3(connection.handle, text.baseAddress, Int32(text.count), 0, &next, nil)
+                }
+            }
+            let another = next != nil || sqlite3_errcode(connection.handle) != SQLITE_OK
+            sqlite3_finalize(next)
+            if another {
+                sqlite3_finalize(statement)
+                let offset = tail + (rest.firstIndex { !Self.isBlank($0) } ?? 0)
+                throw .invalidSQL("holds more than one statement: send one per call", offset: offset)
+            }
+        }
+        return statement
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C || byte == 0x3B
+    }
+
+    /// Steps a read-only statement within the limits; read again from the
+    /// start when a writer overtook it.
+    private func step(_ statement: OpaquePointer, on connection: SQLChecker.Connection, limits: Limits)
+        throws(SQLiveError) -> Rows
+    {
+        let start = ContinuousClock.now
+        let count = Int(sqlite3_column_count(statement))
+        let columns = (0..<count).map { String(cString: sqlite3_column_name(statement, Int32($0))) }
+        var rows: [[SQLValue]] = []
+        var truncated: Cap?
+        for attempt in 1... {
+            rows = []
+            truncated = nil
+            var bytes = 0
+            var code = sqlite3_step(statement)
+            while code == SQLITE_ROW {
+                if rows.count >= limits.rows {
+                    truncated = .rows
+                    break
+                }
+                let row = StatementRow(statement, columnCount: count)
+                let values = (0..<count).map { row.value(at: $0) }
+                bytes += values.reduce(0) { $0 + $1.byteCount }
+                if bytes > limits.bytes {
+                    truncated = .bytes
+                    break
+                }
+                rows.append(values)
+                code = sqlite3_step(statement)
+            }
+            if truncated != nil || code == SQLITE_DONE { break }
+            guard connection.wasOvertaken(attempt: attempt) else {
+                var failure = failure(code, on: connection.handle)
+                if code == SQLITE_INTERRUPT {
+                    failure.message =
+                        "interrupted: the statement ran past the time limit (\(limits.time)), or was cancelled"
+                } else if code == SQLITE_TOOBIG {
+                    failure.message += ": a value is larger than the size cap (\(limits.bytes) bytes)"
+                }
+                throw .sqlite(failure)
+            }
+            sqlite3_reset(statement)
+        }
+        return Rows(columns: columns, rows: rows, truncated: truncated, elapsed: ContinuousClock.now - start)
+    }
+
+    private func failure(_ code: Int32, on handle: OpaquePointer) -> SQLiteFailure {
+        let offset = Int(sqlite3_error_offset(handle))
+        let message = sqlite3_errmsg(handle).map { String(cString: $0) } ?? "unknown error"
+        return SQLiteFailure(
+            code: code & 0xFF, extendedCode: sqlite3_extended_errcode(handle), message: message,
+            offset: offset >= 0 ? offset : nil)
+    }
+}
+
+extension SQLValue {
+    /// Roughly what the value weighs in a result: its bytes for text and
+    /// blobs, 8 for numbers.
+    var byteCount: Int {
+        switch self {
+        case .null: 1
+        case .integer, .real: 8
+        case .text(let text): text.utf8.count
+        case .blob(let data): data.count
+        }
+    }
+}
+
+extension LiveDatabase {
+    /// A confined reader of this database's file.
+    ///
+    /// - throws: `SQLiveError.cannotOpen`; for an in-memory database, which
+    ///   no other connection can open.
+    public func makeConfinedReader(allowWrites: Bool = false) throws(SQLiveError) -> ConfinedReader {
+        switch location {
+        case .file(let path), .uri(let path):
+            return try ConfinedReader(path: path, allowWrites: allowWrites)
+        case .memory:
+            throw .cannotOpen(path: ":memory:", reason: "an in-memory database has no file another connection can read")
+        }
+    }
+}

@@ -64,7 +64,7 @@ static int sqlive_confined_authorizer(
     }
 }
 
-int sqlive_confine(sqlite3 *db) {
+int sqlive_confine_configuration(sqlite3 *db) {
     int rc = SQLITE_OK;
     int off = 0, on = 1;
     if ((rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, (int *)0)) != SQLITE_OK) return rc;
@@ -74,7 +74,14 @@ int sqlive_confine(sqlite3 *db) {
     if ((rc = sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, off, (int *)0)) != SQLITE_OK) return rc;
     if ((rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, off, (int *)0)) != SQLITE_OK) return rc;
     if ((rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DDL, off, (int *)0)) != SQLITE_OK) return rc;
+    /* ATTACH, and VACUUM (INTO), which attaches its target, fail. */
     sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+    return SQLITE_OK;
+}
+
+int sqlive_confine(sqlite3 *db) {
+    int rc = sqlive_confine_configuration(db);
+    if (rc != SQLITE_OK) return rc;
     return sqlite3_set_authorizer(db, sqlive_confined_authorizer, NULL);
 }
 

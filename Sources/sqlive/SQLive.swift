@@ -12,7 +12,8 @@ struct SQLive: AsyncParsableCommand {
         abstract: "A live SQLite query playground: queries that re-print whenever the data changes.",
         discussion: """
             Interactive when standard input is a terminal and neither -c nor -f is given; \
-            otherwise a scripted session. With --rpc (or --lsp), serves JSON-RPC 2.0 and the Language Server Protocol on standard input and output.
+            otherwise a scripted session. With --rpc (or --lsp), serves JSON-RPC 2.0 and the Language Server Protocol on standard input and output. \
+            With --mcp, serves the Model Context Protocol to AI assistants, the database read-only unless --allow-writes is given.
             """,
         version: SQLiveVersion.current)
 
@@ -25,6 +26,24 @@ struct SQLive: AsyncParsableCommand {
             "Serve JSON-RPC 2.0 and the Language Server Protocol on stdin/stdout instead of the REPL (logs go to stderr)."
     )
     var rpc = false
+
+    @Flag(
+        help:
+            "Serve the Model Context Protocol on stdin/stdout for AI assistants (newline-delimited JSON-RPC); the database opens read-only unless --allow-writes is given."
+    )
+    var mcp = false
+
+    @Flag(help: "With --mcp: let the agent's statements write.")
+    var allowWrites = false
+
+    @Option(help: "With --mcp: the time limit of each call, in seconds.")
+    var timeLimit: Double = 10
+
+    @Option(help: "With --mcp: the most rows a call returns.")
+    var maxRows: Int = 1000
+
+    @Option(help: "With --mcp: the most bytes of values a call returns, and the largest value read.")
+    var maxBytes: Int = 4 << 20
 
     @Option(name: [.short, .customLong("command")], help: "Run TEXT (SQL or a dot-command), then exit. Repeatable.")
     var commands: [String] = []
@@ -62,6 +81,18 @@ struct SQLive: AsyncParsableCommand {
         if rpc && (!commands.isEmpty || file != nil) {
             throw ValidationError("--rpc cannot be combined with -c or -f")
         }
+        if mcp && (rpc || !commands.isEmpty || file != nil || demo) {
+            throw ValidationError("--mcp cannot be combined with --rpc, -c, -f or --demo")
+        }
+        if mcp && readonly {
+            throw ValidationError("--mcp opens the database read-only already (unless --allow-writes is given)")
+        }
+        if !mcp && allowWrites {
+            throw ValidationError("--allow-writes is for --mcp (the REPL and --rpc write unless --readonly is given)")
+        }
+        if !(timeLimit > 0 && timeLimit <= 86400) || maxRows < 0 || maxBytes < 1 {
+            throw ValidationError("--time-limit must be between 0 and 86400 seconds, --max-rows and --max-bytes positive")
+        }
         if demo && database != nil {
             throw ValidationError("--demo opens its own database; give no DATABASE with it")
         }
@@ -70,7 +101,12 @@ struct SQLive: AsyncParsableCommand {
     func run() async throws {
         SQLiteProcess.configure()
         let status: Int32
-        if rpc {
+        if mcp {
+            let limits = ConfinedReader.Limits(
+                time: .milliseconds(Int64(timeLimit * 1000)), rows: maxRows, bytes: maxBytes)
+            status = await MCPServer.run(
+                database: database, options: MCPServer.Options(allowWrites: allowWrites, limits: limits))
+        } else if rpc {
             status = await RPCServer.run(database: database, readonly: readonly)
         } else {
             let options = SessionOptions(

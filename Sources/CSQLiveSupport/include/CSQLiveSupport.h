@@ -146,6 +146,12 @@ int sqlive_observer_enabled(void);
 /// code.
 int sqlive_confine(sqlite3 *db);
 
+/// The configuration part of `sqlive_confine`, without the authorizer (for
+/// a connection whose authorizer is GRDB's): defensive mode, no extension
+/// loading, no writable or trusted schema, and no ATTACH, which also makes
+/// VACUUM and VACUUM INTO fail. Returns an SQLite result code.
+int sqlive_confine_configuration(sqlite3 *db);
+
 /// Interrupts statements of `db` that run past `nanoseconds` from now
 /// (a progress handler, checked every 1,000 virtual machine steps);
 /// returns what `sqlive_deadline_end` takes (NULL when out of memory).

@@ -224,7 +224,7 @@ public final class ConfinedReader: Sendable {
 extension SQLValue {
     /// Roughly what the value weighs in a result: its bytes for text and
     /// blobs, 8 for numbers.
-    var byteCount: Int {
+    public var byteCount: Int {
         switch self {
         case .null: 1
         case .integer, .real: 8
@@ -245,6 +245,29 @@ extension LiveDatabase {
             return try ConfinedReader(path: path, allowWrites: allowWrites)
         case .memory:
             throw .cannotOpen(path: ":memory:", reason: "an in-memory database has no file another connection can read")
+        }
+    }
+}
+
+extension LiveDatabase {
+    /// Confines the session's connection as a `ConfinedReader` is confined,
+    /// but for the authorizer, which is GRDB's: defensive mode, no
+    /// extension loading, no writable or trusted schema, no ATTACH (nor
+    /// VACUUM, which attaches). For agents allowed to write, whose
+    /// statements that write run there.
+    public func confineSession() async throws(SQLiveError) {
+        do {
+            let code = try await writer.writeWithoutTransaction { db in
+                sqlive_confine_configuration(db.sqliteConnection)
+            }
+            guard code == SQLITE_OK else {
+                throw SQLiveError.sqlite(
+                    SQLiteFailure(code: code, extendedCode: code, message: "cannot confine the session's connection"))
+            }
+        } catch let error as SQLiveError {
+            throw error
+        } catch {
+            throw .sqlite(SQLiteFailure(code: 1, extendedCode: 1, message: "\(error)"))
         }
     }
 }

@@ -163,6 +163,12 @@ public enum SQLScript {
     /// numbers each statement's parameters as SQLite does: `?` takes the
     /// next number, `?NNN` the number NNN, a name its first number. The
     /// tokens are `SQLToken`'s, the engine's one lexer.
+    /// How many statements the text holds (blanks, comments and empty
+    /// statements are none), as SQLite's lexer would split it.
+    public static func statementCount(_ sql: String) -> Int {
+        scan(sql).filter(\.isStatement).count
+    }
+
     static func scan(_ sql: String) -> [Scanned] {
         let bytes = Array(sql.utf8)
         var statements: [Scanned] = []

@@ -18,7 +18,17 @@ import SQLiveProtocol
 ///
 /// The thread runs from `init` until `stop()`.
 final class MessageWriter: Sendable {
+    /// How messages are delimited on the output.
+    enum Framing: Sendable {
+        /// The Language Server Protocol's `Content-Length` headers.
+        case contentLength
+        /// One message per line, as MCP's stdio transport has it (the JSON
+        /// writer never writes a raw newline).
+        case newline
+    }
+
     private let fileDescriptor: Int32
+    private let framing: Framing
 
     // Mutable State
     //
@@ -54,8 +64,9 @@ final class MessageWriter: Sendable {
 
     /// A writer to a file descriptor, which it does not close; its thread
     /// runs until `stop()`.
-    init(fileDescriptor: Int32) {
+    init(fileDescriptor: Int32, framing: Framing = .contentLength) {
         self.fileDescriptor = fileDescriptor
+        self.framing = framing
         let thread = Thread { [self] in
             run()
             ended.signal()
@@ -160,7 +171,14 @@ final class MessageWriter: Sendable {
                         let content = message.encoded { error in
                             ServerLog.warning("cannot encode a message: \(error)")
                         }
-                        if let content { MessageFraming.append(content, to: &bytes) }
+                        guard let content else { break }
+                        switch framing {
+                        case .contentLength:
+                            MessageFraming.append(content, to: &bytes)
+                        case .newline:
+                            bytes.append(contentsOf: content)
+                            bytes.append(0x0A)
+                        }
                     }
                 }
                 write(bytes)

@@ -1,0 +1,108 @@
+/// The parts of the Model Context Protocol that sqlive speaks
+/// (docs/mcp.md): its versions, methods, notifications and error codes.
+///
+/// Messages are JSON-RPC 2.0, one per line on standard input and output
+/// (MCP's stdio transport). The handshake era is served: `initialize`
+/// negotiates a version among `supportedVersions`. The stateless era
+/// (2026-07-28, `server/discover`) is not: its probe answers "method not
+/// found", which makes clients of both eras fall back to `initialize`.
+public enum MCPProtocol {
+    /// The versions `initialize` accepts, newest first; a client asking for
+    /// another one is answered with the newest.
+    public static let supportedVersions = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+
+    public static var latestVersion: String { supportedVersions[0] }
+
+    /// The version to answer a client's `initialize` with.
+    public static func negotiate(_ requested: String?) -> String {
+        guard let requested, supportedVersions.contains(requested) else { return latestVersion }
+        return requested
+    }
+
+    /// Request methods.
+    public enum Method {
+        public static let initialize = "initialize"
+        public static let ping = "ping"
+        public static let toolsList = "tools/list"
+        public static let toolsCall = "tools/call"
+        public static let resourcesList = "resources/list"
+        public static let resourceTemplatesList = "resources/templates/list"
+        public static let resourcesRead = "resources/read"
+        public static let resourcesSubscribe = "resources/subscribe"
+        public static let resourcesUnsubscribe = "resources/unsubscribe"
+    }
+
+    /// Notifications, both ways.
+    public enum Notification {
+        public static let initialized = "notifications/initialized"
+        public static let cancelled = "notifications/cancelled"
+        public static let resourceUpdated = "notifications/resources/updated"
+        public static let resourceListChanged = "notifications/resources/list_changed"
+    }
+
+    /// MCP's own error code for a resource that does not exist.
+    public static let resourceNotFound = -32002
+
+    /// The URI of the schema resource.
+    public static let schemaURI = "sqlive://schema"
+    /// The prefix of a live query's resource URI: `sqlive://live/{name}`.
+    public static let livePrefix = "sqlive://live/"
+
+    /// A live query's resource URI (its name percent-encoded where a URI
+    /// needs it).
+    public static func liveURI(_ name: String) -> String {
+        livePrefix + percentEncoded(name)
+    }
+
+    /// The live query a resource URI names, if it is one.
+    public static func liveName(of uri: String) -> String? {
+        guard uri.hasPrefix(livePrefix) else { return nil }
+        let encoded = uri.dropFirst(livePrefix.count)
+        guard !encoded.isEmpty else { return nil }
+        return percentDecoded(String(encoded))
+    }
+
+    /// Letters, digits and `-._~` are kept; every other byte is `%XX`.
+    static func percentEncoded(_ text: String) -> String {
+        var result = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                result += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 15)]], as: UTF8.self)
+            }
+        }
+        return result
+    }
+
+    /// The text a percent-encoded one stands for; nil when it is not valid
+    /// percent-encoded UTF-8.
+    static func percentDecoded(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

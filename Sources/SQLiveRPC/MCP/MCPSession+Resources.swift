@@ -1,0 +1,87 @@
+import SQLiveEngine
+import SQLiveProtocol
+
+extension MCPSession {
+    /// What `initialize` tells the agent about this server.
+    var instructions: String {
+        let mode = allowsWrites ? "writable (--allow-writes)" : "read-only"
+        return """
+            sqlive serves the SQLite database \(shownPath), \(mode). Start with the `schema` tool. `query` runs \
+            one statement (CTEs, EXPLAIN and PRAGMAs that read work); `explain` with `advise: true` shows the plan \
+            and the indexes that would help. `watch` keeps a query's result live as the resource \
+            sqlive://live/{name}: subscribe to it to be told when it changes, whoever writes the database. \
+            Every call has a time limit, a row cap and a size cap; `truncated` says when rows were left out.
+            """
+    }
+
+    var resourceList: [JSONValue] {
+        var resources: [JSONValue] = [
+            [
+                "uri": .string(MCPProtocol.schemaURI), "name": "schema", "title": "The database's schema",
+                "description": "Tables, views, indexes and triggers, with their columns and CREATE statements.",
+                "mimeType": "application/json",
+            ]
+        ]
+        for name in watchNames {
+            let watch = self.watch(named: name)
+            resources.append(
+                [
+                    "uri": .string(MCPProtocol.liveURI(name)), "name": .string(name),
+                    "title": .string("Live query \(name)"),
+                    "description": .string(watch?.handle.first.result.columns.isEmpty == false
+                        ? "The current rows of a live query." : "A live query."),
+                    "mimeType": "application/json",
+                ])
+        }
+        return resources
+    }
+
+    var resourceTemplates: [JSONValue] {
+        [
+            [
+                "uriTemplate": "sqlive://live/{name}", "name": "live query",
+                "title": "A live query's current rows",
+                "description": "The rows of the live query registered with the watch tool under this name.",
+                "mimeType": "application/json",
+            ]
+        ]
+    }
+
+    /// `resources/read`.
+    func read(_ params: JSONValue?) async throws(ResponseError) -> JSONValue {
+        guard let uri = params?["uri"]?.stringValue else {
+            throw .invalidParams("a resource URI is needed", field: "uri")
+        }
+        try checkExists(uri)
+        let contents: JSONValue
+        if uri == MCPProtocol.schemaURI {
+            guard let database, unavailable == nil || allowsWrites else {
+                throw .internalError(unavailable ?? "no database is open")
+            }
+            do {
+                contents = Self.schemaJSON(try await database.schema())
+            } catch {
+                throw .internalError(error.description)
+            }
+        } else {
+            guard let name = MCPProtocol.liveName(of: uri), let watch = watch(named: name) else {
+                try checkExists(uri)
+                throw .internalError("unreachable")
+            }
+            do {
+                let (snapshot, error) = try await watch.handle.current()
+                contents = .object(liveJSON(snapshot, error: error))
+            } catch {
+                // Unwatched meanwhile.
+                throw ResponseError(
+                    ErrorCode(rawValue: MCPProtocol.resourceNotFound), "Resource not found: \(uri)",
+                    data: .object(["uri": .string(uri)]))
+            }
+        }
+        return [
+            "contents": [
+                ["uri": .string(uri), "mimeType": "application/json", "text": .string(Self.text(of: contents))]
+            ]
+        ]
+    }
+}

@@ -1,0 +1,396 @@
+import Foundation
+import SQLiveEngine
+import SQLiveLocks
+import SQLiveProtocol
+
+extension MCPSession {
+    /// The catalog `tools/list` answers.
+    var toolList: JSONValue {
+        let limits = options.limits
+        let seconds = Double(limits.time.components.seconds) + Double(limits.time.components.attoseconds) / 1e18
+        return MCPToolCatalog.tools(
+            allowWrites: allowsWrites,
+            limits: ConfinedLimits(
+                rows: limits.rows, bytes: limits.bytes,
+                seconds: seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)))
+    }
+
+    /// `tools/call`, on the request lane: a tool's result, its failures
+    /// as results with `isError: true`.
+    ///
+    /// - throws: -32602 for a tool that does not exist.
+    func callTool(_ params: JSONValue?, work: ScheduledWork) throws(ResponseError) -> JSONValue {
+        guard let name = params?["name"]?.stringValue else {
+            throw .invalidParams("a tool call needs the tool's name", field: "name")
+        }
+        guard MCPToolCatalog.names.contains(name) else {
+            throw .invalidParams("Unknown tool: \(name)", field: "name")
+        }
+        let arguments = params?["arguments"] ?? .object([:])
+        do throws(ToolFailure) {
+            guard case .object = arguments else { throw ToolFailure("the arguments must be an object") }
+            let structured: JSONValue
+            switch name {
+            case "query": structured = try query(arguments, work: work)
+            case "explain": structured = try explain(arguments, work: work)
+            case "schema": structured = try schema(work: work)
+            case "watch": structured = try watch(arguments, work: work)
+            default: structured = try unwatch(arguments, work: work)
+            }
+            return Self.toolResult(structured)
+        } catch {
+            if work.isCancelled { throw .requestCancelled }
+            return Self.toolError(error)
+        }
+    }
+
+    static func toolResult(_ structured: JSONValue) -> JSONValue {
+        [
+            "content": [["type": "text", "text": .string(text(of: structured))]],
+            "structuredContent": structured,
+            "isError": false,
+        ]
+    }
+
+    static func toolError(_ failure: ToolFailure) -> JSONValue {
+        var result: [String: JSONValue] = [
+            "content": [["type": "text", "text": .string(failure.message)]],
+            "isError": true,
+        ]
+        if let details = failure.details { result["structuredContent"] = ["error": details] }
+        return .object(result)
+    }
+
+    /// The JSON text of a value, for the text content that goes with
+    /// structured content.
+    static func text(of value: JSONValue) -> String {
+        (try? JSONCoding.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "\(value)"
+    }
+
+    // MARK: - Tools
+
+    private func query(_ arguments: JSONValue, work: ScheduledWork) throws(ToolFailure) -> JSONValue {
+        let database = try openDatabase()
+        let sql = try Self.string(arguments, "sql")
+        let parameters = try Self.parameters(arguments)
+        var limits = options.limits
+        if let maxRows = arguments["maxRows"] {
+            guard let requested = maxRows.integerValue, requested >= 0 else {
+                throw ToolFailure("maxRows must be an integer, 0 or more")
+            }
+            limits.rows = min(limits.rows, Int(clamping: requested))
+        }
+        if let reader {
+            let outcome: ConfinedReader.Outcome
+            do {
+                outcome = try work.whileRunning(interrupt: reader.interrupt) { () throws(SQLiveError) in
+                    try reader.run(sql, parameters: parameters, limits: limits)
+                }
+            } catch {
+                throw Self.failure(error, sql: sql)
+            }
+            switch outcome {
+            case .rows(let rows):
+                var result = Self.rowsJSON(
+                    columns: rows.columns, rows: rows.rows, truncatedBy: rows.truncated?.rawValue)
+                result["elapsedMs"] = .double(rows.elapsed.protocolMilliseconds)
+                return .object(result)
+            case .writes:
+                guard allowsWrites else {
+                    throw ToolFailure(
+                        "This statement writes, and sqlive --mcp opened \(shownPath) read-only: SQLite "
+                            + "(sqlite3_stmt_readonly) reports that it would change the database. Start sqlive with "
+                            + "--allow-writes to let an agent write.",
+                        details: ["readonly": true])
+                }
+            }
+        } else if SQLScript.statementCount(sql) > 1 {
+            throw ToolFailure("The SQL holds more than one statement: send one per call")
+        }
+        return try runOnSession(sql, parameters: parameters, limits: limits, database: database, work: work)
+    }
+
+    /// Runs a statement that writes (writes allowed) on the session's
+    /// connection, within the limits.
+    private func runOnSession(
+        _ sql: String, parameters: QueryParameters, limits: ConfinedReader.Limits, database: LiveDatabase,
+        work: ScheduledWork
+    ) throws(ToolFailure) -> JSONValue {
+        var collector = CappedCollector(maxBytes: limits.bytes)
+        let deadline = ContinuousClock.now.advanced(by: limits.time)
+        do {
+            try work.whileRunning(interrupt: database.interrupt) {
+                try database.run(
+                    sql, parameters: parameters, maxRows: limits.rows,
+                    isCancelled: { work.isCancelled || ContinuousClock.now >= deadline }, consumer: &collector)
+            }
+        } catch is CappedCollector.CapReached {
+            // The rows so far are the answer.
+        } catch let failure as SQLiteFailure {
+            var failure = failure
+            if failure.code == 9 {
+                failure.message = "interrupted: the statement ran past the time limit (\(limits.time)), or was cancelled"
+            }
+            throw Self.failure(.sqlite(failure), sql: sql)
+        } catch {
+            throw ToolFailure("\(error)")
+        }
+        var result = Self.rowsJSON(
+            columns: collector.columns, rows: collector.rows,
+            truncatedBy: collector.cappedBySize ? "bytes" : collector.truncated ? "rows" : nil)
+        result["changes"] = .integer(Int64(collector.changes))
+        result["elapsedMs"] = .double(collector.elapsed.protocolMilliseconds)
+        return .object(result)
+    }
+
+    private func explain(_ arguments: JSONValue, work: ScheduledWork) throws(ToolFailure) -> JSONValue {
+        let database = try openDatabase()
+        let sql = try Self.string(arguments, "sql")
+        let advise = arguments["advise"]?.boolValue ?? false
+        if SQLScript.statementCount(sql) > 1 {
+            throw ToolFailure("The SQL holds more than one statement: send one per call")
+        }
+        let outcome = Lane.await { () async -> Result<Explanation, SQLiveError> in
+            do throws(SQLiveError) {
+                return .success(try await database.explain(sql, advise: advise))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let explanation: Explanation
+        switch outcome {
+        case .success(let value): explanation = value
+        case .failure(let error): throw Self.failure(error, sql: sql)
+        }
+        func nodes(_ plan: QueryPlan) -> JSONValue {
+            .array(
+                plan.nodes.map {
+                    ["id": .integer(Int64($0.id)), "parent": .integer(Int64($0.parent)), "detail": .string($0.detail)]
+                })
+        }
+        var result: [String: JSONValue] = [
+            "plan": nodes(explanation.plan),
+            "hints": .array(explanation.hints.map { .string($0.explanation) }),
+        ]
+        if let advice = explanation.advice {
+            result["advice"] = .array(
+                advice.proposals.map { ["sql": .string($0.sql), "planAfter": nodes($0.planAfter)] })
+        }
+        return .object(result)
+    }
+
+    private func schema(work: ScheduledWork) throws(ToolFailure) -> JSONValue {
+        let database = try openDatabase()
+        let outcome = Lane.await { () async -> Result<SchemaInfo, SQLiveError> in
+            do throws(SQLiveError) {
+                return .success(try await database.schema())
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch outcome {
+        case .success(let schema): return Self.schemaJSON(schema)
+        case .failure(let error): throw Self.failure(error, sql: nil)
+        }
+    }
+
+    static func schemaJSON(_ schema: SchemaInfo) -> JSONValue {
+        func relation(_ relation: SchemaInfo.Relation) -> JSONValue {
+            [
+                "name": .string(relation.name),
+                "sql": relation.sql.map(JSONValue.string) ?? .null,
+                "columns": .array(
+                    relation.columns.map { column in
+                        [
+                            "name": .string(column.name), "type": .string(column.type),
+                            "notNull": .bool(column.notNull), "primaryKey": .integer(Int64(column.primaryKeyIndex)),
+                        ]
+                    }),
+            ]
+        }
+        func object(_ object: SchemaInfo.Object) -> JSONValue {
+            ["name": .string(object.name), "table": .string(object.table), "sql": object.sql.map(JSONValue.string) ?? .null]
+        }
+        return [
+            "tables": .array(schema.tables.map(relation)),
+            "views": .array(schema.views.map(relation)),
+            "indexes": .array(schema.indexes.map(object)),
+            "triggers": .array(schema.triggers.map(object)),
+        ]
+    }
+
+    private func watch(_ arguments: JSONValue, work: ScheduledWork) throws(ToolFailure) -> JSONValue {
+        let database = try openDatabase()
+        let name = try Self.string(arguments, "name")
+        let sql = try Self.string(arguments, "sql")
+        let parameters = try Self.parameters(arguments)
+        guard self.watch(named: name) == nil else {
+            throw ToolFailure("A live query named \(name) exists already: unwatch it first, or choose another name")
+        }
+        // The statement is first run confined, within the limits: a live
+        // query is one statement that only reads, and that ends in time.
+        if let reader {
+            do {
+                let outcome = try work.whileRunning(interrupt: reader.interrupt) { () throws(SQLiveError) in
+                    try reader.run(sql, parameters: parameters, limits: options.limits)
+                }
+                if outcome == .writes {
+                    throw ToolFailure("A live query must only read: SQLite reports that this statement writes")
+                }
+            } catch let error as SQLiveError {
+                throw Self.failure(error, sql: sql)
+            } catch let failure as ToolFailure {
+                throw failure
+            } catch {
+                throw ToolFailure("\(error)")
+            }
+        }
+        let definition = LiveQueryDefinition(sql: sql, parameters: parameters)
+        let outcome = Lane.await { () async -> Result<LiveQueryHandle, SQLiveError> in
+            do throws(SQLiveError) {
+                return .success(try await database.watch(name: name, definition))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let handle: LiveQueryHandle
+        switch outcome {
+        case .success(let value): handle = value
+        case .failure(let error): throw Self.failure(error, sql: sql)
+        }
+        guard adopt(handle) else {
+            Lane.await { await handle.cancel() }
+            throw ToolFailure("the server is closing")
+        }
+        return .object(liveJSON(handle.first, error: nil))
+    }
+
+    private func unwatch(_ arguments: JSONValue, work: ScheduledWork) throws(ToolFailure) -> JSONValue {
+        let name = try Self.string(arguments, "name")
+        guard let handle = drop(name) else { throw ToolFailure("No live query named \(name)") }
+        Lane.await { await handle.cancel() }
+        return ["name": .string(name)]
+    }
+
+    // MARK: - Values
+
+    /// A live query's rows as the `watch` tool and its resource give them,
+    /// cut at the row cap.
+    func liveJSON(_ snapshot: LiveQuerySnapshot, error: SQLiveError?) -> [String: JSONValue] {
+        let cap = options.limits.rows
+        let cut = snapshot.result.rows.count > cap
+        var result = Self.rowsJSON(
+            columns: snapshot.result.columns, rows: Array(snapshot.result.rows.prefix(cap)),
+            truncatedBy: cut || snapshot.result.truncated ? "rows" : nil)
+        result["name"] = .string(snapshot.name)
+        result["uri"] = .string(MCPProtocol.liveURI(snapshot.name))
+        result["version"] = .integer(Int64(snapshot.version))
+        if let error { result["error"] = .string(error.description) }
+        return result
+    }
+
+    static func rowsJSON(columns: [String], rows: [[SQLValue]], truncatedBy: String?) -> [String: JSONValue] {
+        var result: [String: JSONValue] = [
+            "columns": .array(columns.map(JSONValue.string)),
+            "rows": .array(rows.map { row in .array(row.map { RPCValue($0).json }) }),
+            "truncated": .bool(truncatedBy != nil),
+            "rowCount": .integer(Int64(rows.count)),
+        ]
+        if let truncatedBy { result["truncatedBy"] = .string(truncatedBy) }
+        return result
+    }
+
+    private static func string(_ arguments: JSONValue, _ key: String) throws(ToolFailure) -> String {
+        guard let value = arguments[key] else { throw ToolFailure("missing argument: \(key)") }
+        guard let string = value.stringValue else { throw ToolFailure("\(key) must be a string") }
+        return string
+    }
+
+    private static func parameters(_ arguments: JSONValue) throws(ToolFailure) -> QueryParameters {
+        guard let params = arguments["params"], params != .null else { return .none }
+        do {
+            return try JSONCoding.decode(RPCParameters.self, from: params).queryParameters
+        } catch {
+            throw ToolFailure("params: \(ResponseError(decoding: error).message)")
+        }
+    }
+
+    /// An engine error as a tool's failure: SQLite's message and where in
+    /// the SQL it is, and its codes in the structured content.
+    static func failure(_ error: SQLiveError, sql: String?) -> ToolFailure {
+        guard let failure = error.sqliteFailure else {
+            var details: [String: JSONValue] = ["message": .string(error.description)]
+            if case .invalidSQL(_, let offset?) = error { details["offset"] = .integer(Int64(offset)) }
+            return ToolFailure(error.description, details: .object(details))
+        }
+        var message = "SQLite error: \(failure.message)"
+        var details: [String: JSONValue] = [
+            "message": .string(failure.message), "sqliteCode": .integer(Int64(failure.code)),
+            "extendedCode": .integer(Int64(failure.extendedCode)),
+        ]
+        if let offset = failure.offset, let sql {
+            details["offset"] = .integer(Int64(offset))
+            let bytes = Array(sql.utf8)
+            if offset >= 0, offset < bytes.count {
+                let near = String(decoding: bytes[offset..<min(bytes.count, offset + 30)], as: UTF8.self)
+                message += " (at byte \(offset), near \"\(near)\")"
+            }
+        }
+        return ToolFailure(message, details: .object(details))
+    }
+}
+
+/// Collects one statement's rows, up to a size cap: past it, the
+/// statement stops (`CapReached`), and the rows so far are the answer.
+struct CappedCollector: ResultConsumer {
+    struct CapReached: Error {}
+
+    let maxBytes: Int
+    private(set) var columns: [String] = []
+    private(set) var rows: [[SQLValue]] = []
+    private(set) var bytes = 0
+    private(set) var truncated = false
+    private(set) var cappedBySize = false
+    private(set) var changes = 0
+    private(set) var elapsed = Duration.zero
+
+    init(maxBytes: Int) {
+        self.maxBytes = maxBytes
+    }
+
+    mutating func statementDidStart(_ header: StatementHeader) {
+        columns = header.columns
+    }
+
+    mutating func consume(row: StatementRow) throws {
+        let values = row.values
+        bytes += values.reduce(0) { $0 + $1.byteCount }
+        guard bytes <= maxBytes else {
+            cappedBySize = true
+            throw CapReached()
+        }
+        rows.append(values)
+    }
+
+    mutating func statementDidFinish(_ summary: StatementSummary) {
+        truncated = summary.truncated
+        changes = summary.changes
+        elapsed = summary.elapsed
+    }
+}
+
+/// Awaits async work from the request lane's thread, which may block (it
+/// is not one of Swift concurrency's threads).
+enum Lane {
+    static func await<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T {
+        let result = Locked<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let value = await operation()
+            result.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0! }
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import SQLiveEngine
+import SQLiveLocks
+import SQLiveProtocol
+
+/// One MCP client's session: the database, the confined reader that runs
+/// the agent's statements, its live queries and its subscriptions.
+///
+/// The live queries' state is the engine's: the session keeps one table,
+/// of handles, by name. Each handle's events are forwarded by a task the
+/// session owns (ended by `unwatch` or `close`); a change of a subscribed
+/// resource becomes `notifications/resources/updated`, coalesced as the
+/// engine coalesces refreshes.
+final class MCPSession: Sendable {
+    let writer: MessageWriter
+    let options: MCPServer.Options
+    /// The database path as the client's command line gave it.
+    let shownPath: String
+    let database: LiveDatabase?
+    /// Runs the agent's statements; nil for an in-memory database, which
+    /// no other connection can read (with writes allowed, statements then
+    /// run on the session's connection).
+    let reader: ConfinedReader?
+    /// Why the database could not be opened, or cannot be read confined.
+    let unavailable: String?
+
+    /// A live query the agent asked for.
+    struct Watch: Sendable {
+        let handle: LiveQueryHandle
+        let forwarder: Task<Void, Never>
+    }
+
+    // Mutable State: guarded by the mutex; changed by the lane (tools), the
+    // reading thread (subscriptions, lifecycle) and the forwarders.
+    private struct State {
+        var watches: [String: Watch] = [:]
+        var subscriptions: Set<String> = []
+        /// Whether `initialize` was answered: notifications wait for it.
+        var initialized = false
+        var schemaForwarder: Task<Void, Never>?
+        var closed = false
+    }
+    private let state = Locked(State())
+
+    private init(
+        writer: MessageWriter, options: MCPServer.Options, shownPath: String, database: LiveDatabase?,
+        reader: ConfinedReader?, unavailable: String?
+    ) {
+        self.writer = writer
+        self.options = options
+        self.shownPath = shownPath
+        self.database = database
+        self.reader = reader
+        self.unavailable = unavailable
+    }
+
+    /// Opens the database (read-only unless writes are allowed) and its
+    /// confined reader; a failure is logged and told to every call.
+    static func open(path: String, shownAs shownPath: String, options: MCPServer.Options, writer: MessageWriter) async
+        -> MCPSession
+    {
+        var databaseOptions = LiveDatabase.Options()
+        databaseOptions.readonly = !options.allowWrites
+        let database: LiveDatabase
+        do {
+            database = try await LiveDatabase.open(DatabaseLocation(path), options: databaseOptions)
+        } catch {
+            ServerLog.warning("cannot open \(shownPath): \(error.description)")
+            return MCPSession(
+                writer: writer, options: options, shownPath: shownPath, database: nil, reader: nil,
+                unavailable: "cannot open \(shownPath): \(error.description)")
+        }
+        if let reason = database.info.readonlyReason {
+            ServerLog.warning("\(shownPath) is opened read-only: \(reason)")
+        }
+        if options.allowWrites && !database.info.readonly {
+            do {
+                try await database.confineSession()
+            } catch {
+                ServerLog.warning("cannot confine the session's connection: \(error.description)")
+                await database.close()
+                return MCPSession(
+                    writer: writer, options: options, shownPath: shownPath, database: nil, reader: nil,
+                    unavailable: "cannot confine the session's connection: \(error.description)")
+            }
+        }
+        var reader: ConfinedReader?
+        var unavailable: String?
+        do {
+            reader = try database.makeConfinedReader()
+        } catch {
+            if !options.allowWrites {
+                unavailable =
+                    "\(error.description); give sqlive --mcp a database file, or --allow-writes for a scratch "
+                    + "in-memory database"
+                ServerLog.warning(unavailable!)
+            }
+        }
+        let session = MCPSession(
+            writer: writer, options: options, shownPath: shownPath, database: database, reader: reader,
+            unavailable: unavailable)
+        await session.startSchemaForwarding()
+        return session
+    }
+
+    /// Whether the agent's statements may write.
+    var allowsWrites: Bool { options.allowWrites && database?.info.readonly == false }
+
+    /// The open database, or the reason there is none.
+    func openDatabase() throws(ToolFailure) -> LiveDatabase {
+        guard let database, unavailable == nil || reader != nil || allowsWrites else {
+            throw ToolFailure(unavailable ?? "no database is open")
+        }
+        return database
+    }
+
+    private func startSchemaForwarding() async {
+        guard let database, let changes = try? await database.schemaChanges() else { return }
+        let task = Task { [weak self] in
+            for await _ in changes {
+                self?.resourceChanged(MCPProtocol.schemaURI)
+            }
+        }
+        state.withLock { $0.schemaForwarder = task }
+    }
+
+    // MARK: - Lifecycle and notifications
+
+    func didInitialize() {
+        state.withLock { $0.initialized = true }
+    }
+
+    /// Tells a subscribed client that a resource changed.
+    func resourceChanged(_ uri: String) {
+        let subscribed = state.withLock { $0.initialized && !$0.closed && $0.subscriptions.contains(uri) }
+        guard subscribed else { return }
+        writer.send(
+            OutgoingMessage.notification(
+                method: MCPProtocol.Notification.resourceUpdated, params: JSONValue.object(["uri": .string(uri)])))
+    }
+
+    /// Tells the client that the list of resources changed.
+    func resourceListChanged() {
+        guard state.withLock({ $0.initialized && !$0.closed }) else { return }
+        writer.send(
+            OutgoingMessage.notification(
+                method: MCPProtocol.Notification.resourceListChanged, params: JSONValue.object([:])))
+    }
+
+    func subscribe(_ uri: String) throws(ResponseError) {
+        try checkExists(uri)
+        state.withLock { _ = $0.subscriptions.insert(uri) }
+    }
+
+    func unsubscribe(_ uri: String) {
+        state.withLock { _ = $0.subscriptions.remove(uri) }
+    }
+
+    /// Refuses a URI that names no resource.
+    func checkExists(_ uri: String) throws(ResponseError) {
+        if uri == MCPProtocol.schemaURI { return }
+        if let name = MCPProtocol.liveName(of: uri), watch(named: name) != nil { return }
+        throw ResponseError(
+            ErrorCode(rawValue: MCPProtocol.resourceNotFound), "Resource not found: \(uri)",
+            data: .object(["uri": .string(uri)]))
+    }
+
+    // MARK: - Live queries
+
+    func watch(named name: String) -> Watch? {
+        state.withLock { $0.watches[name] }
+    }
+
+    var watchNames: [String] {
+        state.withLock { $0.watches.keys.sorted() }
+    }
+
+    /// Keeps a live query's handle and forwards its changes.
+    ///
+    /// - returns: false when the session is closed (the handle is then
+    ///   cancelled).
+    func adopt(_ handle: LiveQueryHandle) -> Bool {
+        let uri = MCPProtocol.liveURI(handle.name)
+        let forwarder = Task { [weak self] in
+            for await event in handle.events {
+                guard let self else { return }
+                self.resourceChanged(uri)
+                if case .databaseFileChanged = event { self.resourceChanged(MCPProtocol.schemaURI) }
+            }
+        }
+        let adopted = state.withLock { state in
+            guard !state.closed else { return false }
+            state.watches[handle.name] = Watch(handle: handle, forwarder: forwarder)
+            return true
+        }
+        guard adopted else {
+            forwarder.cancel()
+            return false
+        }
+        resourceListChanged()
+        return true
+    }
+
+    /// Ends a live query: its handle is cancelled, its subscription dropped.
+    ///
+    /// - returns: The handle, nil when no live query has that name.
+    func drop(_ name: String) -> LiveQueryHandle? {
+        let watch = state.withLock { state -> Watch? in
+            state.subscriptions.remove(MCPProtocol.liveURI(name))
+            return state.watches.removeValue(forKey: name)
+        }
+        guard let watch else { return nil }
+        watch.forwarder.cancel()
+        resourceListChanged()
+        return watch.handle
+    }
+
+    /// Ends every live query and closes the database.
+    func close() async {
+        let (watches, schema) = state.withLock { state in
+            state.closed = true
+            defer { state.watches = [:] }
+            return (Array(state.watches.values), state.schemaForwarder)
+        }
+        schema?.cancel()
+        for watch in watches {
+            watch.forwarder.cancel()
+            await watch.handle.cancel()
+        }
+        await database?.close()
+    }
+}
+
+/// A tool call that failed: its message becomes the text of a result with
+/// `isError: true`, and `details` its structured content.
+struct ToolFailure: Error {
+    var message: String
+    var details: JSONValue?
+
+    init(_ message: String, details: JSONValue? = nil) {
+        self.message = message
+        self.details = details
+    }
+}

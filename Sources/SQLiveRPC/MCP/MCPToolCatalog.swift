@@ -1,0 +1,151 @@
+import SQLiveProtocol
+
+/// The tools `tools/list` describes: names, descriptions, input and output
+/// schemas (JSON Schema), and annotations.
+enum MCPToolCatalog {
+    static let names = ["query", "explain", "schema", "watch", "unwatch"]
+
+    /// A SQL value in a result: null, a number, text, or a blob.
+    private static let value: JSONValue = [
+        "description": "A SQL value: null, a number, text, or a BLOB as {\"$blob\": base64}.",
+    ]
+
+    private static let params: JSONValue = [
+        "description": .string(
+            "Values for the statement's parameters: an array for ? placeholders, or an object for :name ones. "
+                + "A BLOB is {\"$blob\": \"<base64>\"}."),
+        "type": ["array", "object"],
+    ]
+
+    private static let rowsProperties: [String: JSONValue] = [
+        "columns": ["type": "array", "items": ["type": "string"]],
+        "rows": ["type": "array", "items": ["type": "array", "items": value]],
+        "truncated": [
+            "type": "boolean", "description": "Whether rows were left out by the row cap or the size cap.",
+        ],
+        "truncatedBy": ["type": "string", "enum": ["rows", "bytes"]],
+        "rowCount": ["type": "integer", "description": "How many rows are in `rows`."],
+    ]
+
+    static func tools(allowWrites: Bool, limits: ConfinedLimits) -> JSONValue {
+        let readOnly: JSONValue = ["readOnlyHint": true, "openWorldHint": false]
+        var query: [String: JSONValue] = rowsProperties
+        query["elapsedMs"] = ["type": "number"]
+        query["changes"] = ["type": "integer", "description": "Rows the statement changed (writes only)."]
+        var watched: [String: JSONValue] = rowsProperties
+        watched["name"] = ["type": "string"]
+        watched["uri"] = ["type": "string"]
+        watched["version"] = ["type": "integer"]
+        return .array([
+            tool(
+                "query", title: "Run one SQL statement",
+                description:
+                    "Runs one SQL statement on the SQLite database and returns its rows. CTEs, EXPLAIN and PRAGMAs "
+                    + "that read work. "
+                    + (allowWrites
+                        ? "Statements may write. "
+                        : "The database is read-only: SQLite itself refuses statements that write, ATTACH, "
+                            + "VACUUM INTO, extensions and PRAGMAs that change settings. ")
+                    + "At most \(limits.rows) rows and \(limits.bytes) bytes are returned "
+                    + "(`truncated` says so), and a statement is stopped after \(limits.seconds) s.",
+                input: [
+                    "sql": ["type": "string", "description": "One SQL statement."],
+                    "params": params,
+                    "maxRows": [
+                        "type": "integer", "minimum": 0, "maximum": .integer(Int64(limits.rows)),
+                        "description": .string("The most rows to return (default and most: \(limits.rows))."),
+                    ],
+                ], required: ["sql"], output: query, outputRequired: ["columns", "rows", "truncated", "rowCount"],
+                annotations: allowWrites
+                    ? ["readOnlyHint": false, "destructiveHint": true, "openWorldHint": false] : readOnly),
+            tool(
+                "explain", title: "Explain a query's plan",
+                description:
+                    "Shows how SQLite will run a statement (EXPLAIN QUERY PLAN, never running it), hints about "
+                    + "full scans, sorts and automatic indexes, and with `advise` the indexes that would help, "
+                    + "each with the plan it would give.",
+                input: [
+                    "sql": ["type": "string", "description": "One SQL statement."],
+                    "advise": ["type": "boolean", "description": "Also propose indexes (default false)."],
+                ], required: ["sql"],
+                output: [
+                    "plan": [
+                        "type": "array",
+                        "items": [
+                            "type": "object",
+                            "properties": [
+                                "id": ["type": "integer"], "parent": ["type": "integer"],
+                                "detail": ["type": "string"],
+                            ],
+                        ],
+                    ],
+                    "hints": ["type": "array", "items": ["type": "string"]],
+                    "advice": [
+                        "type": "array",
+                        "items": [
+                            "type": "object",
+                            "properties": [
+                                "sql": ["type": "string"], "planAfter": ["type": "array"],
+                            ],
+                        ],
+                    ],
+                ], outputRequired: ["plan", "hints"], annotations: readOnly),
+            tool(
+                "schema", title: "The database's schema",
+                description:
+                    "Lists the tables and views with their columns, and the indexes and triggers, each with its "
+                    + "CREATE statement. Also the resource sqlive://schema.",
+                input: [:], required: [],
+                output: [
+                    "tables": ["type": "array"], "views": ["type": "array"], "indexes": ["type": "array"],
+                    "triggers": ["type": "array"],
+                ], outputRequired: ["tables", "views", "indexes", "triggers"], annotations: readOnly),
+            tool(
+                "watch", title: "Keep a query's result live",
+                description:
+                    "Registers a named live query: one read-only statement whose result sqlive keeps current "
+                    + "whoever writes the database (this server, the app, another process). Its result is the "
+                    + "resource sqlive://live/{name}; subscribe to it to be told when it changes.",
+                input: [
+                    "name": ["type": "string", "description": "A name for the live query."],
+                    "sql": ["type": "string", "description": "One read-only SQL statement."],
+                    "params": params,
+                ], required: ["name", "sql"], output: watched,
+                outputRequired: ["name", "uri", "version", "columns", "rows", "truncated", "rowCount"],
+                annotations: readOnly),
+            tool(
+                "unwatch", title: "End a live query",
+                description: "Ends a live query registered with `watch`; its resource goes away.",
+                input: ["name": ["type": "string"]], required: ["name"],
+                output: ["name": ["type": "string"]], outputRequired: ["name"],
+                annotations: ["readOnlyHint": true, "idempotentHint": true, "openWorldHint": false]),
+        ])
+    }
+
+    private static func tool(
+        _ name: String, title: String, description: String, input: [String: JSONValue], required: [String],
+        output: [String: JSONValue], outputRequired: [String], annotations: JSONValue
+    ) -> JSONValue {
+        [
+            "name": .string(name),
+            "title": .string(title),
+            "description": .string(description),
+            "inputSchema": [
+                "type": "object", "properties": .object(input), "required": .array(required.map(JSONValue.string)),
+                "additionalProperties": false,
+            ],
+            "outputSchema": [
+                "type": "object", "properties": .object(output),
+                "required": .array(outputRequired.map(JSONValue.string)),
+            ],
+            "annotations": annotations,
+        ]
+    }
+}
+
+/// The limits, as the catalog's descriptions show them.
+struct ConfinedLimits {
+    var rows: Int
+    var bytes: Int
+    var seconds: String
+}

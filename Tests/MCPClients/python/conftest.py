@@ -1,0 +1,114 @@
+"""The official MCP Python SDK (PyPI `mcp`) as the client of the real
+`sqlive --mcp`, over real pipes.
+
+Every test gets its own directory and database (pytest's `tmp_path`) and its
+own server. "Another process" is the sqlite3 shell, at its defaults (no busy
+timeout), or Python's sqlite3 module.
+
+Run: SQLIVE_BIN=/path/to/sqlive PYTHONDONTWRITEBYTECODE=1 \
+       python3 -m pytest -q Tests/MCPClients/python
+(`swift test` runs it too: MCPClientTests.swift.)
+"""
+
+import contextlib
+import hashlib
+import os
+import pathlib
+import sqlite3
+import sys
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+SQLIVE = os.environ.get("SQLIVE_BIN", "sqlive")
+
+# Only a hang reaches it.
+TIMEOUT = 30
+
+
+def make_database(path: pathlib.Path, journal_mode: str = "delete") -> None:
+    """A small database at SQLite's default settings (or in WAL mode)."""
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA journal_mode = {journal_mode}")
+    with db:
+        db.executescript(
+            """
+            CREATE TABLE players(id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INT, photo BLOB);
+            CREATE TABLE games(id INTEGER PRIMARY KEY, title TEXT, playerID INT REFERENCES players(id));
+            CREATE INDEX games_player ON games(playerID);
+            CREATE VIEW leaders AS SELECT name, score FROM players ORDER BY score DESC;
+            INSERT INTO players(name, score, photo) VALUES ('Ann', 12, x'00ff'), ('Bob', 7, NULL);
+            INSERT INTO games(title, playerID) VALUES ('Go', 1), ('Chess', 2);
+            """
+        )
+    db.close()
+
+
+def fingerprint(directory: pathlib.Path, database: pathlib.Path):
+    """The database file's bytes and the directory's file names: what a refused
+    attempt must leave as it was."""
+    return hashlib.sha256(database.read_bytes()).hexdigest(), sorted(p.name for p in directory.iterdir())
+
+
+class Server:
+    """A connected client session and the notifications it received."""
+
+    def __init__(self, session: ClientSession, notifications: list, arrived: anyio.Event):
+        self.session = session
+        self.notifications = notifications
+        self._arrived = arrived
+
+    async def call(self, tool: str, arguments: dict | None = None) -> types.CallToolResult:
+        with anyio.fail_after(TIMEOUT):
+            return await self.session.call_tool(tool, arguments or {})
+
+    async def wait_for(self, predicate, timeout: float = TIMEOUT):
+        """The first notification the predicate accepts, waiting for it."""
+        with anyio.fail_after(timeout):
+            while True:
+                for notification in self.notifications:
+                    if predicate(notification):
+                        self.notifications.remove(notification)
+                        return notification
+                self._arrived = anyio.Event()
+                await self._arrived.wait()
+
+    def updated(self, uri: str):
+        return lambda n: isinstance(n, types.ResourceUpdatedNotification) and str(n.params.uri) == uri
+
+    @staticmethod
+    def list_changed(n) -> bool:
+        return isinstance(n, types.ResourceListChangedNotification)
+
+
+@contextlib.asynccontextmanager
+async def serve(database: pathlib.Path, *args: str):
+    """`sqlive --mcp DATABASE ARGS`, initialized, as an MCP host would start it."""
+    notifications: list = []
+    state = {"event": anyio.Event()}
+
+    async def handler(message) -> None:
+        if isinstance(message, Exception):
+            raise message
+        notifications.append(message)
+        server._arrived.set()
+
+    parameters = StdioServerParameters(
+        command=SQLIVE, args=["--mcp", str(database), *args], cwd=str(database.parent),
+        env={"SQLIVE_QUIET": "1"})
+    async with stdio_client(parameters, errlog=sys.stderr) as (read, write):
+        async with ClientSession(read, write, message_handler=handler) as session:
+            server = Server(session, notifications, state["event"])
+            with anyio.fail_after(TIMEOUT):
+                server.initialize_result = await session.initialize()
+            yield server
+
+
+@pytest.fixture
+def database(tmp_path: pathlib.Path) -> pathlib.Path:
+    path = tmp_path / "games.sqlite"
+    make_database(path)
+    return path

@@ -16,7 +16,7 @@ struct ObserverEffectTests {
     }
 
     @Test(
-        "A writer at its defaults never fails a commit beside a slow live query, 100 cheap ones and the checker",
+        "A writer at its defaults never fails a commit beside a slow live query, 100 cheap ones, the checker and an agent",
         arguments: writerCells)
     func noCommitFails(writer: String, journal: WriterJournal) async throws {
         let directory = try TemporaryDirectory()
@@ -39,6 +39,8 @@ struct ObserverEffectTests {
         }
         // An editor's hovers meanwhile: plans, hints with counted table sizes.
         let checker = try SQLChecker(.file(path))
+        // And an agent's statements (sqlive --mcp), on the confined reader.
+        let agent = try ConfinedReader(path: path)
         let stop = Locked(false)
         // However the test ends, the loop ends (an `async let` is awaited at the end of its scope).
         defer { stop.withLock { $0 = true } }
@@ -47,6 +49,7 @@ struct ObserverEffectTests {
             while !stop.withLock({ $0 }) {
                 _ = try? checker.explain("SELECT * FROM items WHERE note = 'x'", advise: true)
                 _ = checker.rowCount(of: "items")
+                _ = try? agent.run("SELECT grp, avg(value), max(note) FROM items GROUP BY grp")
                 count += 1
             }
             return count
@@ -121,10 +124,32 @@ struct ObserverEffectTests {
             let statistics = try observer.writeWithoutTransaction { ObserverVFS.statistics($0.sqliteConnection) }
             return (reads, wrong, statistics)
         }
+        // An agent's reads (sqlive --mcp), on the confined reader.
+        let agent = try ConfinedReader(path: path)
+        async let agentReads = onOwnThread { () -> (reads: Int, wrong: [String]) in
+            var reads = 0
+            var wrong: [String] = []
+            while !stop.withLock({ $0 }) {
+                switch Result(catching: { () throws(SQLiveError) in try agent.run(total) }) {
+                case .success(.rows(let rows)) where rows.rows == [[.integer(Self.invariantTotal)]]:
+                    reads += 1
+                case .success(let outcome):
+                    wrong.append("\(outcome)")
+                case .failure(let error) where error.sqliteFailure?.code == 5:
+                    break  // SQLITE_BUSY in WAL recovery: read again.
+                case .failure(let error):
+                    wrong.append(error.description)
+                }
+            }
+            return (reads, wrong)
+        }
         let pragmas = journal.pragmas
         let summary = try await ObserverWriter.run(ObserverWriter.transfers, [path, "1500", "7"] + pragmas)
         stop.withLock { $0 = true }
         let observed = try await reads
+        let agentObserved = try await agentReads
+        #expect(agentObserved.wrong.isEmpty, "the agent read: \(agentObserved.wrong.prefix(5))")
+        #expect(agentObserved.reads > 50)
 
         #expect(summary["commits"] as? Int == 1500)
         #expect(observed.wrong.isEmpty, "torn or rolled-back totals read: \(observed.wrong.prefix(5))")

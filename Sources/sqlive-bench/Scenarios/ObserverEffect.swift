@@ -22,6 +22,9 @@ enum ObserverEffect: Scenario {
         case none = "no watcher"
         case poller = "1 s poller"
         case sqlive
+        /// An agent's statements through `sqlive --mcp`'s confined reader,
+        /// back to back (a real agent calls every few seconds).
+        case agent = "sqlive --mcp agent"
     }
 
     enum Writer: String, CaseIterable {
@@ -46,7 +49,8 @@ enum ObserverEffect: Scenario {
             scenario: name,
             note: "Another process commits \(commits) single-row inserts 20 ms apart at its defaults (the sqlite3 CLI "
                 + "and GRDB: no busy timeout; Python: 5 s), while nothing watches the file, while a GRDB queue polls "
-                + "`\(query)` once a second, and while sqlive keeps it live (in-process engine, defaults). "
+                + "`\(query)` once a second, while sqlive keeps it live (in-process engine, defaults), and while an "
+                + "agent runs it through sqlive --mcp's confined reader back to back. "
                 + "failed: commits that failed with \"database is locked\"; p50/p99: each successful commit's time "
                 + "(the CLI's own `.timer`; Python and GRDB around execute and commit). The query takes about 1 ms "
                 + "over 2k rows and 40-60 ms over 200k.")
@@ -98,6 +102,9 @@ enum ObserverEffect: Scenario {
             "1 s poller")
         table.add(
             "failed commits, all cases (no watcher)", Double(failed[.none] ?? 0), anchor: nil, "")
+        table.add(
+            "failed commits beside an MCP agent, all cases", Double(failed[.agent] ?? 0),
+            anchor: Double(failed[.poller] ?? 0), "1 s poller")
         if !addedP99.isEmpty {
             table.add(
                 "Python's p99 commit time added by sqlive, worst case (ms)", addedP99.max() ?? .nan, anchor: nil, "")
@@ -131,8 +138,22 @@ enum ObserverEffect: Scenario {
         let updates = Locked(0)
         let latest = Locked<[[SQLValue]]?>(nil)
         var events: Task<Void, Never>?
+        let stopAgent = Locked(false)
+        var agentLoop: Task<Int, any Error>?
         switch watcher {
         case .none: break
+        case .agent:
+            let reader = try ConfinedReader(path: path)
+            agentLoop = Task {
+                try await onThread {
+                    var count = 0
+                    while !stopAgent.withLock({ $0 }) {
+                        _ = try? reader.run(query)
+                        count += 1
+                    }
+                    return count
+                }
+            }
         case .poller:
             let queue = try DatabaseQueue(path: path)
             pollerQueue = queue
@@ -161,6 +182,10 @@ enum ObserverEffect: Scenario {
         // last connection to a WAL file deletes `-wal` and `-shm` by path.
         poller?.cancel()
         await poller?.value
+        stopAgent.withLock { $0 = true }
+        if let agentLoop, try await agentLoop.value == 0 {
+            throw BenchmarkCheckFailed(description: "the agent ran no statement")
+        }
         try pollerQueue?.close()
         if let database {
             // The last commit reaches the live query (the scenario's check).

@@ -261,3 +261,34 @@ async def test_a_missing_database_is_told_to_every_call(tmp_path):
         assert result.is_error is True
         assert "missing.sqlite" in text(result)
     assert not (tmp_path / "missing.sqlite").exists()
+
+
+def test_malformed_lines_get_errors_and_the_server_goes_on(database):
+    """Raw lines on the pipe, as a broken client would write them."""
+    import os
+    from conftest import SQLIVE
+
+    lines = [
+        "this is not json",
+        json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]),  # batches left MCP in 2025-06-18
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "no/such/method"}),
+        json.dumps({"jsonrpc": "1.0", "id": 3, "method": "ping"}),
+        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "query", "arguments": "x"}}),
+        json.dumps({"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": {}}),
+        "",
+        json.dumps({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
+    ]
+    result = subprocess.run(
+        [SQLIVE, "--mcp", str(database)], input="\n".join(lines) + "\n", capture_output=True, text=True,
+        timeout=TIMEOUT, env={**os.environ, "SQLIVE_QUIET": "1"})
+    assert result.returncode == 0
+    replies = [json.loads(line) for line in result.stdout.splitlines()]
+    by_id = {reply.get("id"): reply for reply in replies}
+    errors = [reply["error"]["code"] for reply in replies if reply.get("id") is None]
+    assert -32700 in errors  # not JSON
+    assert -32600 in errors  # a batch
+    assert by_id[2]["error"]["code"] == -32601
+    assert by_id[3]["error"]["code"] == -32600
+    assert by_id[4]["result"]["isError"] is True
+    assert by_id[5]["error"]["code"] == -32602
+    assert by_id[6]["result"] == {}

@@ -324,6 +324,12 @@ extension MCPSession {
             return ToolFailure(error.description, details: .object(details))
         }
         var message = "SQLite error: \(failure.message)"
+        if failure.code == 23 {
+            // The authorizer's refusal (SQLITE_AUTH) says only "not authorized".
+            message +=
+                " (sqlive --mcp refuses ATTACH and DETACH, VACUUM, transactions, load_extension and PRAGMAs that "
+                + "change settings: SQLite's authorizer on the agent's connection)"
+        }
         var details: [String: JSONValue] = [
             "message": .string(failure.message), "sqliteCode": .integer(Int64(failure.code)),
             "extendedCode": .integer(Int64(failure.extendedCode)),

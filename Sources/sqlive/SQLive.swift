@@ -91,7 +91,8 @@ struct SQLive: AsyncParsableCommand {
             throw ValidationError("--allow-writes is for --mcp (the REPL and --rpc write unless --readonly is given)")
         }
         if !(timeLimit > 0 && timeLimit <= 86400) || maxRows < 0 || maxBytes < 1 {
-            throw ValidationError("--time-limit must be between 0 and 86400 seconds, --max-rows and --max-bytes positive")
+            throw ValidationError(
+                "--time-limit must be between 0 and 86400 seconds, --max-rows and --max-bytes positive")
         }
         if demo && database != nil {
             throw ValidationError("--demo opens its own database; give no DATABASE with it")

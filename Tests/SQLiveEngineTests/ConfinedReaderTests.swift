@@ -8,7 +8,12 @@ import Testing
 struct ConfinedReaderTests {
     /// Statements that would change the file, another file, or the
     /// connection, each of which must be refused by SQLite.
-    static let attempts = [
+    /// (Files they name are in `directory`, given by the test.)
+    static func attempts(in directory: String) -> [String] {
+        attemptTemplates.map { $0.replacingOccurrences(of: "DIR/", with: directory + "/") }
+    }
+
+    static let attemptTemplates = [
         "INSERT INTO t VALUES (9)",
         "WITH x AS (SELECT 1) DELETE FROM t",
         "DELETE FROM t RETURNING *",
@@ -27,9 +32,9 @@ struct ConfinedReaderTests {
         "PRAGMA wal_checkpoint(TRUNCATE)",
         "PRAGMA query_only = OFF",
         "PRAGMA trusted_schema = ON",
-        "ATTACH 'evil.sqlite' AS evil",
+        "ATTACH 'DIR/evil.sqlite' AS evil",
         "ATTACH ':memory:' AS scratch",
-        "VACUUM INTO 'copy.sqlite'",
+        "VACUUM INTO 'DIR/copy.sqlite'",
         "VACUUM",
         "REINDEX",
         "ANALYZE",
@@ -37,7 +42,7 @@ struct ConfinedReaderTests {
         "BEGIN IMMEDIATE",
         "SAVEPOINT s",
         "SELECT 1; DELETE FROM t",
-        "SELECT 1; ATTACH 'evil.sqlite' AS evil",
+        "SELECT 1; ATTACH 'DIR/evil.sqlite' AS evil",
     ]
 
     /// A database in `mode`, its directory, and what must not change.
@@ -65,8 +70,7 @@ struct ConfinedReaderTests {
         let fixture = try Fixture(mode: mode)
         let reader = try ConfinedReader(path: fixture.path)
         let (bytes, names) = (fixture.bytes, fixture.names)
-        _ = FileManager.default.changeCurrentDirectoryPath(fixture.directory.url.path)
-        for sql in Self.attempts {
+        for sql in Self.attempts(in: fixture.directory.url.path) {
             switch Result(catching: { () throws(SQLiveError) in try reader.run(sql) }) {
             case .success(.rows(let rows)):
                 Issue.record("ran: \(sql) → \(rows.rows)")

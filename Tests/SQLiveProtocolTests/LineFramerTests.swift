@@ -15,9 +15,10 @@ struct LineFramerTests {
 
     @Test("Lines split anywhere come out whole; CRLF and blank lines are tolerated")
     func splits() {
-        #expect(events(["{\"a\":1}\n{\"b\"", ":2}\r\n", "\n  \n", "{}\n"]) == [
-            .message(Array("{\"a\":1}".utf8)), .message(Array("{\"b\":2}".utf8)), .message(Array("{}".utf8)),
-        ])
+        #expect(
+            events(["{\"a\":1}\n{\"b\"", ":2}\r\n", "\n  \n", "{}\n"]) == [
+                .message(Array("{\"a\":1}".utf8)), .message(Array("{\"b\":2}".utf8)), .message(Array("{}".utf8)),
+            ])
         #expect(events(["{}"]) == [], "no line before its newline")
     }
 

@@ -52,8 +52,10 @@ public enum MCPServer {
         signal(SIGPIPE, SIG_IGN)
         let writer = MessageWriter(fileDescriptor: output, framing: .newline)
         let path = Session.resolve(database ?? ":memory:", in: directory)
-        let session = await MCPSession.open(path: path, shownAs: database ?? ":memory:", options: options, writer: writer)
-        let connection = MCPConnection(writer: writer, session: session, maximumMessageLength: options.maximumMessageLength)
+        let session = await MCPSession.open(
+            path: path, shownAs: database ?? ":memory:", options: options, writer: writer)
+        let connection = MCPConnection(
+            writer: writer, session: session, maximumMessageLength: options.maximumMessageLength)
         await connection.run(input: input)
         await session.close()
         if !writer.flush() {

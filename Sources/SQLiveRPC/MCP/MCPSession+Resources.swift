@@ -28,8 +28,9 @@ extension MCPSession {
                 [
                     "uri": .string(MCPProtocol.liveURI(name)), "name": .string(name),
                     "title": .string("Live query \(name)"),
-                    "description": .string(watch?.handle.first.result.columns.isEmpty == false
-                        ? "The current rows of a live query." : "A live query."),
+                    "description": .string(
+                        watch?.handle.first.result.columns.isEmpty == false
+                            ? "The current rows of a live query." : "A live query."),
                     "mimeType": "application/json",
                 ])
         }

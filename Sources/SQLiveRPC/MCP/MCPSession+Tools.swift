@@ -129,7 +129,8 @@ extension MCPSession {
         } catch let failure as SQLiteFailure {
             var failure = failure
             if failure.code == 9 {
-                failure.message = "interrupted: the statement ran past the time limit (\(limits.time)), or was cancelled"
+                failure.message =
+                    "interrupted: the statement ran past the time limit (\(limits.time)), or was cancelled"
             }
             throw Self.failure(.sqlite(failure), sql: sql)
         } catch {
@@ -209,7 +210,10 @@ extension MCPSession {
             ]
         }
         func object(_ object: SchemaInfo.Object) -> JSONValue {
-            ["name": .string(object.name), "table": .string(object.table), "sql": object.sql.map(JSONValue.string) ?? .null]
+            [
+                "name": .string(object.name), "table": .string(object.table),
+                "sql": object.sql.map(JSONValue.string) ?? .null,
+            ]
         }
         return [
             "tables": .array(schema.tables.map(relation)),
@@ -275,13 +279,25 @@ extension MCPSession {
     // MARK: - Values
 
     /// A live query's rows as the `watch` tool and its resource give them,
-    /// cut at the row cap.
+    /// cut at the row cap and the size cap.
     func liveJSON(_ snapshot: LiveQuerySnapshot, error: SQLiveError?) -> [String: JSONValue] {
-        let cap = options.limits.rows
-        let cut = snapshot.result.rows.count > cap
-        var result = Self.rowsJSON(
-            columns: snapshot.result.columns, rows: Array(snapshot.result.rows.prefix(cap)),
-            truncatedBy: cut || snapshot.result.truncated ? "rows" : nil)
+        let limits = options.limits
+        var rows: [[SQLValue]] = []
+        var bytes = 0
+        var cut: String? = snapshot.result.truncated ? "rows" : nil
+        for row in snapshot.result.rows {
+            guard rows.count < limits.rows else {
+                cut = "rows"
+                break
+            }
+            bytes += row.reduce(0) { $0 + $1.byteCount }
+            guard bytes <= limits.bytes else {
+                cut = "bytes"
+                break
+            }
+            rows.append(row)
+        }
+        var result = Self.rowsJSON(columns: snapshot.result.columns, rows: rows, truncatedBy: cut)
         result["name"] = .string(snapshot.name)
         result["uri"] = .string(MCPProtocol.liveURI(snapshot.name))
         result["version"] = .integer(Int64(snapshot.version))

@@ -7,7 +7,7 @@ enum MCPToolCatalog {
 
     /// A SQL value in a result: null, a number, text, or a blob.
     private static let value: JSONValue = [
-        "description": "A SQL value: null, a number, text, or a BLOB as {\"$blob\": base64}.",
+        "description": "A SQL value: null, a number, text, or a BLOB as {\"$blob\": base64}."
     ]
 
     private static let params: JSONValue = [

@@ -209,6 +209,17 @@ async def test_row_cap_and_size_cap(database):
         assert heavy.structured_content["rowCount"] == 20
         huge = await server.call("query", {"sql": "SELECT zeroblob(1000000)"})
         assert huge.is_error is True and "size cap" in text(huge)
+        # A live query's resource is cut the same way.
+        await server.call(
+            "watch", {"name": "many", "sql": "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                                               "LIMIT 5000) SELECT i FROM n"})
+        many_live = json.loads((await server.session.read_resource("sqlive://live/many")).contents[0].text)
+        assert (many_live["rowCount"], many_live["truncatedBy"]) == (100, "rows")
+        await server.call(
+            "watch", {"name": "heavy", "sql": "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                                                "LIMIT 90) SELECT printf('%.1000c', 'x') FROM n"})
+        heavy_live = json.loads((await server.session.read_resource("sqlive://live/heavy")).contents[0].text)
+        assert (heavy_live["rowCount"], heavy_live["truncatedBy"]) == (20, "bytes")
 
 
 async def test_a_runaway_statement_ends_at_the_time_limit_and_the_server_goes_on(database):

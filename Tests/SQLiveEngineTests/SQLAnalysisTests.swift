@@ -65,6 +65,18 @@ struct SQLAnalysisTests {
         #expect(checker.isReadOnly("DELETE FROM t") == false)
     }
 
+    @Test("A qualified column that does not exist is underlined whole, not at its qualifier")
+    func qualifiedColumnRange() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("db.sqlite")
+        try sqlite3(path, "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT);")
+        let checker = try SQLChecker(.file(path))
+        let source = SQLSource("SELECT x.b, x.zz3 FROM t AS x WHERE x.a > 0;")
+        let problems = checker.check(source)
+        #expect(problems.map(\.message) == ["no such column: x.zz3"])
+        #expect(problems.map { String(decoding: source.bytes[$0.range], as: UTF8.self) } == ["x.zz3"])
+    }
+
     @Test func checkerRefusesWhatIsNotADatabase() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("notes.txt")

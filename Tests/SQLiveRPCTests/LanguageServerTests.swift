@@ -18,7 +18,7 @@ struct LanguageServerTests {
 
         init(
             encodings: [String]? = nil, initializationOptions: JSONValue? = nil, databaseArgument: Bool = true,
-            hoverFormats: [String]? = nil
+            hoverFormats: [String]? = nil, refreshSupport: Bool = false
         )
             async throws
         {
@@ -37,6 +37,11 @@ struct LanguageServerTests {
             if let encodings { capabilities["general"] = ["positionEncodings": .array(encodings.map { .string($0) })] }
             if let hoverFormats {
                 capabilities["textDocument"] = ["hover": ["contentFormat": .array(hoverFormats.map { .string($0) })]]
+            }
+            if refreshSupport {
+                capabilities["workspace"] = [
+                    "inlayHint": ["refreshSupport": true], "codeLens": ["refreshSupport": true],
+                ]
             }
             var params: [String: JSONValue] = [
                 "processId": .null, "rootUri": .string(directory.url.absoluteString),

@@ -174,7 +174,17 @@ public final class SQLChecker: Sendable {
         let tokens = source.significantTokens(of: statement)
         if let offset = failure.offset, offset >= 0 {
             let position = statement.range.lowerBound + min(offset, statement.range.count)
-            if let index = tokens.first(where: { source.tokens[$0].range.upperBound > position }) {
+            if let found = tokens.firstIndex(where: { source.tokens[$0].range.upperBound > position }) {
+                let index = tokens[found]
+                // SQLite points at a qualified name's qualifier (`a` of
+                // `a.zz3`): the range covers the name it is about.
+                if let name = namedObject(in: failure.message), name.contains("."), found + 2 < tokens.count,
+                    source.tokens[tokens[found + 1]].kind == .dot, source.tokens[tokens[found + 2]].isName,
+                    source.name(of: source.tokens[tokens[found + 2]]).caseInsensitiveCompare(
+                        String(name.split(separator: ".").last ?? "")) == .orderedSame
+                {
+                    return source.tokens[index].range.lowerBound..<source.tokens[tokens[found + 2]].range.upperBound
+                }
                 return source.tokens[index].range
             }
             if let last = tokens.last { return source.tokens[last].range }
@@ -331,10 +341,16 @@ extension SQLChecker {
                 sqlite3_busy_timeout(handle, Int32(busyTimeout / .milliseconds(1)))
                 if flags == SQLITE_OPEN_READWRITE { connection.execute("PRAGMA query_only = ON") }
                 // Reading the schema tells a database from any other file.
-                if case .failed(let error) = connection.prepare(Array("SELECT 1 FROM sqlite_schema".utf8)[...]) {
+                switch connection.prepare(Array("SELECT 1 FROM sqlite_schema".utf8)[...]) {
+                case .failed(let error):
                     failure = error.message
                     continue
-                } else if connection.rows("SELECT count(*) FROM sqlite_schema").isEmpty {
+                case .prepared(let statement):
+                    // Finalized, or the connection could never close (a
+                    // zombie holding its file open).
+                    sqlite3_finalize(statement)
+                }
+                if connection.rows("SELECT count(*) FROM sqlite_schema").isEmpty {
                     failure = connection.lastError
                     continue
                 }

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A live query owned by the code that registered it: its work ends when
@@ -87,6 +88,16 @@ extension LiveDatabase {
         }
         try SQLScript.checkText(definition.sql)
         return try await handle(name: name, definition)
+    }
+
+    /// Registers a live query that no list shows and no `liveQueryEvents()`
+    /// subscriber sees: only its handle's events tell its changes (an
+    /// editor's inline results).
+    ///
+    /// - throws: as `registerLiveQuery(name:_:)`.
+    public func watchUnlisted(_ definition: LiveQueryDefinition) async throws(SQLiveError) -> LiveQueryHandle {
+        try SQLScript.checkText(definition.sql)
+        return try await handle(name: "\u{0}unlisted.\(UUID().uuidString)", definition)
     }
 
     /// A handle on a new live query, its events subscribed before it is

@@ -23,6 +23,7 @@ public enum MessageRegistry {
         CompletionRequest.self,
         HoverRequest.self,
         CodeLensRequest.self,
+        InlayHintRequest.self,
         ExecuteCommandRequest.self,
     ]
 

@@ -15,6 +15,7 @@ public struct OutgoingMessage: Sendable {
         case result(id: RequestID, any Encodable & Sendable)
         case error(id: RequestID?, ResponseError)
         case notification(method: String, params: any Encodable & Sendable)
+        case request(id: RequestID, method: String)
         case batch([OutgoingMessage])
     }
 
@@ -44,6 +45,11 @@ public struct OutgoingMessage: Sendable {
     /// A notification.
     public static func notification(method: String, params: some Encodable & Sendable) -> OutgoingMessage {
         OutgoingMessage(content: .notification(method: method, params: params))
+    }
+
+    /// A request of the server's, without params (`workspace/inlayHint/refresh`).
+    public static func request(id: RequestID, method: String) -> OutgoingMessage {
+        OutgoingMessage(content: .request(id: id, method: method))
     }
 
     /// The responses to a batch, sent as one array.
@@ -106,6 +112,15 @@ public struct OutgoingMessage: Sendable {
             writer.key("params")
             try Self.write(params, to: &writer)
             writer.endObject()
+        case .request(let id, let method):
+            writer.beginObject()
+            writer.key("id")
+            id.write(to: &writer)
+            writer.key("jsonrpc")
+            writer.write(string: "2.0")
+            writer.key("method")
+            writer.write(string: method)
+            writer.endObject()
         case .batch(let responses):
             writer.beginArray()
             for response in responses {
@@ -133,7 +148,7 @@ public struct OutgoingMessage: Sendable {
             return .response(id: id, error: .internalError("cannot encode the result"))
         case .error(let id, let error):
             return .response(id: id, error: ResponseError(error.code, error.message))
-        case .notification:
+        case .notification, .request:
             return nil
         case .batch(let responses):
             return .batch(responses.compactMap { $0.replacement() })

@@ -262,15 +262,62 @@ extension LanguageService {
         return text
     }
 
+    // MARK: - Inline results
+
+    /// `textDocument/inlayHint`: at the end of each read-only statement in
+    /// the range, its live result in brief.
+    func inlayHints(_ params: InlayHintRequest.Params) async throws(ResponseError) -> InlayHintRequest.Result {
+        let document = try openDocument(params.textDocument.uri)
+        let encoding = self.encoding
+        let source = SQLSource(bytes: document.bytes)
+        let lower = document.offset(of: params.range.start, encoding: encoding)
+        let upper = document.offset(of: params.range.end, encoding: encoding)
+        let statements = source.statements.filter { $0.range.upperBound >= lower && $0.range.lowerBound <= upper }
+        let briefs = await inlineBriefs(document, source, statements)
+        return statements.compactMap { statement in
+            briefs[source.text(of: statement)].map { brief in
+                InlayHintRequest.InlayHint(
+                    position: document.position(of: statement.range.upperBound, encoding: encoding), label: brief)
+            }
+        }
+    }
+
+    /// The live briefs of statements of a document, by their SQL; none when
+    /// the document has no database.
+    func inlineBriefs(_ document: TextDocument, _ source: SQLSource, _ statements: [SQLSource.Statement]) async
+        -> [String: String]
+    {
+        guard !statements.isEmpty, let key = databaseKey(for: document),
+            let database = try? await liveDatabase(for: key)
+        else { return [:] }
+        let checker = try? await checker(for: key)
+        let items = statements.map { statement in
+            let sql = source.text(of: statement)
+            return (sql: sql, reads: Self.onlyReads(source, statement, sql, checker: checker))
+        }
+        return await inline.briefs(uri: document.uri, statements: items, database: database, reader: reader(for: key))
+    }
+
+    /// Whether a statement is one that only reads, as a live query must be
+    /// (BEGIN is "read-only" too, for SQLite, hence its first word).
+    static func onlyReads(_ source: SQLSource, _ statement: SQLSource.Statement, _ sql: String, checker: SQLChecker?)
+        -> Bool
+    {
+        ["SELECT", "WITH", "VALUES"].contains(source.firstWord(of: statement) ?? "")
+            && checker?.isReadOnly(sql) ?? true
+    }
+
     // MARK: - Code lenses
 
-    /// `textDocument/codeLens`: Run, Watch (for statements that only read)
-    /// and Explain over each statement.
+    /// `textDocument/codeLens`: Run (its title carrying the statement's
+    /// live result in brief), Watch (for statements that only read) and
+    /// Explain over each statement.
     func codeLenses(_ params: CodeLensRequest.Params) async throws(ResponseError) -> CodeLensRequest.Result {
         let document = try openDocument(params.textDocument.uri)
         let encoding = self.encoding
         let source = SQLSource(bytes: document.bytes)
         let checker = try? await checker(for: document)
+        let briefs = await inlineBriefs(document, source, source.statements)
         var lenses: [CodeLensRequest.CodeLens] = []
         for statement in source.statements {
             let start = document.position(of: statement.range.lowerBound, encoding: encoding)
@@ -279,14 +326,10 @@ extension LanguageService {
             let argument: JSONValue = .object([
                 "uri": .string(document.uri), "line": .integer(Int64(start.line)), "sql": .string(sql),
             ])
+            let title = briefs[sql].map { "▶ Run  \($0)" } ?? "▶ Run"
             lenses.append(
-                .init(range: range, command: Command(title: "▶ Run", command: "sqlive.run", arguments: [argument])))
-            // A live query is one statement that only reads (BEGIN is
-            // "read-only" too, for SQLite).
-            let reads =
-                ["SELECT", "WITH", "VALUES"].contains(source.firstWord(of: statement) ?? "")
-                && checker?.isReadOnly(sql) ?? true
-            if reads {
+                .init(range: range, command: Command(title: title, command: "sqlive.run", arguments: [argument])))
+            if Self.onlyReads(source, statement, sql, checker: checker) {
                 lenses.append(
                     .init(
                         range: range, command: Command(title: "Watch", command: "sqlive.watch", arguments: [argument])))

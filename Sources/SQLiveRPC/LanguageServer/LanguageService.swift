@@ -20,8 +20,16 @@ import SQLiveProtocol
 /// read-only `LiveDatabase` of the service's own. A change checks again the
 /// documents that use it.
 ///
-/// Ownership: the service owns its checking task and one watching task per
-/// watched database; `stop()` ends them all.
+/// Every read-only statement a client asks about (an inlay-hint range, a
+/// document's code lenses) becomes a live inline result (`InlineResults`),
+/// owned by its document: when one changes, the client is asked to
+/// refresh its inlay hints and code lenses, if it can be.
+///
+/// Ownership: the service owns its checking task, one watching task per
+/// watched database, the databases it opened for documents that name their
+/// own, the refreshing task and the inline results; a database no open
+/// document uses any more is closed, with its checker and reader, and
+/// `stop()` ends them all.
 final class LanguageService: Sendable {
     /// The database a document is checked against.
     enum DatabaseKey: Hashable, Sendable {
@@ -62,6 +70,14 @@ final class LanguageService: Sendable {
         /// What was last published for each document, so that a schema
         /// change that changes nothing for it sends nothing.
         var published: [String: PublishDiagnosticsNotification.Params] = [:]
+        /// The confined readers inline results are tried on, per file.
+        var readers: [DatabaseKey: ConfinedReader] = [:]
+        /// The databases the service opened itself, read-only, for
+        /// documents that name their own.
+        var opened: [DatabaseKey: LiveDatabase] = [:]
+        var inlayHintRefresh = false
+        var codeLensRefresh = false
+        var nextRefreshID = 0
         var stopped = false
     }
     private let state = Locked(State())
@@ -69,11 +85,19 @@ final class LanguageService: Sendable {
     private let work: AsyncStream<Work>.Continuation
     /// The task that runs the checks, one at a time.
     private let checking = Locked<Task<Void, Never>?>(nil)
+    /// Each document's live inline results.
+    let inline: InlineResults
+    private let refreshes: AsyncStream<Void>.Continuation
+    /// The task that asks the client to refresh, at most every 50 ms.
+    private let refreshing = Locked<Task<Void, Never>?>(nil)
 
     init(writer: MessageWriter) {
         self.writer = writer
         let (stream, continuation) = AsyncStream<Work>.makeStream()
         work = continuation
+        let (refreshStream, refreshes) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        self.refreshes = refreshes
+        inline = InlineResults(changed: { refreshes.yield() })
         let task = Task { [weak self] in
             for await item in stream {
                 guard let self else { return }
@@ -81,6 +105,13 @@ final class LanguageService: Sendable {
             }
         }
         checking.withLock { $0 = task }
+        let refresher = Task { [weak self] in
+            for await _ in refreshStream {
+                self?.askClientToRefresh()
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        refreshing.withLock { $0 = refresher }
     }
 
     deinit {
@@ -89,24 +120,65 @@ final class LanguageService: Sendable {
 
     /// Ends the checking and watching tasks.
     func stop() {
-        let watches = state.withLock { state in
+        let (watches, opened) = state.withLock { state in
             state.stopped = true
-            defer { state.watches = [:] }
-            return Array(state.watches.values)
+            defer {
+                state.watches = [:]
+                state.opened = [:]
+                state.readers = [:]
+                state.checkers = [:]
+            }
+            return (Array(state.watches.values), Array(state.opened.values))
         }
         for watch in watches { watch.task.cancel() }
+        inline.stop()
         work.finish()
+        refreshes.finish()
         checking.withLock { $0 }?.cancel()
+        refreshing.withLock { $0 }?.cancel()
+        closeLater(opened)
+    }
+
+    /// Closes databases the service opened; closing awaits the engine, so
+    /// a task does it, which ends with the closing.
+    private func closeLater(_ databases: [LiveDatabase]) {
+        guard !databases.isEmpty else { return }
+        Task { for database in databases { await database.close() } }
     }
 
     // MARK: - Settings
 
     /// What `initialize` negotiated.
-    func configure(encoding: PositionEncoding, supportsProgress: Bool, plainTextHover: Bool = false) {
+    func configure(
+        encoding: PositionEncoding, supportsProgress: Bool, plainTextHover: Bool = false,
+        inlayHintRefresh: Bool = false, codeLensRefresh: Bool = false
+    ) {
         state.withLock { state in
             state.encoding = encoding
             state.supportsProgress = supportsProgress
             state.plainTextHover = plainTextHover
+            state.inlayHintRefresh = inlayHintRefresh
+            state.codeLensRefresh = codeLensRefresh
+        }
+    }
+
+    /// Asks the client to refresh its inlay hints and code lenses, as far
+    /// as it said it can: an inline result changed.
+    private func askClientToRefresh() {
+        let methods = state.withLock { state -> [(RequestID, String)] in
+            guard !state.stopped else { return [] }
+            var methods: [(RequestID, String)] = []
+            for (supported, method) in [
+                (state.inlayHintRefresh, InlayHintRefreshRequest.method),
+                (state.codeLensRefresh, CodeLensRefreshRequest.method),
+            ] where supported {
+                state.nextRefreshID += 1
+                methods.append((.string("sqlive-refresh-\(state.nextRefreshID)"), method))
+            }
+            return methods
+        }
+        for (id, method) in methods {
+            writer.send(OutgoingMessage.request(id: id, method: method))
         }
     }
 
@@ -130,6 +202,7 @@ final class LanguageService: Sendable {
             return moved
         }
         for watch in moved.values { watch.task.cancel() }
+        inline.endAll()
         updateWatches()
         work.yield(.checkAll(nil))
     }
@@ -160,6 +233,9 @@ final class LanguageService: Sendable {
         }
         updateWatches()
         scheduleCheck(uri)
+        if let text = document(uri).map({ SQLSource(bytes: $0.bytes) }) {
+            inline.prune(uri: uri, keeping: Set(text.statements.map { text.text(of: $0) }))
+        }
     }
 
     func didClose(_ params: DidCloseTextDocumentNotification.Params) {
@@ -168,6 +244,7 @@ final class LanguageService: Sendable {
             state.documents[uri] = nil
             state.published[uri] = nil
         }
+        inline.close(uri: uri)
         updateWatches()
         publish(PublishDiagnosticsNotification.Params(uri: uri, version: nil, diagnostics: []))
     }
@@ -232,37 +309,76 @@ final class LanguageService: Sendable {
 
     /// Starts watching the databases open documents use, and stops
     /// watching those no document uses any more.
+    ///
+    /// A database no open document uses any more is let go: its watch, its
+    /// checker, its confined reader, and the database itself when the
+    /// service opened it, so that no file stays open for it.
     private func updateWatches() {
-        let (started, stopped) = state.withLock { state -> ([DatabaseKey], [Watch]) in
-            guard !state.stopped else { return ([], []) }
+        let (started, stopped, closed) = state.withLock { state -> ([DatabaseKey], [Watch], [LiveDatabase]) in
+            guard !state.stopped else { return ([], [], []) }
             let used = Set(
                 state.documents.values.compactMap { Self.databaseKey(for: $0, session: state.sessionDatabase) })
             let stopped = state.watches.filter { !used.contains($0.key) }
             for key in stopped.keys { state.watches[key] = nil }
-            return (used.filter { state.watches[$0] == nil }.sorted { "\($0)" < "\($1)" }, Array(stopped.values))
+            for key in state.checkers.keys where !used.contains(key) { state.checkers[key] = nil }
+            for key in state.readers.keys where !used.contains(key) { state.readers[key] = nil }
+            let closed = state.opened.filter { !used.contains($0.key) }
+            for key in closed.keys { state.opened[key] = nil }
+            return (
+                used.filter { state.watches[$0] == nil }.sorted { "\($0)" < "\($1)" }, Array(stopped.values),
+                Array(closed.values)
+            )
         }
         for watch in stopped { watch.task.cancel() }
+        closeLater(closed)
         for key in started { startWatching(key) }
+    }
+
+    /// The live database of a key: the session's, or one the service opens
+    /// read-only (kept until no open document uses it).
+    func liveDatabase(for key: DatabaseKey) async throws(SQLiveError) -> LiveDatabase {
+        if let session = sessionDatabase(for: key) { return session }
+        if let opened = state.withLock({ $0.opened[key] }) { return opened }
+        guard case .file(let path) = key else { throw .closed }
+        let database = try await LiveDatabase.open(.file(path), options: LiveDatabase.Options(readonly: true))
+        let kept = state.withLock { state -> LiveDatabase? in
+            guard !state.stopped else { return nil }
+            if let existing = state.opened[key] { return existing }
+            state.opened[key] = database
+            return database
+        }
+        if kept !== database { await database.close() }
+        guard let kept else { throw .closed }
+        return kept
+    }
+
+    /// The confined reader that tries inline results, for a file.
+    func reader(for key: DatabaseKey) -> ConfinedReader? {
+        guard case .file(let path) = key else { return nil }
+        if let reader = state.withLock({ $0.readers[key] }) { return reader }
+        guard let reader = try? ConfinedReader(path: path) else { return nil }
+        return state.withLock { state in
+            if let existing = state.readers[key] { return existing }
+            state.readers[key] = reader
+            return reader
+        }
     }
 
     private func startWatching(_ key: DatabaseKey) {
         let session = sessionDatabase(for: key)
         let work = self.work
         let task = Task { [weak self] in
-            var owned: LiveDatabase?
             let database: LiveDatabase
             if let session {
                 database = session
-            } else if case .file(let path) = key {
+            } else {
                 do {
-                    owned = try await LiveDatabase.open(.file(path), options: LiveDatabase.Options(readonly: true))
-                    database = owned!
+                    guard let opened = try await self?.liveDatabase(for: key) else { return }
+                    database = opened
                 } catch {
-                    ServerLog.debug("cannot watch \(path) for schema changes: \(error)")
+                    ServerLog.debug("cannot watch \(key) for schema changes: \(error)")
                     return
                 }
-            } else {
-                return
             }
             do {
                 let changes = try await database.schemaChanges()
@@ -274,7 +390,6 @@ final class LanguageService: Sendable {
             } catch {
                 ServerLog.debug("cannot watch the schema of \(database.location): \(error)")
             }
-            await owned?.close()
         }
         let kept = state.withLock { state in
             guard !state.stopped, state.watches[key] == nil else { return false }

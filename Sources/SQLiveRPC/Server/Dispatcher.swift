@@ -164,6 +164,9 @@ struct Dispatcher: Sendable {
         dispatcher.register(CodeLensRequest.self, .concurrent) { session, params throws(ResponseError) in
             try await session.language.codeLenses(params)
         }
+        dispatcher.register(InlayHintRequest.self, .concurrent) { session, params throws(ResponseError) in
+            try await session.language.inlayHints(params)
+        }
         // Run is a statement on the lane; watch and unwatch change the
         // live queries, so the scheduling is theirs.
         dispatcher.registerRouted(ExecuteCommandRequest.self, .liveQueryChange) { params in

@@ -60,6 +60,16 @@ public enum InitializeRequest: RequestType {
         public var supportsWorkDoneProgress: Bool {
             capabilities?["window"]?["workDoneProgress"]?.boolValue ?? false
         }
+
+        /// Whether the client takes `workspace/inlayHint/refresh`.
+        public var supportsInlayHintRefresh: Bool {
+            capabilities?["workspace"]?["inlayHint"]?["refreshSupport"]?.boolValue ?? false
+        }
+
+        /// Whether the client takes `workspace/codeLens/refresh`.
+        public var supportsCodeLensRefresh: Bool {
+            capabilities?["workspace"]?["codeLens"]?["refreshSupport"]?.boolValue ?? false
+        }
     }
 
     /// `initializationOptions`: what an editor's configuration passes.
@@ -137,6 +147,8 @@ public enum InitializeRequest: RequestType {
         public var completionProvider: CompletionOptions
         public var hoverProvider: Bool
         public var codeLensProvider: CodeLensOptions
+        /// Each read-only statement's live result at its end.
+        public var inlayHintProvider: Bool
         public var executeCommandProvider: ExecuteCommandOptions
         public var experimental: Experimental
 
@@ -146,6 +158,7 @@ public enum InitializeRequest: RequestType {
             completionProvider = CompletionOptions(triggerCharacters: ["."], resolveProvider: false)
             hoverProvider = true
             codeLensProvider = CodeLensOptions(resolveProvider: false)
+            inlayHintProvider = true
             executeCommandProvider = ExecuteCommandOptions(
                 commands: ExecuteCommandRequest.commands, workDoneProgress: true)
             experimental = Experimental(sqlive: sqlive)

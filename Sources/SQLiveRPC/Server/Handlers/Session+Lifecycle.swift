@@ -13,7 +13,8 @@ extension Session {
         let encoding = params.positionEncoding
         language.configure(
             encoding: encoding, supportsProgress: params.supportsWorkDoneProgress,
-            plainTextHover: params.prefersPlainTextHover)
+            plainTextHover: params.prefersPlainTextHover, inlayHintRefresh: params.supportsInlayHintRefresh,
+            codeLensRefresh: params.supportsCodeLensRefresh)
         if let path = params.initializationOptions?.database {
             // A relative path is read from the workspace's root, else as
             // the command line's is.

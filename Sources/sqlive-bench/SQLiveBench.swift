@@ -19,7 +19,7 @@ struct RunCommand: AsyncParsableCommand {
         ExternalLatency.self, ObserverEffect.self, LongStatement.self, LocalLatency.self, Burst.self, FanOut.self,
         ExternalFanOut.self,
         Scripts.self, Output.self,
-        RPC.self,
+        RPC.self, LanguageServerScale.self,
         Footprint.self,
     ]
 

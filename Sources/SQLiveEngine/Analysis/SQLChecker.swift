@@ -76,8 +76,20 @@ public final class SQLChecker: Sendable {
         /// Tables' row counts (-1: too many to count), valid while the
         /// connection's `data_version` is `version`.
         var rowCounts: (version: Int64, counts: [String: Int]) = (-1, [:])
+        /// The schema's objects, in the order they were made, valid while
+        /// the schema version is `version` (read once per schema change, not
+        /// once per piece of advice: 1,000 tables take milliseconds).
+        var objects: (version: Int64, objects: [SchemaObject])?
     }
     let state: Locked<State>
+
+    /// One row of `sqlite_schema`, as the index advisor copies it.
+    struct SchemaObject {
+        var type: String
+        var name: String
+        var table: String
+        var sql: String
+    }
 
     public let source: Source
 
@@ -494,6 +506,19 @@ extension SQLChecker {
                 sqlite3_reset(statement)
             }
             return rows
+        }
+
+        /// The schema's objects that have SQL, in the order they were made.
+        func schemaObjects() -> [SchemaObject] {
+            rows(
+                """
+                SELECT type, name, tbl_name, sql FROM sqlite_schema
+                WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid
+                """
+            ).compactMap { row in
+                guard let type = row[0], let name = row[1], let table = row[2], let sql = row[3] else { return nil }
+                return SchemaObject(type: type, name: name, table: table, sql: sql)
+            }
         }
 
         /// The `CREATE` statements of the schema, in the order they were made.

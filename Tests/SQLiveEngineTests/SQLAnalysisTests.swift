@@ -77,6 +77,25 @@ struct SQLAnalysisTests {
         #expect(problems.map { String(decoding: source.bytes[$0.range], as: UTF8.self) } == ["x.zz3"])
     }
 
+    @Test("A count that takes longer than its budget leaves the size out, and a count without one is made")
+    func countBudget() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("db.sqlite")
+        try sqlite3(
+            path,
+            """
+            CREATE TABLE big(x); CREATE TABLE small(x);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 900000) INSERT INTO big SELECT i FROM n;
+            INSERT INTO small VALUES (1), (2);
+            """)
+        let checker = try SQLChecker(.file(path))
+        #expect(checker.rowCount(of: "big", budget: .microseconds(100)) == nil)
+        #expect(checker.rowCount(of: "small", budget: .seconds(10)) == 2)
+        #expect(checker.rowCount(of: "big", budget: .microseconds(100)) == nil, "not counted again")
+        #expect(checker.rowCount(of: "big") == 900_000)
+        #expect(checker.rowCount(of: "big", budget: .microseconds(100)) == 900_000, "known now")
+    }
+
     @Test func checkerRefusesWhatIsNotADatabase() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("notes.txt")

@@ -186,7 +186,9 @@ extension LanguageService {
         let range = document.range(of: statement.range, encoding: encoding)
         do {
             let sql = source.text(of: statement)
-            var explanation = try checker.explain(sql, advise: false)
+            // A table too big to count in 20 ms is shown without its size:
+            // a hover never waits for a count.
+            var explanation = try checker.explain(sql, advise: false, countBudget: Self.hoverCountBudget)
             // Advice only where something is costly.
             if !explanation.hints.isEmpty { explanation.advice = try? checker.adviseIndexes(for: sql) }
             return hover(Self.describe(explanation), range)
@@ -194,6 +196,9 @@ extension LanguageService {
             return hover("**SQLite:** \(error.description)", range)
         }
     }
+
+    /// How long a hover may count a table's rows for its plan's hints.
+    static let hoverCountBudget = Duration.milliseconds(20)
 
     /// A hover in the client's format: Markdown, or the same text plain.
     private func hover(_ markdown: String, _ range: TextRange) -> HoverRequest.Result {

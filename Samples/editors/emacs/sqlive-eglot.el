@@ -30,6 +30,10 @@
 ;;     ((sql-mode . ((sqlive-database . "games.sqlite"))))
 ;;   (a relative path is read from the project's root).
 ;;
+;; A database on another machine (docs/remote.md): run sqlive there, over
+;; ssh's standard input and output, naming the database by its path there:
+;;   (setq sqlive-command '("ssh" "db.example.com" "sqlive" "--lsp" "/srv/app.sqlite"))
+;;
 ;; See Samples/editors/emacs/README.md and docs/protocol.md.
 
 ;;; Code:

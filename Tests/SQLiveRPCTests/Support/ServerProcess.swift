@@ -44,9 +44,18 @@ final class ServerProcess: Sendable {
 
     /// Starts `sqlive --rpc` with more arguments, in a directory.
     convenience init(arguments: [String] = [], directory: URL, environment: [String: String] = [:]) throws {
+        try self.init(
+            command: SQLiveBinary.path, arguments: ["--rpc"] + arguments, directory: directory, environment: environment)
+    }
+
+    /// Starts a command that serves the protocol on its standard input and
+    /// output (`ssh HOST sqlive --rpc`, say), in a directory.
+    convenience init(command: String, arguments: [String], directory: URL, environment: [String: String] = [:])
+        throws
+    {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: SQLiveBinary.path)
-        process.arguments = ["--rpc"] + arguments
+        process.executableURL = URL(fileURLWithPath: command)
+        process.arguments = arguments
         process.currentDirectoryURL = directory
         var processEnvironment = ProcessInfo.processInfo.environment
         processEnvironment.merge(environment) { _, new in new }

@@ -21,7 +21,12 @@ struct RemoteDatabaseTests {
     final class SSHServer: Sendable {
         let directory: TemporaryDirectory
         let port: Int
-        let process: Process
+        /// Started with `posix_spawn`, not Foundation's `Process`: on Linux,
+        /// `Process` learns that a child ended from a descriptor the child
+        /// inherits, which sshd's session processes inherit in turn, so
+        /// waiting for sshd through it would never end (and a waiting
+        /// `deinit` would hold one of the test pool's threads forever).
+        let process: Spawn.Child
 
         init() throws {
             directory = try TemporaryDirectory()
@@ -48,16 +53,13 @@ struct RemoteDatabaseTests {
             // Privilege separation needs its directory, which the service's
             // start would make.
             try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
-            process = Process()
-            process.executableURL = URL(fileURLWithPath: RemoteDatabaseTests.sshd)
-            process.arguments = ["-D", "-e", "-f", directory.path("sshd_config")]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try SpawnLock.run(process)
+            process = try Spawn.start(
+                RemoteDatabaseTests.sshd, ["-D", "-e", "-f", directory.path("sshd_config")], stdin: nil,
+                stdout: directory.path("sshd.out"), stderr: directory.path("sshd.err"))
             // Ready when it accepts a login.
             let deadline = ContinuousClock.now + .seconds(30)
             while (try? runCommand(RemoteDatabaseTests.ssh, arguments(["true"]))) == nil {
-                guard ContinuousClock.now < deadline, process.isRunning else {
+                guard ContinuousClock.now < deadline else {
                     throw CancellationError()
                 }
                 usleep(50_000)
@@ -91,7 +93,7 @@ struct RemoteDatabaseTests {
 
         deinit {
             process.terminate()
-            process.waitUntilExit()
+            _ = process.waitUntilExit()
         }
     }
 
@@ -156,5 +158,47 @@ struct RemoteDatabaseTests {
         let script = try runCommand(
             Self.ssh, server.arguments([SQLiveBinary.path, database, "-c", "'.mode csv'", "-c", "'SELECT * FROM players'"]))
         #expect(script == "Ann,12\r\n")
+    }
+
+    @Test(
+        "ssh -t HOST sqlive: the REPL on a terminal, its live query seeing a write made on the server side",
+        .enabled(if: available, "needs OpenSSH's server (openssh-server) and root"),
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux"))
+    func replOverSSH() async throws {
+        let server = try SSHServer()
+        let directory = try TemporaryDirectory()
+        let database = try Self.makeDatabase(directory)
+        // A terminal of tmux's, on a server of its own, through Spawn (as
+        // the REPL's terminal tests drive it).
+        let socket = "sqlive-ssh-" + UUID().uuidString.prefix(8)
+        @discardableResult
+        func tmux(_ arguments: [String]) throws -> String {
+            try Spawn.run("/usr/bin/tmux", ["-L", socket] + arguments).stdout
+        }
+        defer { _ = try? tmux(["kill-server"]) }
+        let command = (["env", "TERM=xterm", Self.ssh, "-t"] + server.arguments([SQLiveBinary.path, database]))
+            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        try tmux(["-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "30", "-s", "main", command])
+        func waitFor(_ text: String) async throws {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !(try tmux(["capture-pane", "-p", "-J", "-t", "main"])).contains(text) {
+                guard ContinuousClock.now < deadline else {
+                    Issue.record("waited for \(text): \(try tmux(["capture-pane", "-p", "-J", "-t", "main"]))")
+                    throw CancellationError()
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        try await waitFor("sqlive>")
+        for keys in [".panel off", ".watch n SELECT count(*) FROM players"] {
+            try tmux(["send-keys", "-t", "main", "-l", keys])
+            try tmux(["send-keys", "-t", "main", "Enter"])
+        }
+        try await waitFor("-- n v1")
+        _ = try runCommand(
+            Self.ssh, server.arguments(["sqlite3", database, "'INSERT INTO players VALUES (char(66, 111, 98), 7)'"]))
+        try await waitFor("-- n v2 (external")
+        try tmux(["send-keys", "-t", "main", "-l", ".quit"])
+        try tmux(["send-keys", "-t", "main", "Enter"])
     }
 }

@@ -342,6 +342,27 @@ struct LiveQueryTests {
                 sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 1000000) SELECT i FROM n"))
         #expect(snapshot.result.rows.count == 10)
         #expect(snapshot.result.truncated)
+        // The rows past the cap are counted, not kept.
+        #expect(snapshot.result.total == 1_000_000)
+        await database.close()
+    }
+
+    @Test("A truncated result says how many rows there really are, and a change of the count is delivered")
+    func honestCount() async throws {
+        let options = LiveDatabase.Options(liveQueries: LiveQueryOptions(rowCap: 3))
+        let database = try await LiveDatabase.open(.memory, options: options)
+        _ = try await database.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2), (3), (4), (5)")
+        let recorder = EventRecorder(database)
+        let snapshot = try await database.registerLiveQuery(
+            name: "first", LiveQueryDefinition(sql: "SELECT x FROM t ORDER BY x"))
+        #expect(snapshot.result.rows == [[.integer(1)], [.integer(2)], [.integer(3)]])
+        #expect(snapshot.result.total == 5)
+        // A row past the cap: the rows shown are the same, the count is not.
+        _ = try await database.execute("INSERT INTO t VALUES (9)")
+        try await recorder.wait("the count of 6") { _ in recorder.changes("first").last?.result.total == 6 }
+        let change = try #require(recorder.changes("first").last)
+        #expect(change.result.rows == snapshot.result.rows)
+        #expect(change.result.truncated)
         await database.close()
     }
 }

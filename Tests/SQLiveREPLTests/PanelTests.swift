@@ -96,6 +96,15 @@ struct PanelLayoutTests {
         #expect(lines.suffix(3) == ["│ 13 │", "└────┘", "… 9987 more rows"])
     }
 
+    @Test("A result cut at the live queries' row cap counts every row, not the ones kept")
+    func aTruncatedResultSaysHowManyRowsThereReallyAre() {
+        var entry = Self.entry("big", rows: 10_000)
+        entry.result.truncated = true
+        entry.result.total = 100_000
+        let lines = layout.lines([entry], rows: 40)
+        #expect(lines.last == "… 99987 more rows")
+    }
+
     @Test func aPanelTooShortForRowsCountsThem() {
         let lines = layout.content([Self.entry("a", rows: 9), Self.entry("b", rows: 0)], limit: 4)
         #expect(

@@ -38,24 +38,27 @@ struct RemoteDatabaseTests {
                 atPath: directory.path("client.pub"), toPath: directory.path("authorized_keys"))
             port = try Self.freePort()
             try """
-                Port \(port)
-                ListenAddress 127.0.0.1
-                HostKey \(directory.path("host"))
-                AuthorizedKeysFile \(directory.path("authorized_keys"))
-                PasswordAuthentication no
-                KbdInteractiveAuthentication no
-                PermitRootLogin prohibit-password
-                StrictModes no
-                UsePAM no
-                PidFile \(directory.path("sshd.pid"))
+            Port \(port)
+            ListenAddress 127.0.0.1
+            HostKey \(directory.path("host"))
+            AuthorizedKeysFile \(directory.path("authorized_keys"))
+            PasswordAuthentication no
+            KbdInteractiveAuthentication no
+            PermitRootLogin prohibit-password
+            StrictModes no
+            UsePAM no
+            PidFile \(directory.path("sshd.pid"))
 
-                """.write(toFile: directory.path("sshd_config"), atomically: true, encoding: .utf8)
+            """.write(toFile: directory.path("sshd_config"), atomically: true, encoding: .utf8)
             // Privilege separation needs its directory, which the service's
             // start would make.
             try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
+            let command = RemoteDatabaseTests.closingInheritedDescriptors([
+                RemoteDatabaseTests.sshd, "-D", "-e", "-f", directory.path("sshd_config"),
+            ])
             process = try Spawn.start(
-                RemoteDatabaseTests.sshd, ["-D", "-e", "-f", directory.path("sshd_config")], stdin: nil,
-                stdout: directory.path("sshd.out"), stderr: directory.path("sshd.err"))
+                command[0], Array(command.dropFirst()), stdin: nil, stdout: directory.path("sshd.out"),
+                stderr: directory.path("sshd.err"))
             // Ready when it accepts a login.
             let deadline = ContinuousClock.now + .seconds(30)
             while (try? runCommand(RemoteDatabaseTests.ssh, arguments(["true"]))) == nil {
@@ -97,6 +100,18 @@ struct RemoteDatabaseTests {
         }
     }
 
+    /// A command that first closes every descriptor it inherited but its
+    /// standard ones. A process that outlives the moment it was started in
+    /// (sshd, a tmux server) would otherwise keep open the descriptors that
+    /// Foundation's `Process` uses to learn that other tests' children
+    /// ended, and their `waitUntilExit` would never return.
+    static func closingInheritedDescriptors(_ command: [String]) -> [String] {
+        [
+            "/usr/bin/env", "python3", "-c",
+            "import os, sys; os.closerange(3, 65536); os.execv(sys.argv[1], sys.argv[1:])",
+        ] + command
+    }
+
     static func makeDatabase(_ directory: TemporaryDirectory) throws -> String {
         let path = directory.path("remote.sqlite")
         try sqlite3(path, "CREATE TABLE players(name TEXT, score INT); INSERT INTO players VALUES ('Ann', 12);")
@@ -118,7 +133,8 @@ struct RemoteDatabaseTests {
             "liveQuery/register", ["name": "count", "sql": "SELECT count(*) FROM players"])
         #expect(registered["rows"] == [[1]])
         // On the server side: the sqlite3 shell, as the app there would write.
-        _ = try runCommand(Self.ssh, server.arguments(["sqlite3", database, "'INSERT INTO players VALUES (char(66, 111, 98), 7)'"]))
+        _ = try runCommand(
+            Self.ssh, server.arguments(["sqlite3", database, "'INSERT INTO players VALUES (char(66, 111, 98), 7)'"]))
         let change = try await client.notification("liveQuery/changed") { $0["name"] == "count" }
         #expect(change["rows"] == [[2]])
         #expect(change["cause"] == "external")
@@ -150,13 +166,16 @@ struct RemoteDatabaseTests {
         let output = try runCommand(
             Self.ssh, server.arguments([SQLiveBinary.path, "--mcp", database]),
             input: lines.joined(separator: "\n") + "\n")
-        let replies = output.split(separator: "\n").compactMap { try? JSONCoding.decode(JSONValue.self, from: Array($0.utf8)) }
+        let replies = output.split(separator: "\n").compactMap {
+            try? JSONCoding.decode(JSONValue.self, from: Array($0.utf8))
+        }
         let query = try #require(replies.first { $0["id"] == 2 })
         #expect(query["result"]?["structuredContent"]?["rows"] == [["Ann", 12]])
         #expect(replies.first { $0["id"] == 1 }?["result"]?["protocolVersion"] == "2025-11-25")
 
         let script = try runCommand(
-            Self.ssh, server.arguments([SQLiveBinary.path, database, "-c", "'.mode csv'", "-c", "'SELECT * FROM players'"]))
+            Self.ssh,
+            server.arguments([SQLiveBinary.path, database, "-c", "'.mode csv'", "-c", "'SELECT * FROM players'"]))
         #expect(script == "Ann,12\r\n")
     }
 
@@ -173,7 +192,10 @@ struct RemoteDatabaseTests {
         let socket = "sqlive-ssh-" + UUID().uuidString.prefix(8)
         @discardableResult
         func tmux(_ arguments: [String]) throws -> String {
-            try Spawn.run("/usr/bin/tmux", ["-L", socket] + arguments).stdout
+            // The tmux server is forked by the first command: it must not
+            // inherit this process's descriptors either.
+            let command = Self.closingInheritedDescriptors(["/usr/bin/tmux", "-L", socket] + arguments)
+            return try Spawn.run(command[0], Array(command.dropFirst())).stdout
         }
         defer { _ = try? tmux(["kill-server"]) }
         let command = (["env", "TERM=xterm", Self.ssh, "-t"] + server.arguments([SQLiveBinary.path, database]))

@@ -72,6 +72,7 @@ enum LiveQueryFetcher {
         let columns = statement.columnNames
         var rows: [[SQLValue]] = []
         var truncated = false
+        var total = 0
         let cursor = try Row.fetchCursor(statement)
         while try cursor.next() != nil {
             if rows.count >= rowCap {
@@ -79,6 +80,24 @@ enum LiveQueryFetcher {
                 break
             }
             rows.append(SQLValue.row(of: statement.sqliteStatement, columnCount: columns.count))
+        }
+        total = rows.count
+        if truncated {
+            // The rows past the cap are counted, not read: every truncated
+            // view can say how many there really are. (The cursor is done
+            // with; the statement is stepped to its end directly.)
+            total += 1
+            var code = sqlite3_step(statement.sqliteStatement)
+            while code == SQLITE_ROW {
+                total += 1
+                code = sqlite3_step(statement.sqliteStatement)
+            }
+            guard code == SQLITE_DONE else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code),
+                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
+                    sql: definition.sql)
+            }
         }
         if !statement.hasSameColumns(as: columns) {
             // Prepared on a schema the connection had cached, and prepared
@@ -92,7 +111,7 @@ enum LiveQueryFetcher {
         tracer.record(sql: statement.sql, elapsed: elapsed, rows: rows.count, counters: counters, origin: .liveQuery)
         let tables = region == knownRegion ? nil : try self.tables(in: region, db)
         return Fetched(
-            result: LiveQueryResult(columns: columns, rows: rows, truncated: truncated), region: region,
+            result: LiveQueryResult(columns: columns, rows: rows, truncated: truncated, total: total), region: region,
             tables: tables, elapsed: elapsed, counters: counters)
     }
 

@@ -19,11 +19,15 @@ public struct LiveQueryResult: Hashable, Sendable {
     public var rows: [[SQLValue]]
     /// Whether rows past the row cap were left out.
     public var truncated: Bool
+    /// How many rows the query really has: `rows.count`, or more when
+    /// `truncated` (the rows past the cap are counted, never kept).
+    public var total: Int
 
-    public init(columns: [String], rows: [[SQLValue]], truncated: Bool = false) {
+    public init(columns: [String], rows: [[SQLValue]], truncated: Bool = false, total: Int? = nil) {
         self.columns = columns
         self.rows = rows
         self.truncated = truncated
+        self.total = max(total ?? rows.count, rows.count)
     }
 }
 

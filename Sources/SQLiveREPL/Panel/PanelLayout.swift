@@ -148,7 +148,7 @@ struct PanelLayout {
         let result = entry.result
         // Every row takes a line at least: more rows than lines cannot fit.
         if rows.count < budget {
-            let cap = result.truncated ? ["-- (truncated to \(result.rows.count) rows)"] : []
+            let cap = result.truncated ? ["-- (the first \(result.rows.count) of \(result.total) rows)"] : []
             let full = body(result.columns, rows) + cap
             if full.count <= budget - 1 { return ([header] + full, true) }
         }
@@ -166,11 +166,11 @@ struct PanelLayout {
             }
         }
         let shownRows = rows.prefix(low).filter { $0.style != .removed }.count
-        let more = result.rows.count - shownRows
+        let more = result.total - shownRows
         let moreLine = printer.colour(ANSI.dim, more == 1 ? "… 1 more row" : "… \(more) more rows")
         guard low > 0 else {
             let count =
-                switch result.rows.count {
+                switch result.total {
                 case 0: "(no rows)"
                 case 1: "… 1 row"
                 case let count: "… \(count) rows"

@@ -97,7 +97,7 @@ public struct LiveQueryPrinter: Sendable {
         var output = render(
             columns: result.columns, styledRows: styledRows(result, previous: previous), settings: copy)
         if result.truncated {
-            output += "-- (truncated to \(result.rows.count) rows)\n"
+            output += "-- (the first \(result.rows.count) of \(result.total) rows)\n"
         }
         return output
     }

@@ -219,7 +219,7 @@ final class InlineResults: Sendable {
         let rows = result.rows
         if rows.isEmpty { return "→ no rows" }
         if rows.count == 1, result.columns.count == 1 { return "→ " + value(rows[0][0]) }
-        let count = rows.count == 1 ? "1 row" : "\(rows.count)\(result.truncated ? "+" : "") rows"
+        let count = result.total == 1 ? "1 row" : "\(result.total) rows"
         var text = "→ \(count): "
         for (index, row) in rows.enumerated() {
             let shown = row.count == 1 ? value(row[0]) : "(" + row.map { value($0) }.joined(separator: ", ") + ")"

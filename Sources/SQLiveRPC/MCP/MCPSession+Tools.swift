@@ -301,6 +301,7 @@ extension MCPSession {
         result["name"] = .string(snapshot.name)
         result["uri"] = .string(MCPProtocol.liveURI(snapshot.name))
         result["version"] = .integer(Int64(snapshot.version))
+        result["total"] = .integer(Int64(snapshot.result.total))
         if let error { result["error"] = .string(error.description) }
         return result
     }

@@ -36,6 +36,7 @@ enum MCPToolCatalog {
         watched["name"] = ["type": "string"]
         watched["uri"] = ["type": "string"]
         watched["version"] = ["type": "integer"]
+        watched["total"] = ["type": "integer", "description": "How many rows the live query really has."]
         return .array([
             tool(
                 "query", title: "Run one SQL statement",

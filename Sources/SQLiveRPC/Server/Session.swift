@@ -187,7 +187,8 @@ actor Session {
                 name: change.name, version: change.version, columns: change.result.columns,
                 rows: change.result.rows.rpcRows, truncated: change.result.truncated,
                 cause: change.cause.rawValue, coalesced: change.coalesced,
-                elapsedMs: change.elapsed.protocolMilliseconds, diff: diff, tables: change.tables)
+                elapsedMs: change.elapsed.protocolMilliseconds, diff: diff, tables: change.tables,
+                total: change.result.total)
             return Self.notification(LiveQueryChangedNotification.self, params)
         case .failed(let name, let error):
             let params = LiveQueryErrorNotification.Params(name: name, error: ResponseError(error))

@@ -215,6 +215,7 @@ async def test_row_cap_and_size_cap(database):
                                                "LIMIT 5000) SELECT i FROM n"})
         many_live = json.loads((await server.session.read_resource("sqlive://live/many")).contents[0].text)
         assert (many_live["rowCount"], many_live["truncatedBy"]) == (100, "rows")
+        assert many_live["total"] == 5000  # honest: how many rows there really are
         await server.call(
             "watch", {"name": "heavy", "sql": "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
                                                 "LIMIT 90) SELECT printf('%.1000c', 'x') FROM n"})

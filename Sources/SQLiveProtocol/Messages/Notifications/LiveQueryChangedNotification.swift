@@ -23,6 +23,9 @@ public enum LiveQueryChangedNotification: NotificationType {
         public var columns: [String]
         public var rows: RPCRows
         public var truncated: Bool
+        /// How many rows the query really has (more than `rows` when
+        /// `truncated`).
+        public var total: Int?
         /// `"local"` or `"external"`.
         public var cause: String
         public var coalesced: Int
@@ -33,7 +36,7 @@ public enum LiveQueryChangedNotification: NotificationType {
 
         public init(
             name: String, version: Int, columns: [String], rows: RPCRows, truncated: Bool, cause: String,
-            coalesced: Int, elapsedMs: Double, diff: Diff? = nil, tables: [String]? = nil
+            coalesced: Int, elapsedMs: Double, diff: Diff? = nil, tables: [String]? = nil, total: Int? = nil
         ) {
             self.name = name
             self.version = version
@@ -45,6 +48,7 @@ public enum LiveQueryChangedNotification: NotificationType {
             self.elapsedMs = elapsedMs
             self.diff = diff
             self.tables = tables
+            self.total = total
         }
     }
 
@@ -87,6 +91,10 @@ extension LiveQueryChangedNotification.Params: JSONWritable {
         if let tables {
             writer.key("tables")
             writer.write(strings: tables)
+        }
+        if let total {
+            writer.key("total")
+            writer.write(integer: Int64(total))
         }
         writer.key("truncated")
         writer.write(bool: truncated)

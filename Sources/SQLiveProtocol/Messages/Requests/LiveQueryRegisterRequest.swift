@@ -40,16 +40,23 @@ public struct LiveQuerySnapshotResult: Codable, Sendable {
     public var rows: RPCRows
     /// Whether rows past the live-query row cap were left out.
     public var truncated: Bool
+    /// How many rows the query really has (more than `rows` when
+    /// `truncated`).
+    public var total: Int?
     /// The tables the query reads.
     public var tables: [String]
 
-    public init(name: String, version: Int, columns: [String], rows: RPCRows, truncated: Bool, tables: [String]) {
+    public init(
+        name: String, version: Int, columns: [String], rows: RPCRows, truncated: Bool, tables: [String],
+        total: Int? = nil
+    ) {
         self.name = name
         self.version = version
         self.columns = columns
         self.rows = rows
         self.truncated = truncated
         self.tables = tables
+        self.total = total
     }
 }
 
@@ -64,6 +71,10 @@ extension LiveQuerySnapshotResult: JSONWritable {
         writer.write(rows: rows)
         writer.key("tables")
         writer.write(strings: tables)
+        if let total {
+            writer.key("total")
+            writer.write(integer: Int64(total))
+        }
         writer.key("truncated")
         writer.write(bool: truncated)
         writer.key("version")

@@ -38,7 +38,8 @@ extension Session {
     static func snapshotResult(_ snapshot: LiveQuerySnapshot) -> LiveQuerySnapshotResult {
         LiveQuerySnapshotResult(
             name: snapshot.name, version: snapshot.version, columns: snapshot.result.columns,
-            rows: snapshot.result.rows.rpcRows, truncated: snapshot.result.truncated, tables: snapshot.tables)
+            rows: snapshot.result.rows.rpcRows, truncated: snapshot.result.truncated, tables: snapshot.tables,
+            total: snapshot.result.total)
     }
 
     /// `liveQuery/unregister`.

@@ -125,7 +125,9 @@ struct RemoteDatabaseTests {
 
     @Test(
         "ssh HOST sqlive --rpc: a live query sees a write made on the server side",
-        .enabled(if: available, "needs OpenSSH's server (openssh-server), root, and SQLIVE_REMOTE_TESTS=1 (.ci/run sets it)"))
+        .enabled(
+            if: available, "needs OpenSSH's server (openssh-server), root, and SQLIVE_REMOTE_TESTS=1 (.ci/run sets it)")
+    )
     func rpcOverSSH() async throws {
         let server = try SSHServer()
         let directory = try TemporaryDirectory()
@@ -158,7 +160,9 @@ struct RemoteDatabaseTests {
 
     @Test(
         "ssh HOST sqlive --mcp and a scripted session: one query each, over ssh's stdio",
-        .enabled(if: available, "needs OpenSSH's server (openssh-server), root, and SQLIVE_REMOTE_TESTS=1 (.ci/run sets it)"))
+        .enabled(
+            if: available, "needs OpenSSH's server (openssh-server), root, and SQLIVE_REMOTE_TESTS=1 (.ci/run sets it)")
+    )
     func mcpAndScriptOverSSH() throws {
         let server = try SSHServer()
         let directory = try TemporaryDirectory()
@@ -186,7 +190,8 @@ struct RemoteDatabaseTests {
 
     @Test(
         "ssh -t HOST sqlive: the REPL on a terminal, its live query seeing a write made on the server side",
-        .enabled(if: available, "needs OpenSSH's server (openssh-server), root, and SQLIVE_REMOTE_TESTS=1 (.ci/run sets it)"),
+        .enabled(
+            if: available, "needs OpenSSH's server (openssh-server), root, and SQLIVE_REMOTE_TESTS=1 (.ci/run sets it)"),
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux"))
     func replOverSSH() async throws {
         let server = try SSHServer()

@@ -300,7 +300,7 @@ public final class SQLChecker: Sendable {
     public func explainQueryPlan(_ sql: String) throws(SQLiveError) -> QueryPlan {
         try state.withLock { state throws(SQLiveError) in
             state.connection.refreshSchema()
-            return try state.connection.queryPlan(sql)
+            return try state.connection.queryPlan(LiveDatabase.singleStatement(sql))
         }
     }
 }

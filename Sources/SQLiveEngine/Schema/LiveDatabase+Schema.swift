@@ -50,3 +50,18 @@ extension LiveDatabase {
         return SchemaInfo(relations: relations, indexes: indexes, triggers: triggers)
     }
 }
+
+extension LiveDatabase {
+    /// The committed schema, read as live queries read it: on the
+    /// committed reader, which holds no lock in rollback-journal modes (the
+    /// session's connection for an in-memory database). For watchers that
+    /// must never delay another process's commit (an MCP agent's `schema`);
+    /// the session's uncommitted changes are not in it.
+    public func committedSchema() async throws(SQLiveError) -> SchemaInfo {
+        do {
+            return try await live.reader.read(.committed) { db in try Self.readSchema(db) }
+        } catch {
+            throw SQLiveError.wrap(error)
+        }
+    }
+}

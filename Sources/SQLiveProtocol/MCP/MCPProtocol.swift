@@ -1,3 +1,5 @@
+import Foundation
+
 /// The parts of the Model Context Protocol that sqlive speaks
 /// (docs/mcp.md): its versions, methods, notifications and error codes.
 ///
@@ -62,47 +64,18 @@ public enum MCPProtocol {
         return percentDecoded(String(encoded))
     }
 
-    /// Letters, digits and `-._~` are kept; every other byte is `%XX`.
+    /// Letters and digits of ASCII and `-._~` are kept; every other byte
+    /// is `%XX`.
     static func percentEncoded(_ text: String) -> String {
-        var result = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                result.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".utf8)
-                result += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 15)]], as: UTF8.self)
-            }
-        }
-        return result
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
     }
+
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// The text a percent-encoded one stands for; nil when it is not valid
     /// percent-encoded UTF-8.
     static func percentDecoded(_ text: String) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                return nil
-            }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        text.removingPercentEncoding
     }
 }

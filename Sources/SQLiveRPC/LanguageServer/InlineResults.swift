@@ -55,11 +55,6 @@ final class InlineResults: Sendable {
         self.changed = changed
     }
 
-    /// The statements a document's entries hold live (for tests and logs).
-    func liveCount(uri: String) -> Int {
-        state.withLock { $0.documents[uri]?.values.filter { $0.handle != nil }.count ?? 0 }
-    }
-
     /// The briefs of statements of a document (by their SQL), evaluating
     /// those not seen yet; a statement with no brief (it writes, or is
     /// being evaluated) is left out.

@@ -53,18 +53,10 @@ final class MCPConnection: Sendable {
 
     private func read(_ fileDescriptor: Int32) {
         var framer = LineFramer(maximumLength: maximumMessageLength)
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Foundation.read(fileDescriptor, $0.baseAddress, $0.count) }
-            if count > 0 {
-                framer.append(buffer[0..<count])
-                while let event = framer.next() { handle(event) }
-            } else if count < 0 && errno == EINTR {
-                continue
-            } else {
-                if count < 0 { ServerLog.warning("cannot read the input: \(String(cString: strerror(errno)))") }
-                return
-            }
+        _ = StandardIO.read(fileDescriptor) { chunk in
+            framer.append(chunk)
+            while let event = framer.next() { handle(event) }
+            return true
         }
     }
 

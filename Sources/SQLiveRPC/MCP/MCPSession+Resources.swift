@@ -53,31 +53,25 @@ extension MCPSession {
         guard let uri = params?["uri"]?.stringValue else {
             throw .invalidParams("a resource URI is needed", field: "uri")
         }
-        try checkExists(uri)
         let contents: JSONValue
         if uri == MCPProtocol.schemaURI {
-            guard let database, unavailable == nil || allowsWrites else {
-                throw .internalError(unavailable ?? "no database is open")
+            let database: LiveDatabase
+            do throws(ToolFailure) {
+                database = try openDatabase()
+            } catch {
+                throw .internalError(error.message)
             }
-            do {
-                contents = Self.schemaJSON(try await database.schema())
+            do throws(SQLiveError) {
+                contents = Self.schemaJSON(try await database.committedSchema())
             } catch {
                 throw .internalError(error.description)
             }
         } else {
-            guard let name = MCPProtocol.liveName(of: uri), let watch = watch(named: name) else {
-                try checkExists(uri)
-                throw .internalError("unreachable")
-            }
-            do {
-                let (snapshot, error) = try await watch.handle.current()
-                contents = .object(liveJSON(snapshot, error: error))
-            } catch {
-                // Unwatched meanwhile.
-                throw ResponseError(
-                    ErrorCode(rawValue: MCPProtocol.resourceNotFound), "Resource not found: \(uri)",
-                    data: .object(["uri": .string(uri)]))
-            }
+            // Unknown, or unwatched meanwhile.
+            guard let name = MCPProtocol.liveName(of: uri), let watch = watch(named: name),
+                let (snapshot, error) = try? await watch.handle.current()
+            else { throw Self.resourceNotFound(uri) }
+            contents = .object(liveJSON(snapshot, error: error))
         }
         return [
             "contents": [

@@ -6,13 +6,7 @@ import SQLiveProtocol
 extension MCPSession {
     /// The catalog `tools/list` answers.
     var toolList: JSONValue {
-        let limits = options.limits
-        let seconds = Double(limits.time.components.seconds) + Double(limits.time.components.attoseconds) / 1e18
-        return MCPToolCatalog.tools(
-            allowWrites: allowsWrites,
-            limits: ConfinedLimits(
-                rows: limits.rows, bytes: limits.bytes,
-                seconds: seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)))
+        MCPToolCatalog.tools(allowWrites: allowsWrites, limits: options.limits)
     }
 
     /// `tools/call`, on the request lane: a tool's result, its failures
@@ -151,17 +145,19 @@ extension MCPSession {
         if SQLScript.statementCount(sql) > 1 {
             throw ToolFailure("The SQL holds more than one statement: send one per call")
         }
-        let outcome = Lane.await { () async -> Result<Explanation, SQLiveError> in
-            do throws(SQLiveError) {
-                return .success(try await database.explain(sql, advise: advise))
-            } catch {
-                return .failure(error)
-            }
-        }
         let explanation: Explanation
-        switch outcome {
-        case .success(let value): explanation = value
-        case .failure(let error): throw Self.failure(error, sql: sql)
+        do throws(SQLiveError) {
+            // On the checker's connection, as the language server's hovers:
+            // the session's would take a lock a writer may meet.
+            if let checker {
+                explanation = try checker.explain(sql, advise: advise)
+            } else {
+                explanation = try Lane.run { () async throws(SQLiveError) in
+                    try await database.explain(sql, advise: advise)
+                }
+            }
+        } catch {
+            throw Self.failure(error, sql: sql)
         }
         func nodes(_ plan: QueryPlan) -> JSONValue {
             .array(
@@ -182,16 +178,11 @@ extension MCPSession {
 
     private func schema(work: ScheduledWork) throws(ToolFailure) -> JSONValue {
         let database = try openDatabase()
-        let outcome = Lane.await { () async -> Result<SchemaInfo, SQLiveError> in
-            do throws(SQLiveError) {
-                return .success(try await database.schema())
-            } catch {
-                return .failure(error)
-            }
-        }
-        switch outcome {
-        case .success(let schema): return Self.schemaJSON(schema)
-        case .failure(let error): throw Self.failure(error, sql: nil)
+        do throws(SQLiveError) {
+            return Self.schemaJSON(
+                try Lane.run { () async throws(SQLiveError) in try await database.committedSchema() })
+        } catch {
+            throw Self.failure(error, sql: nil)
         }
     }
 
@@ -250,17 +241,11 @@ extension MCPSession {
             }
         }
         let definition = LiveQueryDefinition(sql: sql, parameters: parameters)
-        let outcome = Lane.await { () async -> Result<LiveQueryHandle, SQLiveError> in
-            do throws(SQLiveError) {
-                return .success(try await database.watch(name: name, definition))
-            } catch {
-                return .failure(error)
-            }
-        }
         let handle: LiveQueryHandle
-        switch outcome {
-        case .success(let value): handle = value
-        case .failure(let error): throw Self.failure(error, sql: sql)
+        do throws(SQLiveError) {
+            handle = try Lane.run { () async throws(SQLiveError) in try await database.watch(name: name, definition) }
+        } catch {
+            throw Self.failure(error, sql: sql)
         }
         guard adopt(handle) else {
             Lane.await { await handle.cancel() }
@@ -415,5 +400,18 @@ enum Lane {
         }
         done.wait()
         return result.withLock { $0! }
+    }
+
+    /// `await` for an operation that throws the engine's errors.
+    static func run<T: Sendable>(_ operation: @escaping @Sendable () async throws(SQLiveError) -> T)
+        throws(SQLiveError) -> T
+    {
+        try Lane.await { () async -> Result<T, SQLiveError> in
+            do throws(SQLiveError) {
+                return .success(try await operation())
+            } catch {
+                return .failure(error)
+            }
+        }.get()
     }
 }

@@ -21,6 +21,10 @@ final class MCPSession: Sendable {
     /// no other connection can read (with writes allowed, statements then
     /// run on the session's connection).
     let reader: ConfinedReader?
+    /// Explains statements on a connection of its own, as the language
+    /// server's hovers do (no lock in rollback-journal modes); nil for an
+    /// in-memory database, explained on the session's connection.
+    let checker: SQLChecker?
     /// Why the database could not be opened, or cannot be read confined.
     let unavailable: String?
 
@@ -44,13 +48,14 @@ final class MCPSession: Sendable {
 
     private init(
         writer: MessageWriter, options: MCPServer.Options, shownPath: String, database: LiveDatabase?,
-        reader: ConfinedReader?, unavailable: String?
+        reader: ConfinedReader? = nil, checker: SQLChecker? = nil, unavailable: String?
     ) {
         self.writer = writer
         self.options = options
         self.shownPath = shownPath
         self.database = database
         self.reader = reader
+        self.checker = checker
         self.unavailable = unavailable
     }
 
@@ -67,7 +72,7 @@ final class MCPSession: Sendable {
         } catch {
             ServerLog.warning("cannot open \(shownPath): \(error.description)")
             return MCPSession(
-                writer: writer, options: options, shownPath: shownPath, database: nil, reader: nil,
+                writer: writer, options: options, shownPath: shownPath, database: nil,
                 unavailable: "cannot open \(shownPath): \(error.description)")
         }
         if let reason = database.info.readonlyReason {
@@ -80,7 +85,7 @@ final class MCPSession: Sendable {
                 ServerLog.warning("cannot confine the session's connection: \(error.description)")
                 await database.close()
                 return MCPSession(
-                    writer: writer, options: options, shownPath: shownPath, database: nil, reader: nil,
+                    writer: writer, options: options, shownPath: shownPath, database: nil,
                     unavailable: "cannot confine the session's connection: \(error.description)")
             }
         }
@@ -98,7 +103,7 @@ final class MCPSession: Sendable {
         }
         let session = MCPSession(
             writer: writer, options: options, shownPath: shownPath, database: database, reader: reader,
-            unavailable: unavailable)
+            checker: reader == nil ? nil : try? await database.makeChecker(), unavailable: unavailable)
         await session.startSchemaForwarding()
         return session
     }
@@ -108,9 +113,7 @@ final class MCPSession: Sendable {
 
     /// The open database, or the reason there is none.
     func openDatabase() throws(ToolFailure) -> LiveDatabase {
-        guard let database, unavailable == nil || reader != nil || allowsWrites else {
-            throw ToolFailure(unavailable ?? "no database is open")
-        }
+        guard let database, unavailable == nil else { throw ToolFailure(unavailable ?? "no database is open") }
         return database
     }
 
@@ -160,7 +163,12 @@ final class MCPSession: Sendable {
     func checkExists(_ uri: String) throws(ResponseError) {
         if uri == MCPProtocol.schemaURI { return }
         if let name = MCPProtocol.liveName(of: uri), watch(named: name) != nil { return }
-        throw ResponseError(
+        throw Self.resourceNotFound(uri)
+    }
+
+    /// MCP's error for a URI that names no resource.
+    static func resourceNotFound(_ uri: String) -> ResponseError {
+        ResponseError(
             ErrorCode(rawValue: MCPProtocol.resourceNotFound), "Resource not found: \(uri)",
             data: .object(["uri": .string(uri)]))
     }

@@ -1,3 +1,4 @@
+import SQLiveEngine
 import SQLiveProtocol
 
 /// The tools `tools/list` describes: names, descriptions, input and output
@@ -27,7 +28,8 @@ enum MCPToolCatalog {
         "rowCount": ["type": "integer", "description": "How many rows are in `rows`."],
     ]
 
-    static func tools(allowWrites: Bool, limits: ConfinedLimits) -> JSONValue {
+    static func tools(allowWrites: Bool, limits: ConfinedReader.Limits) -> JSONValue {
+        let seconds = limits.time.protocolMilliseconds / 1000
         let readOnly: JSONValue = ["readOnlyHint": true, "openWorldHint": false]
         var query: [String: JSONValue] = rowsProperties
         query["elapsedMs"] = ["type": "number"]
@@ -48,7 +50,8 @@ enum MCPToolCatalog {
                         : "The database is read-only: SQLite itself refuses statements that write, ATTACH, "
                             + "VACUUM INTO, extensions and PRAGMAs that change settings. ")
                     + "At most \(limits.rows) rows and \(limits.bytes) bytes are returned "
-                    + "(`truncated` says so), and a statement is stopped after \(limits.seconds) s.",
+                    + "(`truncated` says so), and a statement is stopped after "
+                    + "\(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s.",
                 input: [
                     "sql": ["type": "string", "description": "One SQL statement."],
                     "params": params,
@@ -142,11 +145,4 @@ enum MCPToolCatalog {
             "annotations": annotations,
         ]
     }
-}
-
-/// The limits, as the catalog's descriptions show them.
-struct ConfinedLimits {
-    var rows: Int
-    var bytes: Int
-    var seconds: String
 }

@@ -133,22 +133,12 @@ final class Connection: Sendable {
     /// - returns: Whether `exit` ended it.
     private func read(_ fileDescriptor: Int32) -> Bool {
         var parser = FrameParser(maximumContentLength: maximumMessageLength)
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Foundation.read(fileDescriptor, $0.baseAddress, $0.count) }
-            if count > 0 {
-                parser.append(buffer[0..<count])
-                while let event = parser.next() {
-                    if case .exit = handle(event) { return true }
-                }
-            } else if count < 0 && errno == EINTR {
-                continue
-            } else {
-                if count < 0 {
-                    ServerLog.warning("cannot read the input: \(String(cString: strerror(errno)))")
-                }
-                return false
+        return StandardIO.read(fileDescriptor) { chunk in
+            parser.append(chunk)
+            while let event = parser.next() {
+                if case .exit = handle(event) { return false }
             }
+            return true
         }
     }
 

@@ -45,7 +45,8 @@ final class ServerProcess: Sendable {
     /// Starts `sqlive --rpc` with more arguments, in a directory.
     convenience init(arguments: [String] = [], directory: URL, environment: [String: String] = [:]) throws {
         try self.init(
-            command: SQLiveBinary.path, arguments: ["--rpc"] + arguments, directory: directory, environment: environment)
+            command: SQLiveBinary.path, arguments: ["--rpc"] + arguments, directory: directory, environment: environment
+        )
     }
 
     /// Starts a command that serves the protocol on its standard input and

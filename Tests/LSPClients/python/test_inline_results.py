@@ -5,13 +5,20 @@ the server itself. See conftest.py for the clients and the database."""
 
 import sqlite3
 
-from conftest import Editor, another_process
+import subprocess
+
+from conftest import TIMEOUT, Editor
 
 DOCUMENT = """SELECT count(*) FROM players;
 SELECT name, score FROM players ORDER BY score DESC;
 INSERT INTO players(name, score) VALUES ('Eve', 1);
 SELECT nope FROM players;
 """
+
+
+def another_process(database, sql: str) -> None:
+    """The sqlite3 shell at its defaults (no busy timeout), as an application's writer."""
+    subprocess.run(["sqlite3", str(database), sql], check=True, timeout=TIMEOUT)
 
 
 def capability(editor: Editor, *path):

@@ -37,7 +37,7 @@ struct OutputParityTests {
         let pipe = Pipe()
         process.standardOutput = pipe
         try SpawnLock.run(process)
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        let output = pipe.fileHandleForReading.readToEndRetrying()
         process.waitUntilExit()
         return String(decoding: output, as: UTF8.self)
     }

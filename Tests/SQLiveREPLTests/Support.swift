@@ -49,7 +49,7 @@ enum Processes {
         process.standardOutput = pipe
         try? SpawnLock.run(process)
         process.waitUntilExit()
-        let binPath = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let binPath = String(decoding: pipe.fileHandleForReading.readToEndRetrying(), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         return binPath + "/sqlive"
     }()

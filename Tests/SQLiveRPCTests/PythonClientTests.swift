@@ -65,7 +65,7 @@ final class OutputCollector: Sendable {
     func start(reading handle: FileHandle) {
         let thread = Thread { [self] in
             while true {
-                let chunk = handle.availableData
+                let chunk = handle.readChunk()
                 if chunk.isEmpty { return }
                 self.data.withLock { $0.append(chunk) }
             }

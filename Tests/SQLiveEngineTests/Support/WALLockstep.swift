@@ -111,7 +111,7 @@ final class WALLockstep {
         input.write(data + Data("\n".utf8))
         var received = Data()
         while !received.contains(UInt8(ascii: "\n")) {
-            let chunk = output.availableData
+            let chunk = output.readChunk()
             guard !chunk.isEmpty else { throw LockstepFailure("the python writer ended") }
             received += chunk
         }

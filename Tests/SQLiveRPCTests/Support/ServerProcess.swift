@@ -140,7 +140,7 @@ final class ServerProcess: Sendable {
     private func startReading(_ handle: FileHandle, _ consume: @escaping @Sendable (inout State, Data) -> Void) {
         let thread = Thread { [weak self] in
             while true {
-                let data = handle.availableData
+                let data = handle.readChunk()
                 guard let self else { return }
                 self.state.withLock { consume(&$0, data) }
                 if data.isEmpty { return }

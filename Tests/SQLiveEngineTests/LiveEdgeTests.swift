@@ -8,6 +8,26 @@ import Testing
 /// changes under `SELECT *`, a database opened through a symbolic link.
 @Suite("Live queries at the edges", .timeLimit(.minutes(2)))
 struct LiveEdgeTests {
+    @Test("sqlive's own writes to a WITHOUT ROWID table refresh its live queries (SQLite reports no row event for them)")
+    func withoutRowidOwnWrites() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute("CREATE TABLE k(a TEXT PRIMARY KEY, b) WITHOUT ROWID; INSERT INTO k VALUES ('p', 1)")
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "k", LiveQueryDefinition(sql: "SELECT a, b FROM k ORDER BY a"))
+        _ = try await database.execute("INSERT INTO k VALUES ('q', 2)")
+        try await recorder.waitForRows("k") { $0 == [[.text("p"), .integer(1)], [.text("q"), .integer(2)]] }
+        _ = try await database.execute("UPDATE k SET b = 5 WHERE a = 'p'")
+        try await recorder.waitForRows("k") { $0 == [[.text("p"), .integer(5)], [.text("q"), .integer(2)]] }
+        _ = try await database.execute("DELETE FROM k WHERE a = 'q'")
+        try await recorder.waitForRows("k") { $0 == [[.text("p"), .integer(5)]] }
+        // A WITHOUT ROWID table made after the live query exists.
+        _ = try await database.execute("CREATE TABLE w(x PRIMARY KEY) WITHOUT ROWID")
+        _ = try await database.registerLiveQuery(name: "w", LiveQueryDefinition(sql: "SELECT count(*) FROM w"))
+        _ = try await database.execute("INSERT INTO w VALUES (1), (2)")
+        try await recorder.waitForRows("w") { $0 == [[.integer(2)]] }
+        await database.close()
+    }
+
     enum Writer: String, CaseIterable, Sendable {
         case otherProcess, session
     }

@@ -32,6 +32,10 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
     /// Event kinds that changed rows in the current transaction.
     private var touched: [DatabaseEventKind] = []
     private var schemaVersions: [Int?] = []
+    /// The `WITHOUT ROWID` tables (lowercased, any schema), read with
+    /// `schemaVersions`: SQLite reports no row event for them, so a
+    /// statement that may write one counts as having written it.
+    private var withoutRowid: Set<String> = []
     /// Whether `databaseWillCommit` ran for the current transaction.
     private var commitStarted = false
     /// Whether the recorder is one of GRDB's transaction observers.
@@ -53,6 +57,11 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
     /// Reads the schema versions the recorder compares commits against.
     func prime(_ db: Database) throws {
         schemaVersions = try Self.schemaVersions(db)
+        withoutRowid = try Self.withoutRowidTables(db)
+    }
+
+    private static func withoutRowidTables(_ db: Database) throws -> Set<String> {
+        Set(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_list WHERE wr").map { $0.lowercased() })
     }
 
     /// The versions of the main and the temp schema.
@@ -73,6 +82,11 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
     /// still reported.
     func prepareForScript(_ db: Database) throws -> Bool {
         let wanted = interest.queryCount > 0
+        if isInstalled, try Self.schemaVersions(db) != schemaVersions {
+            // Changed by a script that ran when no live query existed, or
+            // by another connection.
+            withoutRowid = try Self.withoutRowidTables(db)
+        }
         if wanted && !isInstalled {
             try prime(db)
             missedChanges = db.isInsideTransaction
@@ -94,6 +108,11 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
         guard interest.isModified(byEventsOfKind: eventKind) else { return false }
+        if withoutRowid.contains(eventKind.tableName.lowercased()) {
+            // No row event will come: the statement counts as a change.
+            if !touched.contains(where: { $0.isSame(as: eventKind) }) { touched.append(eventKind) }
+            return true
+        }
         if !candidates.contains(where: { $0.isSame(as: eventKind) }) {
             candidates.append(eventKind)
         }
@@ -148,6 +167,7 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
             let versions = try Self.schemaVersions(db)
             if versions != schemaVersions {
                 schemaVersions = versions
+                withoutRowid = try Self.withoutRowidTables(db)
                 emit(.schemaChanged(.local))
             }
         } catch {

@@ -15,27 +15,45 @@ extension LiveDatabase {
     /// - throws: `SQLiveError.liveQueryNameTaken`, `.invalidLiveQueryName`
     ///   (empty), `.invalidSQL` (a NUL byte, no statement),
     ///   `.invalidLiveQuery` (not one read-only statement),
-    ///   `.invalidParameters`, or `.sqlite`.
-    public func registerLiveQuery(name: String, _ definition: LiveQueryDefinition) async throws(SQLiveError)
-        -> LiveQuerySnapshot
-    {
+    ///   `.invalidParameters` (a `maxRows` below 1), or `.sqlite`.
+    public func registerLiveQuery(
+        name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows
+    ) async throws(SQLiveError) -> LiveQuerySnapshot {
+        try Self.check(name: name, definition)
+        return try await live.scheduler.register(name: name, definition: definition, delivery: delivery)
+    }
+
+    /// What registering checks before it reads: a name, SQL text, a row cap.
+    static func check(name: String, _ definition: LiveQueryDefinition) throws(SQLiveError) {
         guard !name.allSatisfy(\.isWhitespace) else {
             throw .invalidLiveQueryName("a live query needs a name that is not blank")
         }
-        guard !Self.isInternal(name) else {
+        guard !isInternal(name) else {
             throw .invalidLiveQueryName("names that start with a NUL character are reserved")
         }
-        try SQLScript.checkText(definition.sql)
-        return try await live.scheduler.register(name: name, definition: definition)
+        try check(definition)
     }
 
-    /// Redefines a live query in place: new SQL or parameters, same name,
-    /// and the version goes on from where it was.
-    public func updateLiveQuery(name: String, sql: String? = nil, parameters: QueryParameters? = nil)
-        async throws(SQLiveError) -> LiveQuerySnapshot
-    {
+    static func check(_ definition: LiveQueryDefinition) throws(SQLiveError) {
+        try SQLScript.checkText(definition.sql)
+        if let maxRows = definition.maxRows, maxRows < 1 {
+            throw .invalidParameters("maxRows must be 1 or more (it was \(maxRows))")
+        }
+    }
+
+    /// Redefines a live query in place: new SQL, parameters, row cap or
+    /// delivery (`nil`: as it was), same name, and the version goes on from
+    /// where it was.
+    public func updateLiveQuery(
+        name: String, sql: String? = nil, parameters: QueryParameters? = nil, maxRows: Int?? = nil,
+        delivery: LiveQueryDelivery? = nil
+    ) async throws(SQLiveError) -> LiveQuerySnapshot {
         if let sql { try SQLScript.checkText(sql) }
-        return try await live.scheduler.update(name: name, sql: sql, parameters: parameters)
+        if case .some(.some(let maxRows)) = maxRows, maxRows < 1 {
+            throw .invalidParameters("maxRows must be 1 or more (it was \(maxRows))")
+        }
+        return try await live.scheduler.update(
+            name: name, sql: sql, parameters: parameters, maxRows: maxRows, delivery: delivery)
     }
 
     /// Drops a live query; all its work stops at once.

@@ -19,6 +19,8 @@ enum LiveQueryFetcher {
         var dependency: ObserverVFS.PageDependency?
         /// Not read again: none of its pages changed (`result` is the last one).
         var skipped = false
+        /// The columns that identify a row, when asked (`keyColumns(of:_:)`).
+        var keyColumns: [Int]?
     }
 
     /// Checks that a definition can be a live query: one read-only statement that returns rows.
@@ -45,13 +47,14 @@ enum LiveQueryFetcher {
     ///   looked up only when the statement's region differs from it.
     static func fetch(
         _ definition: LiveQueryDefinition, _ db: Database, rowCap: Int, tracer: StatementTracer,
-        knownRegion: DatabaseRegion?, recordsPages: Bool
+        knownRegion: DatabaseRegion?, recordsPages: Bool, wantsKey: Bool = false
     ) throws -> Fetched {
         guard recordsPages else {
-            return try fetch(definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion)
+            return try fetch(
+                definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion, wantsKey: wantsKey)
         }
         var (fetched, dependency) = try ObserverVFS.recordingPages(db) {
-            try fetch(definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion)
+            try fetch(definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion, wantsKey: wantsKey)
         }
         fetched.dependency = dependency
         return fetched
@@ -59,9 +62,10 @@ enum LiveQueryFetcher {
 
     /// `fetch` without recording its pages.
     static func fetch(
-        _ definition: LiveQueryDefinition, _ db: Database, rowCap: Int, tracer: StatementTracer,
-        knownRegion: DatabaseRegion?
+        _ definition: LiveQueryDefinition, _ db: Database, rowCap defaultCap: Int, tracer: StatementTracer,
+        knownRegion: DatabaseRegion?, wantsKey: Bool
     ) throws -> Fetched {
+        let rowCap = definition.maxRows ?? defaultCap
         let clock = ContinuousClock()
         let start = clock.now
         let statement = try db.makeStatement(sql: definition.sql)
@@ -104,7 +108,8 @@ enum LiveQueryFetcher {
             // again by SQLite when its first step found the schema changed
             // (`ALTER TABLE … ADD COLUMN` under `SELECT *`): the rows were
             // read with the old column count. Read again, on the new schema.
-            return try fetch(definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion)
+            return try fetch(
+                definition, db, rowCap: defaultCap, tracer: tracer, knownRegion: knownRegion, wantsKey: wantsKey)
         }
         let elapsed = clock.now - start
         let counters = StatementCounters(statement.sqliteStatement)
@@ -112,7 +117,8 @@ enum LiveQueryFetcher {
         let tables = region == knownRegion ? nil : try self.tables(in: region, db)
         return Fetched(
             result: LiveQueryResult(columns: columns, rows: rows, truncated: truncated, total: total), region: region,
-            tables: tables, elapsed: elapsed, counters: counters)
+            tables: tables, elapsed: elapsed, counters: counters,
+            keyColumns: wantsKey ? keyColumns(of: statement.sqliteStatement, db.sqliteConnection!) : nil)
     }
 
     /// The tables a region reads, sorted; `*` for the full database.
@@ -138,5 +144,59 @@ extension Statement {
             return false
         }
         return true
+    }
+}
+
+extension LiveQueryFetcher {
+    /// The result columns that identify a row: every column of one table's
+    /// primary key (or its rowid), as the statement returns them straight
+    /// from that table. `nil` when no table's key is complete in the result.
+    ///
+    /// A join can repeat a table's key; `RowChanges` checks that the key is
+    /// unique before it matches by it.
+    static func keyColumns(of statement: OpaquePointer, _ connection: OpaquePointer) -> [Int]? {
+        struct Origin: Hashable {
+            var schema: String
+            var table: String
+        }
+        var keyColumnsByTable: [Origin: [String: Int]] = [:]
+        var order: [Origin] = []
+        for column in 0..<Int(sqlite3_column_count(statement)) {
+            guard let schema = sqlite3_column_database_name(statement, Int32(column)),
+                let table = sqlite3_column_table_name(statement, Int32(column)),
+                let name = sqlite3_column_origin_name(statement, Int32(column))
+            else { continue }
+            var primaryKey: Int32 = 0
+            guard
+                sqlite3_table_column_metadata(connection, schema, table, name, nil, nil, nil, &primaryKey, nil)
+                    == SQLITE_OK, primaryKey != 0
+            else { continue }
+            let origin = Origin(schema: String(cString: schema), table: String(cString: table))
+            if keyColumnsByTable[origin] == nil { order.append(origin) }
+            let columnName = String(cString: name).lowercased()
+            if keyColumnsByTable[origin]?[columnName] == nil { keyColumnsByTable[origin, default: [:]][columnName] = column }
+        }
+        for origin in order {
+            let found = keyColumnsByTable[origin]!
+            if primaryKeyWidth(origin.schema, origin.table, connection) == found.count {
+                return found.values.sorted()
+            }
+        }
+        return nil
+    }
+
+    /// How many columns a table's primary key has (1 for a rowid table
+    /// without a declared one: the rowid).
+    private static func primaryKeyWidth(_ schema: String, _ table: String, _ connection: OpaquePointer) -> Int {
+        var statement: OpaquePointer?
+        guard
+            sqlite3_prepare_v2(connection, "SELECT count(*) FROM pragma_table_info(?1, ?2) WHERE pk > 0", -1, &statement, nil)
+                == SQLITE_OK
+        else { return -1 }
+        defer { sqlite3_finalize(statement) }
+        SQLValue.text(table).bind(to: statement!, at: 1)
+        SQLValue.text(schema).bind(to: statement!, at: 2)
+        guard sqlite3_step(statement) == SQLITE_ROW else { return -1 }
+        return max(1, Int(sqlite3_column_int64(statement, 0)))
     }
 }

@@ -79,15 +79,11 @@ extension LiveDatabase {
     /// when the handle is cancelled or released.
     ///
     /// - throws: as `registerLiveQuery(name:_:)`.
-    public func watch(name: String, _ definition: LiveQueryDefinition) async throws(SQLiveError) -> LiveQueryHandle {
-        guard !name.allSatisfy(\.isWhitespace) else {
-            throw .invalidLiveQueryName("a live query needs a name that is not blank")
-        }
-        guard !Self.isInternal(name) else {
-            throw .invalidLiveQueryName("names that start with a NUL character are reserved")
-        }
-        try SQLScript.checkText(definition.sql)
-        return try await handle(name: name, definition)
+    public func watch(
+        name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows
+    ) async throws(SQLiveError) -> LiveQueryHandle {
+        try Self.check(name: name, definition)
+        return try await handle(name: name, definition, delivery: delivery)
     }
 
     /// Registers a live query that no list shows and no `liveQueryEvents()`
@@ -96,17 +92,19 @@ extension LiveDatabase {
     ///
     /// - throws: as `registerLiveQuery(name:_:)`.
     public func watchUnlisted(_ definition: LiveQueryDefinition) async throws(SQLiveError) -> LiveQueryHandle {
-        try SQLScript.checkText(definition.sql)
+        try Self.check(definition)
         return try await handle(name: "\u{0}unlisted.\(UUID().uuidString)", definition)
     }
 
     /// A handle on a new live query, its events subscribed before it is
     /// registered so that none is missed.
-    func handle(name: String, _ definition: LiveQueryDefinition) async throws(SQLiveError) -> LiveQueryHandle {
+    func handle(
+        name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows
+    ) async throws(SQLiveError) -> LiveQueryHandle {
         let (events, finish) = events.subscription { $0.name == nil || $0.name == name }
         let first: LiveQuerySnapshot
         do {
-            first = try await live.scheduler.register(name: name, definition: definition)
+            first = try await live.scheduler.register(name: name, definition: definition, delivery: delivery)
         } catch {
             finish()
             throw error

@@ -31,11 +31,15 @@ struct LiveQueryRegistry {
         /// The pages its last fetch read, when known: another process's
         /// commit that changed none of them leaves its result as it was.
         var dependency: ObserverVFS.PageDependency?
+        /// The result columns that identify a row, when a member asks for
+        /// changes only (`LiveQueryFetcher.keyColumns`).
+        var keyColumns: [Int]?
     }
 
     /// One named live query.
     struct Query {
         var definition: LiveQueryDefinition
+        var delivery: LiveQueryDelivery = .rows
         var version: Int
         var refreshes = 0
         var lastRefresh: Date?
@@ -78,13 +82,23 @@ struct LiveQueryRegistry {
         evaluation.lastElapsed = fetched.elapsed
         evaluation.lastCounters = fetched.counters
         evaluation.dependency = fetched.dependency
+        evaluation.keyColumns = fetched.keyColumns ?? evaluation.keyColumns
         evaluations[definition] = evaluation
     }
 
     /// Adds a live query, at version 1. The definition's first fetch was `record`ed.
-    mutating func add(_ name: String, _ definition: LiveQueryDefinition, delivered: LiveQueryResult) {
-        queries[name] = Query(definition: definition, version: 1, delivered: delivered)
+    mutating func add(
+        _ name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows,
+        delivered: LiveQueryResult
+    ) {
+        queries[name] = Query(definition: definition, delivery: delivery, version: 1, delivered: delivered)
         evaluations[definition]?.members.insert(name)
+    }
+
+    /// Whether a member of the evaluation asks for changes only (its fetch
+    /// then finds the key columns).
+    func wantsKey(_ definition: LiveQueryDefinition) -> Bool {
+        evaluations[definition]?.members.contains { queries[$0]?.delivery == .changesOnly } ?? false
     }
 
     /// A live query as it leaves one registry for another (the database
@@ -94,6 +108,7 @@ struct LiveQueryRegistry {
         var definition: LiveQueryDefinition
         var home: LiveQueryReader.Home
         var version: Int
+        var delivery: LiveQueryDelivery
         var paused: Bool
         var delivered: LiveQueryResult
         var deliveredError: SQLiveError?
@@ -104,7 +119,7 @@ struct LiveQueryRegistry {
         queries.map { name, query in
             Moved(
                 name: name, definition: query.definition, home: evaluations[query.definition]?.home ?? .committed,
-                version: query.version, paused: query.paused, delivered: query.delivered,
+                version: query.version, delivery: query.delivery, paused: query.paused, delivered: query.delivered,
                 deliveredError: query.deliveredError)
         }
     }
@@ -128,17 +143,21 @@ struct LiveQueryRegistry {
         var evaluation = evaluations[moved.definition] ?? Evaluation(definition: moved.definition, home: moved.home)
         evaluation.members.insert(moved.name)
         evaluations[moved.definition] = evaluation
-        var query = Query(definition: moved.definition, version: moved.version, delivered: moved.delivered)
+        var query = Query(
+            definition: moved.definition, delivery: moved.delivery, version: moved.version, delivered: moved.delivered)
         query.paused = moved.paused
         query.deliveredError = moved.deliveredError
         queries[moved.name] = query
     }
 
     /// Redefines a live query in place; returns its new version.
-    mutating func redefine(_ name: String, as definition: LiveQueryDefinition, delivered: LiveQueryResult) -> Int? {
+    mutating func redefine(
+        _ name: String, as definition: LiveQueryDefinition, delivery: LiveQueryDelivery?, delivered: LiveQueryResult
+    ) -> Int? {
         guard var query = queries[name] else { return nil }
         if query.definition != definition { leave(name, query.definition) }
         query.definition = definition
+        query.delivery = delivery ?? query.delivery
         query.version += 1
         query.delivered = delivered
         query.deliveredError = nil
@@ -276,6 +295,7 @@ struct LiveQueryRegistry {
             evaluation.result = fetched.result
             evaluation.lastElapsed = fetched.elapsed
             evaluation.lastCounters = fetched.counters
+            evaluation.keyColumns = fetched.keyColumns ?? evaluation.keyColumns
             evaluation.error = nil
             evaluations[definition] = evaluation
             for name in evaluation.members.sorted() {
@@ -285,12 +305,18 @@ struct LiveQueryRegistry {
                 query.lastRefreshDuration = fetched.elapsed
                 if query.delivered != fetched.result || query.deliveredError != nil {
                     query.version += 1
+                    var changes: RowChanges?
+                    if query.delivery == .changesOnly, query.delivered.columns == fetched.result.columns {
+                        changes = RowChanges(
+                            from: query.delivered.rows, to: fetched.result.rows, keyColumns: evaluation.keyColumns)
+                    }
                     reduced.events.append(
                         .changed(
                             LiveQueryChange(
                                 name: name, version: query.version, result: fetched.result,
                                 previous: query.delivered, cause: pending.cause, coalesced: pending.events,
-                                elapsed: fetched.elapsed, tables: pending.tables?.sorted())))
+                                elapsed: fetched.elapsed, tables: pending.tables?.sorted(), delivery: query.delivery,
+                                changes: changes)))
                     query.delivered = fetched.result
                     query.deliveredError = nil
                 }
@@ -329,7 +355,7 @@ struct LiveQueryRegistry {
                 region: evaluation.map { $0.error == nil ? $0.region.description : "unknown" } ?? "",
                 version: query.version, refreshes: query.refreshes, lastRefresh: query.lastRefresh,
                 lastRefreshDuration: query.lastRefreshDuration, paused: query.paused,
-                error: evaluation?.error, readsSession: evaluation?.home == .session,
+                error: evaluation?.error, readsSession: evaluation?.home == .session, delivery: query.delivery,
                 lastRun: evaluation.flatMap { evaluation in
                     evaluation.lastCounters.map { LiveQueryInfo.Run(elapsed: evaluation.lastElapsed, counters: $0) }
                 })

@@ -1,16 +1,33 @@
 import Foundation
 
-/// What a live query asks: one read-only SQL statement and its parameters.
+/// What a live query asks: one read-only SQL statement and its parameters,
+/// and how many of its rows to hold.
 ///
 /// Two live queries with equal definitions share one evaluation.
 public struct LiveQueryDefinition: Hashable, Sendable {
     public var sql: String
     public var parameters: QueryParameters
+    /// The most rows held and delivered (`nil`: the database's
+    /// `LiveQueryOptions.rowCap`, 10,000 by default); the rows past it are
+    /// counted in `LiveQueryResult.total`.
+    public var maxRows: Int?
 
-    public init(sql: String, parameters: QueryParameters = .none) {
+    public init(sql: String, parameters: QueryParameters = .none, maxRows: Int? = nil) {
         self.sql = sql
         self.parameters = parameters
+        self.maxRows = maxRows
     }
+}
+
+/// What a live query's change events carry besides its result.
+public enum LiveQueryDelivery: String, Hashable, Sendable {
+    /// The result.
+    case rows
+    /// The result, with the rows added and removed (`LiveQueryChange.diff`).
+    case rowsAndDiff
+    /// What changed (`LiveQueryChange.changes`), for front ends that send
+    /// only that after the first full result.
+    case changesOnly
 }
 
 /// A live query's result: columns and rows, cut at the row cap.
@@ -75,10 +92,17 @@ public struct LiveQueryChange: Hashable, Sendable {
     /// change's tables are unknown (a rollback, a schema change, a commit
     /// to a database not in WAL mode…).
     public var tables: [String]?
+    /// What the query asked its events to carry.
+    public var delivery: LiveQueryDelivery
+    /// With `.changesOnly`: what changed since `previous`, keyed by the
+    /// query's rowid or primary key when it returns one. `nil` when the
+    /// columns changed (the result is new as a whole) or not asked.
+    public var changes: RowChanges?
 
     public init(
         name: String, version: Int, result: LiveQueryResult, previous: LiveQueryResult, cause: ChangeCause,
-        coalesced: Int, elapsed: Duration, tables: [String]? = nil
+        coalesced: Int, elapsed: Duration, tables: [String]? = nil, delivery: LiveQueryDelivery = .rows,
+        changes: RowChanges? = nil
     ) {
         self.name = name
         self.version = version
@@ -88,6 +112,8 @@ public struct LiveQueryChange: Hashable, Sendable {
         self.coalesced = coalesced
         self.elapsed = elapsed
         self.tables = tables
+        self.delivery = delivery
+        self.changes = changes
     }
 
     /// The rows added and removed since the previous result.
@@ -137,6 +163,8 @@ public struct LiveQueryInfo: Hashable, Sendable {
     public var readsSession: Bool
     /// How other writers' commits are matched to this query.
     public var precision: ExternalPrecision
+    /// What its change events carry.
+    public var delivery: LiveQueryDelivery
     /// The last time its SQL ran (the first fetch included; shared by live
     /// queries with the same SQL): how long it took and SQLite's counters.
     public var lastRun: Run?
@@ -155,7 +183,7 @@ public struct LiveQueryInfo: Hashable, Sendable {
     public init(
         name: String, definition: LiveQueryDefinition, tables: [String], region: String, version: Int,
         refreshes: Int, lastRefresh: Date?, lastRefreshDuration: Duration?, paused: Bool, error: SQLiveError?,
-        readsSession: Bool = false, precision: ExternalPrecision = .all,
+        readsSession: Bool = false, precision: ExternalPrecision = .all, delivery: LiveQueryDelivery = .rows,
         lastRun: Run? = nil
     ) {
         self.name = name
@@ -170,6 +198,7 @@ public struct LiveQueryInfo: Hashable, Sendable {
         self.error = error
         self.readsSession = readsSession
         self.precision = precision
+        self.delivery = delivery
         self.lastRun = lastRun
     }
 }

@@ -68,7 +68,9 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
 
     // MARK: - Registry
 
-    func register(name: String, definition: LiveQueryDefinition) async throws(SQLiveError) -> LiveQuerySnapshot {
+    func register(name: String, definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows)
+        async throws(SQLiveError) -> LiveQuerySnapshot
+    {
         guard !isShutDown else { throw .closed }
         guard registry.queries[name] == nil else { throw .liveQueryNameTaken(name) }
         // Counted before the first read: a script that commits meanwhile
@@ -79,27 +81,30 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             registering -= 1
             publishQueryCount()
         }
-        let (result, tables) = try await firstResult(for: definition)
+        let (result, tables) = try await firstResult(for: definition, wantsKey: delivery == .changesOnly)
         // Another registration of the same name may have won the race while
         // this one was fetching.
         guard registry.queries[name] == nil, !isShutDown else {
             registry.dropIfUnused(definition)
             throw isShutDown ? .closed : .liveQueryNameTaken(name)
         }
-        registry.add(name, definition, delivered: result)
+        registry.add(name, definition, delivery: delivery, delivered: result)
         interest.widen(with: registry.evaluations[definition]!.region)
         return LiveQuerySnapshot(name: name, version: 1, result: result, tables: tables)
     }
 
-    func update(name: String, sql: String?, parameters: QueryParameters?) async throws(SQLiveError)
-        -> LiveQuerySnapshot
-    {
+    func update(
+        name: String, sql: String?, parameters: QueryParameters?, maxRows: Int?? = nil,
+        delivery: LiveQueryDelivery? = nil
+    ) async throws(SQLiveError) -> LiveQuerySnapshot {
         guard let query = registry.queries[name] else { throw .unknownLiveQuery(name) }
         let definition = LiveQueryDefinition(
-            sql: sql ?? query.definition.sql, parameters: parameters ?? query.definition.parameters)
-        let (result, tables) = try await firstResult(for: definition)
+            sql: sql ?? query.definition.sql, parameters: parameters ?? query.definition.parameters,
+            maxRows: maxRows ?? query.definition.maxRows)
+        let (result, tables) = try await firstResult(
+            for: definition, wantsKey: (delivery ?? query.delivery) == .changesOnly)
         let old = registry.queries[name]?.definition
-        guard let version = registry.redefine(name, as: definition, delivered: result) else {
+        guard let version = registry.redefine(name, as: definition, delivery: delivery, delivered: result) else {
             registry.dropIfUnused(definition)
             throw .unknownLiveQuery(name)
         }
@@ -203,11 +208,13 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
 
     /// A definition's first result: the shared evaluation's when it is
     /// current, or a fetch on the connection the query needs.
-    private func firstResult(for definition: LiveQueryDefinition) async throws(SQLiveError)
+    private func firstResult(for definition: LiveQueryDefinition, wantsKey: Bool) async throws(SQLiveError)
         -> (LiveQueryResult, [String])
     {
         if let damage { throw .sqlite(damage) }
-        if machine.pending[definition] == nil, let current = registry.currentResult(of: definition) {
+        if machine.pending[definition] == nil, let current = registry.currentResult(of: definition),
+            !wantsKey || registry.wantsKey(definition)
+        {
             // Shared: the evaluation's result is current, since any change
             // after it would have marked it pending.
             return current
@@ -224,7 +231,8 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
                 let recordsPages = try home == .committed && Self.readsMainOnly(db)
                 if recordsPages { try ObserverVFS.beginGeneration(db) }
                 return try LiveQueryFetcher.fetch(
-                    definition, db, rowCap: rowCap, tracer: tracer, knownRegion: nil, recordsPages: recordsPages)
+                    definition, db, rowCap: rowCap, tracer: tracer, knownRegion: nil, recordsPages: recordsPages,
+                    wantsKey: wantsKey)
             }
             registry.record(fetched, home: home, for: definition)
             return (fetched.result, fetched.tables ?? [])
@@ -329,7 +337,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         let dropCache = cachesToDrop.remove(home) != nil
         // An evaluation may be skipped only when no member is behind it.
         let work = definitions.map {
-            ($0, registry.evaluations[$0], registry.membersAreCurrent($0))
+            ($0, registry.evaluations[$0], registry.membersAreCurrent($0), registry.wantsKey($0))
         }
         let (outcomes, continuation) = AsyncStream<(LiveQueryDefinition, Result<LiveQueryFetcher.Fetched, SQLiveError>)>
             .makeStream()
@@ -349,7 +357,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
                     // another commit changed is not read again.
                     let recordsPages = try home == .committed && Self.readsMainOnly(db)
                     if recordsPages { try ObserverVFS.beginGeneration(db) }
-                    for (definition, evaluation, current) in work[handedOver.withLock { $0 }...] {
+                    for (definition, evaluation, current, wantsKey) in work[handedOver.withLock { $0 }...] {
                         do {
                             if recordsPages, !dropCache, current, let evaluation, let result = evaluation.result,
                                 evaluation.error == nil, let dependency = evaluation.dependency,
@@ -365,7 +373,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
                             }
                             let fetched = try LiveQueryFetcher.fetch(
                                 definition, db, rowCap: rowCap, tracer: tracer, knownRegion: evaluation?.region,
-                                recordsPages: recordsPages)
+                                recordsPages: recordsPages, wantsKey: wantsKey)
                             continuation.yield((definition, .success(fetched)))
                         } catch  where ObserverVFS.mayBeOvertaken(error) {
                             throw error

@@ -16,6 +16,42 @@ struct PythonClientTests {
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }()
 
+    @Test(
+        "mirror.py keeps a 100,000-row result from changes only: its copy equals the file after each of another process's one-row writes, and each notification stays under a kilobyte",
+        .enabled(if: python != nil, "python3 is not installed"))
+    func changesOnlyMirror() async throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.path("big.sqlite")
+        try sqlite3(
+            database,
+            """
+            CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT, qty INTEGER);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 100000)
+            INSERT INTO items SELECT i, 'item ' || i, i % 13 FROM n;
+            """)
+        let script = SQLiveBinary.packageRoot.appendingPathComponent("Samples/clients/python/mirror.py").path
+        let outcome = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(
+                    with: Result {
+                        try Spawn.run(
+                            try #require(Self.python),
+                            [
+                                script, "--sqlive", SQLiveBinary.path, "--max-rows", "200000", "--check", "12",
+                                database, "items", "SELECT id, name, qty FROM items ORDER BY id",
+                            ], environment: ProcessInfo.processInfo.environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 })
+                    })
+            }
+        }
+        #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
+        #expect(outcome.stdout.contains("items v1: 100000 rows of 100000"))
+        #expect(outcome.stdout.contains("the copy matched after each of 12 writes"))
+        let largest = outcome.stdout.split(separator: "\n").last { $0.contains("largest notification") }
+            .flatMap { $0.split(separator: " ").dropLast().last }.flatMap { Int($0) }
+        let bytes = try #require(largest, "\(outcome.stdout)")
+        #expect(bytes > 0 && bytes < 1024, "a one-row change sent \(bytes) bytes")
+    }
+
     @Test(.enabled(if: python != nil, "python3 is not installed"))
     func watchPrintsChangesMadeByAnotherProcess() async throws {
         let directory = try TemporaryDirectory()

@@ -206,6 +206,42 @@ struct ServerMethodTests {
         #expect(listed?["lastRunMs"]?.doubleValue != nil)
     }
 
+    @Test("diff: \"only\" sends the first result in full, then only the changes, keyed; maxRows sets the cap; bad values are refused")
+    func changesOnly() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)
+        _ = try await server.result(
+            "query/execute",
+            ["sql": "CREATE TABLE t(id INTEGER PRIMARY KEY, v); INSERT INTO t(v) VALUES ('a'), ('b'), ('c'), ('d')"])
+        let registered = try await server.result(
+            "liveQuery/register", ["name": "t", "sql": "SELECT v, id FROM t ORDER BY id", "diff": "only", "maxRows": 3])
+        #expect(registered["rows"] == [["a", 1], ["b", 2], ["c", 3]])
+        #expect(registered["total"] == 4)
+        #expect(registered["truncated"] == true)
+        _ = try await server.result("query/execute", ["sql": "UPDATE t SET v = 'B' WHERE id = 2"])
+        let changed = try await server.notification("liveQuery/changed")
+        #expect(changed["rows"] == nil)
+        #expect(changed["columns"] == ["v", "id"])
+        #expect(changed["total"] == 4)
+        #expect(
+            changed["changes"]
+                == ["key": ["id"], "removed": [], "added": [], "changed": [["from": 1, "at": 1, "row": ["B", 2]]]])
+        _ = try await server.result("query/execute", ["sql": "DELETE FROM t WHERE id = 1"])
+        let deleted = try await server.notification("liveQuery/changed")
+        #expect(
+            deleted["changes"]
+                == [
+                    "key": ["id"], "removed": [["from": 0, "row": ["a", 1]]], "added": [["at": 2, "row": ["d", 4]]],
+                    "changed": [],
+                ])
+        #expect(try await server.result("liveQuery/list")["liveQueries"]?[0]?["diff"] == "only")
+        let sometimes = try await server.error("liveQuery/register", ["name": "u", "sql": "SELECT 1", "diff": "sometimes"])
+        #expect(sometimes["code"] == -32602)
+        let zero = try await server.error("liveQuery/register", ["name": "u", "sql": "SELECT 1", "maxRows": 0])
+        #expect(zero["code"] == -32602)
+        #expect(zero["message"]?.stringValue?.contains("maxRows") == true)
+    }
+
     @Test func liveQueryLifecycleWithLocalWrites() async throws {
         let directory = try TemporaryDirectory()
         let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)

@@ -41,6 +41,21 @@ def decode_rows(rows):
     return [[decode_value(value) for value in row] for row in rows]
 
 
+def apply_changes(rows, changes):
+    """The rows after a `diff: "only"` notification's `changes`: remove the
+    rows at `removed[].from` and `changed[].from`, then insert the `added`
+    and `changed` rows at their `at`, ascending."""
+    rows = list(rows)
+    for position in sorted([entry["from"] for entry in changes["removed"]]
+                           + [entry["from"] for entry in changes["changed"]], reverse=True):
+        del rows[position]
+    insertions = sorted([(entry["at"], entry["row"]) for entry in changes["added"]]
+                        + [(entry["at"], entry["row"]) for entry in changes["changed"]], key=lambda pair: pair[0])
+    for position, row in insertions:
+        rows.insert(position, decode_rows([row])[0])
+    return rows
+
+
 class SQLiveClient:
     """A running `sqlive --rpc`, initialized and ready for requests."""
 
@@ -81,7 +96,11 @@ class SQLiveClient:
             if name.strip().lower() == "content-length":
                 length = int(value.strip())
         content = self.process.stdout.read(length)
-        return json.loads(content.decode("utf-8"))
+        message = json.loads(content.decode("utf-8"))
+        if isinstance(message, dict) and "method" in message and isinstance(message.get("params"), dict):
+            # The size on the wire, for clients that watch what changes cost.
+            message["params"]["$bytes"] = length
+        return message
 
     def _read(self):
         while True:

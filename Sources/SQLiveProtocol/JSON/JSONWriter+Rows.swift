@@ -12,11 +12,16 @@ extension JSONWriter {
     public mutating func write(rows: RPCRows) {
         beginArray()
         for row in rows {
-            beginArray()
-            for value in row {
-                value.write(to: &self)
-            }
-            endArray()
+            write(row: row)
+        }
+        endArray()
+    }
+
+    /// Writes one row of SQLite values.
+    public mutating func write(row: [RPCValue]) {
+        beginArray()
+        for value in row {
+            value.write(to: &self)
         }
         endArray()
     }

@@ -59,3 +59,35 @@ extension ProfileCounters {
             vmSteps: counters.vmSteps, memoryBytes: counters.memoryBytes)
     }
 }
+
+extension LiveQueryDelivery {
+    /// What `diff` asks of a live query's notifications.
+    init(_ option: DiffOption) {
+        switch option {
+        case .off: self = .rows
+        case .withRows: self = .rowsAndDiff
+        case .only: self = .changesOnly
+        }
+    }
+}
+
+extension DiffOption {
+    init(_ delivery: LiveQueryDelivery) {
+        switch delivery {
+        case .rows: self = .off
+        case .rowsAndDiff: self = .withRows
+        case .changesOnly: self = .only
+        }
+    }
+}
+
+extension LiveQueryChangedNotification.Changes {
+    /// The engine's changes, with the key's column names.
+    init(_ changes: RowChanges, columns: [String]) {
+        self.init(
+            key: changes.keyColumns.map { $0.map { columns[$0] } },
+            removed: changes.removed.map { .init(from: $0.from, row: $0.row.map(RPCValue.init)) },
+            added: changes.added.map { .init(at: $0.at, row: $0.row.map(RPCValue.init)) },
+            changed: changes.changed.map { .init(from: $0.from, at: $0.at, row: $0.row.map(RPCValue.init)) })
+    }
+}

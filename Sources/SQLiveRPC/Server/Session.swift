@@ -32,9 +32,6 @@ actor Session {
     private let opened = Locked(Opened())
     private var forwarders: [Task<Void, Never>] = []
     private var traceSettings = TraceSettings.off
-    /// The live queries whose notifications carry a diff; read by the
-    /// forwarding task for each change, hence the mutex.
-    let diffNames = Locked<Set<String>>([])
 
     /// Where relative database paths are read from; nil for the current
     /// directory.
@@ -130,7 +127,6 @@ actor Session {
         let dropped = await old.liveQueries().map(\.name)
         for forwarder in forwarders { forwarder.cancel() }
         forwarders = []
-        diffNames.withLock { $0.removeAll() }
         language.sessionDatabaseChanged(nil)
         await old.close()
         return dropped
@@ -140,17 +136,6 @@ actor Session {
     func setTrace(_ settings: TraceSettings) {
         traceSettings = settings
         database?.traceSettings = settings
-    }
-
-    /// Turns the diffs of a live query's notifications on or off.
-    nonisolated func setDiff(_ enabled: Bool, for name: String) {
-        diffNames.withLock { names in
-            if enabled { names.insert(name) } else { names.remove(name) }
-        }
-    }
-
-    nonisolated func wantsDiff(_ name: String) -> Bool {
-        diffNames.withLock { $0.contains(name) }
     }
 
     private func startForwarding(_ database: LiveDatabase) {
@@ -179,16 +164,22 @@ actor Session {
         switch event {
         case .changed(let change):
             var diff: LiveQueryChangedNotification.Diff?
-            if wantsDiff(change.name) {
+            var changes: LiveQueryChangedNotification.Changes?
+            switch change.delivery {
+            case .rows: break
+            case .rowsAndDiff:
                 let rowDiff = change.diff
                 diff = .init(added: rowDiff.added.rpcRows, removed: rowDiff.removed.rpcRows)
+            case .changesOnly:
+                // Without changes (the columns changed), the rows go in full.
+                changes = change.changes.map { LiveQueryChangedNotification.Changes($0, columns: change.result.columns) }
             }
             let params = LiveQueryChangedNotification.Params(
                 name: change.name, version: change.version, columns: change.result.columns,
-                rows: change.result.rows.rpcRows, truncated: change.result.truncated,
+                rows: changes == nil ? change.result.rows.rpcRows : nil, truncated: change.result.truncated,
                 cause: change.cause.rawValue, coalesced: change.coalesced,
                 elapsedMs: change.elapsed.protocolMilliseconds, diff: diff, tables: change.tables,
-                total: change.result.total)
+                total: change.result.total, changes: changes)
             return Self.notification(LiveQueryChangedNotification.self, params)
         case .failed(let name, let error):
             let params = LiveQueryErrorNotification.Params(name: name, error: ResponseError(error))

@@ -14,6 +14,21 @@
 ///      "columns": ["name", "score"], "rows": [["Bob", 15], ["Ann", 12]], "truncated": false,
 ///      "cause": "external", "coalesced": 1, "elapsedMs": 0.21}}
 /// ```
+///
+/// Registered with `diff: "only"`, a notification has no `rows` but
+/// `changes`, which turn the rows last received into the new ones (remove
+/// the rows at `removed[].from` and `changed[].from`, then insert the
+/// `added` and `changed` rows at their `at`, ascending). `key` names the
+/// columns rows were matched by (their table's rowid or primary key), or
+/// is absent when rows were matched by content. When the columns changed,
+/// it carries `rows` in full instead:
+///
+/// ```json
+/// <-- {"jsonrpc": "2.0", "method": "liveQuery/changed", "params": {"name": "items", "version": 3,
+///      "columns": ["id", "qty"], "changes": {"key": ["id"], "removed": [], "added": [],
+///      "changed": [{"from": 776, "at": 776, "row": [777, 100]}]}, "truncated": false, "total": 1000000,
+///      "cause": "external", "coalesced": 1, "elapsedMs": 412.7}}
+/// ```
 public enum LiveQueryChangedNotification: NotificationType {
     public static let method = "liveQuery/changed"
 
@@ -21,7 +36,10 @@ public enum LiveQueryChangedNotification: NotificationType {
         public var name: String
         public var version: Int
         public var columns: [String]
-        public var rows: RPCRows
+        /// The rows; absent when `changes` replaces them.
+        public var rows: RPCRows?
+        /// What changed, for a live query registered with `diff: "only"`.
+        public var changes: Changes?
         public var truncated: Bool
         /// How many rows the query really has (more than `rows` when
         /// `truncated`).
@@ -35,13 +53,15 @@ public enum LiveQueryChangedNotification: NotificationType {
         public var tables: [String]?
 
         public init(
-            name: String, version: Int, columns: [String], rows: RPCRows, truncated: Bool, cause: String,
-            coalesced: Int, elapsedMs: Double, diff: Diff? = nil, tables: [String]? = nil, total: Int? = nil
+            name: String, version: Int, columns: [String], rows: RPCRows?, truncated: Bool, cause: String,
+            coalesced: Int, elapsedMs: Double, diff: Diff? = nil, tables: [String]? = nil, total: Int? = nil,
+            changes: Changes? = nil
         ) {
             self.name = name
             self.version = version
             self.columns = columns
             self.rows = rows
+            self.changes = changes
             self.truncated = truncated
             self.cause = cause
             self.coalesced = coalesced
@@ -62,6 +82,92 @@ public enum LiveQueryChangedNotification: NotificationType {
             self.removed = removed
         }
     }
+
+    /// What turns the rows last received into the new ones.
+    public struct Changes: Codable, Sendable {
+        public struct Removed: Codable, Sendable {
+            public var from: Int
+            public var row: [RPCValue]
+            public init(from: Int, row: [RPCValue]) {
+                self.from = from
+                self.row = row
+            }
+        }
+        public struct Added: Codable, Sendable {
+            public var at: Int
+            public var row: [RPCValue]
+            public init(at: Int, row: [RPCValue]) {
+                self.at = at
+                self.row = row
+            }
+        }
+        public struct Changed: Codable, Sendable {
+            public var from: Int
+            public var at: Int
+            public var row: [RPCValue]
+            public init(from: Int, at: Int, row: [RPCValue]) {
+                self.from = from
+                self.at = at
+                self.row = row
+            }
+        }
+        /// The columns rows were matched by; `nil`: by content.
+        public var key: [String]?
+        public var removed: [Removed]
+        public var added: [Added]
+        public var changed: [Changed]
+
+        public init(key: [String]?, removed: [Removed], added: [Added], changed: [Changed]) {
+            self.key = key
+            self.removed = removed
+            self.added = added
+            self.changed = changed
+        }
+
+        func write(to writer: inout JSONWriter) {
+            writer.beginObject()
+            writer.key("added")
+            writer.beginArray()
+            for entry in added {
+                writer.beginObject()
+                writer.key("at")
+                writer.write(integer: Int64(entry.at))
+                writer.key("row")
+                writer.write(row: entry.row)
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.key("changed")
+            writer.beginArray()
+            for entry in changed {
+                writer.beginObject()
+                writer.key("at")
+                writer.write(integer: Int64(entry.at))
+                writer.key("from")
+                writer.write(integer: Int64(entry.from))
+                writer.key("row")
+                writer.write(row: entry.row)
+                writer.endObject()
+            }
+            writer.endArray()
+            if let key {
+                writer.key("key")
+                writer.write(strings: key)
+            }
+            writer.key("removed")
+            writer.beginArray()
+            for entry in removed {
+                writer.beginObject()
+                writer.key("from")
+                writer.write(integer: Int64(entry.from))
+                writer.key("row")
+                writer.write(row: entry.row)
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.endObject()
+        }
+    }
 }
 
 extension LiveQueryChangedNotification.Params: JSONWritable {
@@ -69,6 +175,10 @@ extension LiveQueryChangedNotification.Params: JSONWritable {
         writer.beginObject()
         writer.key("cause")
         writer.write(string: cause)
+        if let changes {
+            writer.key("changes")
+            changes.write(to: &writer)
+        }
         writer.key("coalesced")
         writer.write(integer: Int64(coalesced))
         writer.key("columns")
@@ -86,8 +196,10 @@ extension LiveQueryChangedNotification.Params: JSONWritable {
         writer.write(double: elapsedMs)
         writer.key("name")
         writer.write(string: name)
-        writer.key("rows")
-        writer.write(rows: rows)
+        if let rows {
+            writer.key("rows")
+            writer.write(rows: rows)
+        }
         if let tables {
             writer.key("tables")
             writer.write(strings: tables)

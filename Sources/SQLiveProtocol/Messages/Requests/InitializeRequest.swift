@@ -183,11 +183,15 @@ public enum InitializeRequest: RequestType {
         public var maximumMessageLength: Int
         /// Whether `liveQuery/register` and `liveQuery/update` take `diff: true`.
         public var liveQueryDiff: Bool
+        /// Whether they take `diff: "only"` (notifications with `changes`
+        /// instead of rows) and `maxRows`.
+        public var liveQueryChangesOnly: Bool?
 
         public init(
             protocolVersion: String, methods: [String], notifications: [String], clientNotifications: [String],
-            defaultMaxRows: Int, maximumMessageLength: Int, liveQueryDiff: Bool
+            defaultMaxRows: Int, maximumMessageLength: Int, liveQueryDiff: Bool, liveQueryChangesOnly: Bool? = nil
         ) {
+            self.liveQueryChangesOnly = liveQueryChangesOnly
             self.protocolVersion = protocolVersion
             self.methods = methods
             self.notifications = notifications

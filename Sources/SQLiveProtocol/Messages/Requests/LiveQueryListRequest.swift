@@ -45,8 +45,8 @@ public enum LiveQueryListRequest: RequestType {
         public var counters: ProfileCounters?
         /// The error of its last refresh, if it failed.
         public var error: ResponseError?
-        /// Whether its notifications carry `diff`.
-        public var diff: Bool
+        /// What its notifications carry: `false`, `true` (with `diff`) or `"only"`.
+        public var diff: DiffOption
         /// `"tables"` when other processes' commits are matched by table,
         /// `"all"` when each of them refreshes every live query.
         public var precision: String
@@ -59,7 +59,7 @@ public enum LiveQueryListRequest: RequestType {
         public init(
             name: String, sql: String, params: RPCParameters? = nil, tables: [String], region: String, version: Int,
             refreshes: Int, paused: Bool, lastRefresh: String? = nil, lastRefreshMs: Double? = nil,
-            error: ResponseError? = nil, diff: Bool, precision: String, readsSession: Bool,
+            error: ResponseError? = nil, diff: DiffOption, precision: String, readsSession: Bool,
             lastRunMs: Double? = nil, counters: ProfileCounters? = nil
         ) {
             self.name = name

@@ -2,8 +2,12 @@
 ///
 /// From then on, each change of its result arrives as a `liveQuery/changed`
 /// notification, whoever wrote the database. With `diff: true`, those
-/// notifications also carry the rows added and removed. The SQL must be a
-/// single read-only statement (-32602 otherwise); a taken name is -32012.
+/// notifications also carry the rows added and removed; with
+/// `diff: "only"`, they carry only `changes` (what was removed, added and
+/// changed, with positions) instead of the rows. `maxRows` sets the cap on
+/// the rows held and sent (10,000 by default); `total` counts them all.
+/// The SQL must be a single read-only statement (-32602 otherwise); a taken
+/// name is -32012.
 ///
 /// ```json
 /// --> {"jsonrpc": "2.0", "id": 5, "method": "liveQuery/register",
@@ -19,13 +23,18 @@ public enum LiveQueryRegisterRequest: RequestType {
         public var sql: String
         public var params: RPCParameters?
         /// Whether `liveQuery/changed` notifications carry `diff`.
-        public var diff: Bool?
+        public var diff: DiffOption?
+        /// The most rows held and sent (1 or more; 10,000 by default).
+        public var maxRows: Int?
 
-        public init(name: String, sql: String, params: RPCParameters? = nil, diff: Bool? = nil) {
+        public init(
+            name: String, sql: String, params: RPCParameters? = nil, diff: DiffOption? = nil, maxRows: Int? = nil
+        ) {
             self.name = name
             self.sql = sql
             self.params = params
             self.diff = diff
+            self.maxRows = maxRows
         }
     }
 

@@ -1,8 +1,8 @@
 /// Redefines a live query in place: new SQL, new parameters, or both.
 ///
 /// The name stays, and the version goes on from where it was, as if a new
-/// query had been reloaded into the same state. `diff`, when given, turns
-/// the diffs of its notifications on or off.
+/// query had been reloaded into the same state. `diff` and `maxRows`,
+/// when given, change what its notifications carry and its row cap.
 ///
 /// ```json
 /// --> {"jsonrpc": "2.0", "id": 6, "method": "liveQuery/update",
@@ -16,13 +16,18 @@ public enum LiveQueryUpdateRequest: RequestType {
         public var name: String
         public var sql: String?
         public var params: RPCParameters?
-        public var diff: Bool?
+        public var diff: DiffOption?
+        public var maxRows: Int?
 
-        public init(name: String, sql: String? = nil, params: RPCParameters? = nil, diff: Bool? = nil) {
+        public init(
+            name: String, sql: String? = nil, params: RPCParameters? = nil, diff: DiffOption? = nil,
+            maxRows: Int? = nil
+        ) {
             self.name = name
             self.sql = sql
             self.params = params
             self.diff = diff
+            self.maxRows = maxRows
         }
     }
 

@@ -35,6 +35,6 @@ extension Session {
                     clientNotifications: MessageRegistry.clientNotifications.map { $0.method },
                     defaultMaxRows: QueryExecuteRequest.defaultMaxRows,
                     maximumMessageLength: RPCServer.maximumMessageLength,
-                    liveQueryDiff: true)))
+                    liveQueryDiff: true, liveQueryChangesOnly: true)))
     }
 }

@@ -8,14 +8,13 @@ extension Session {
         -> LiveQuerySnapshotResult
     {
         let database = try openDatabase()
-        let definition = LiveQueryDefinition(sql: params.sql, parameters: params.params?.queryParameters ?? .none)
-        // Set before registering: the first change may come at once.
-        let hadDiff = wantsDiff(params.name)
-        setDiff(params.diff ?? false, for: params.name)
+        let definition = LiveQueryDefinition(
+            sql: params.sql, parameters: params.params?.queryParameters ?? .none, maxRows: params.maxRows)
         do {
-            return Self.snapshotResult(try await database.registerLiveQuery(name: params.name, definition))
+            return Self.snapshotResult(
+                try await database.registerLiveQuery(
+                    name: params.name, definition, delivery: LiveQueryDelivery(params.diff ?? .off)))
         } catch {
-            setDiff(hadDiff, for: params.name)
             throw ResponseError(error)
         }
     }
@@ -27,8 +26,8 @@ extension Session {
         let database = try openDatabase()
         do {
             let snapshot = try await database.updateLiveQuery(
-                name: params.name, sql: params.sql, parameters: params.params?.queryParameters)
-            if let diff = params.diff { setDiff(diff, for: params.name) }
+                name: params.name, sql: params.sql, parameters: params.params?.queryParameters,
+                maxRows: params.maxRows.map { .some($0) }, delivery: params.diff.map(LiveQueryDelivery.init))
             return Self.snapshotResult(snapshot)
         } catch {
             throw ResponseError(error)
@@ -50,7 +49,6 @@ extension Session {
         } catch {
             throw ResponseError(error)
         }
-        setDiff(false, for: params.name)
         return EmptyResult()
     }
 
@@ -89,7 +87,7 @@ extension Session {
                 paused: info.paused, lastRefresh: info.lastRefresh.map { formatter.string(from: $0) },
                 lastRefreshMs: info.lastRefreshDuration?.protocolMilliseconds,
                 error: info.error.map(ResponseError.init),
-                diff: wantsDiff(info.name), precision: info.precision.rawValue, readsSession: info.readsSession,
+                diff: DiffOption(info.delivery), precision: info.precision.rawValue, readsSession: info.readsSession,
                 lastRunMs: info.lastRun?.elapsed.protocolMilliseconds,
                 counters: info.lastRun.map { ProfileCounters($0.counters) })
         }

@@ -68,7 +68,7 @@ public enum SessionRunner {
             if interactive { session.write(demo.banner(panel: session.panel.isDisplayable)) }
             do {
                 try session.watch(
-                    name: "leaderboard", definition: DemoDatabase.leaderboard, diff: false, replace: false)
+                    name: "leaderboard", definition: DemoDatabase.leaderboard, delivery: .rows, replace: false)
             } catch {
                 session.reportError("\(error)")
             }

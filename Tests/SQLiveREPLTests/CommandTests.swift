@@ -13,6 +13,12 @@ struct CommandTests {
             try DotCommand.parse(".watch --replace x SELECT 1")
                 == .watch(name: "x", sql: "SELECT 1", diff: false, replace: true))
         #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".watch x") }
+        #expect(
+            try DotCommand.parse(".watch --changes --max-rows 50 big SELECT * FROM t")
+                == .watch(name: "big", sql: "SELECT * FROM t", diff: false, replace: false, changes: true, maxRows: 50))
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".watch --max-rows 0 x SELECT 1") }
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".watch --max-rows x SELECT 1") }
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".watch --diff --changes x SELECT 1") }
     }
 
     @Test("The fuzzer's find: a timeout beyond Int64 milliseconds is a usage error, not a trap")

@@ -92,7 +92,7 @@ struct CompleterTests {
 
     @Test func watchCompletesItsSQL() {
         #expect(candidates(".watch x SELECT * FROM pla") == ["\"player stats\"", "players"])
-        #expect(candidates(".watch --") == ["--diff", "--replace"])
+        #expect(candidates(".watch --") == ["--changes", "--diff", "--max-rows", "--replace"])
         #expect(candidates(".explain --bytecode SELECT * FROM gam") == ["games"])
     }
 

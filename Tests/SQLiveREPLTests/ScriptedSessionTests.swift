@@ -412,7 +412,7 @@ struct ScriptedSessionTests {
             #expect(
                 output.stdout.contains("\n" + command + " ") || output.stdout.hasPrefix(command + " "), "\(command)")
         }
-        #expect(output.stdout.contains(".watch [--diff] [--replace] NAME SQL\n  Register live query NAME"))
+        #expect(output.stdout.contains(".watch [--diff|--changes] [--max-rows N] [--replace] NAME SQL\n  Register live query NAME"))
         #expect(output.stdout.hasSuffix("hello world\n"))
         #expect(output.status == 0)
         // A script has no panel: `.panel` is accepted and changes nothing.
@@ -487,6 +487,35 @@ struct ScriptedSessionTests {
         #expect(output.stdout.contains("│ top  │ players │       3 │"))
         #expect(output.stderr == "Error: near line 9: no live query named top\n")
         #expect(output.status == 1)
+    }
+
+    @Test(".watch --changes re-prints only what another process changed, matched by the primary key; --max-rows caps and counts")
+    func changesOnlyWatch() async throws {
+        let (directory, database) = try fixture()
+        let script = try directory.write(
+            "changes.sql",
+            """
+            .watch --changes --max-rows 2 top SELECT id, name, score FROM players ORDER BY id
+            .print ready
+            .wait top --timeout 30
+            .print done
+
+            """)
+        let (process, out, err) = try Processes.start(
+            Processes.sqlive, [database, "-f", script],
+            environment: Processes.environment(directory: directory), directory: directory, name: "sqlive")
+        let ready = try await Processes.waitUntil {
+            try String(contentsOfFile: out, encoding: .utf8).contains("ready\n")
+        }
+        #expect(ready)
+        try Processes.sqlite3(database, "UPDATE players SET score = 7 WHERE id = 2;")
+        #expect(await Processes.wait(process))
+        let stdout = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(stdout.hasSuffix("ready\n-- top v2 (external, coalesced 1)\nchange|row|id|name|score\n~|2|2|Blob Jr|7\n-- (the first 2 of 3 rows)\ndone\n"), "\(stdout)")
+        #expect(stdout.hasPrefix("-- top v1 (watching, reads players)\nid|name|score\n"))
+        #expect(stdout.contains("-- (the first 2 of 3 rows)\nready"))
+        #expect(try String(contentsOfFile: err, encoding: .utf8) == "")
+        #expect(process.terminationStatus == 0)
     }
 
     @Test func waitSeesAnotherProcessWrite() async throws {

@@ -15,7 +15,8 @@ public enum DotCommand: Hashable, Sendable {
     }
 
     case open(path: String, readonly: Bool)
-    case watch(name: String, sql: String, diff: Bool, replace: Bool)
+    case watch(
+        name: String, sql: String, diff: Bool, replace: Bool, changes: Bool = false, maxRows: Int? = nil)
     case pause(String)
     case resume(String)
     /// Drops one live query, or every one (`nil`, from `--all`).
@@ -96,20 +97,30 @@ public enum DotCommand: Hashable, Sendable {
         case "watch":
             var diff = false
             var replace = false
+            var changes = false
+            var maxRows: Int?
             var index = 1
             while index < tokens.count, tokens[index].text.hasPrefix("--") {
                 switch tokens[index].text {
                 case "--diff": diff = true
+                case "--changes": changes = true
                 case "--replace": replace = true
+                case "--max-rows":
+                    index += 1
+                    guard index < tokens.count, let count = Int(tokens[index].text), count >= 1 else {
+                        throw ParseError(description: "--max-rows takes a number of rows, 1 or more")
+                    }
+                    maxRows = count
                 default: throw usage
                 }
                 index += 1
             }
+            guard !(diff && changes) else { throw ParseError(description: "--diff and --changes cannot go together") }
             guard index < tokens.count else { throw usage }
             let name = tokens[index].text
             let sql = trimmedSQL(text[tokens[index].end...])
             guard !sql.isEmpty else { throw usage }
-            return .watch(name: name, sql: sql, diff: diff, replace: replace)
+            return .watch(name: name, sql: sql, diff: diff, replace: replace, changes: changes, maxRows: maxRows)
 
         case "pause", "resume":
             guard arguments.count == 1 else { throw usage }

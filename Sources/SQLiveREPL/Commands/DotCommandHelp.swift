@@ -148,13 +148,17 @@ public enum DotCommandHelp {
                 Fails after the timeout (default 10 seconds). Ctrl-C stops waiting.
                 """),
         Spec(
-            name: "watch", usage: ".watch [--diff] [--replace] NAME SQL",
+            name: "watch", usage: ".watch [--diff|--changes] [--max-rows N] [--replace] NAME SQL",
             summary: "Register live query NAME; re-print it whenever its result changes",
             details: """
                 SQL is one read-only statement (the rest of the line). Its result is printed now,
                 then again each time it changes, whoever writes the database.
-                  --diff     re-print only the rows removed (-) and added (+)
-                  --replace  redefine an existing live query NAME in place
+                  --diff        re-print only the rows removed (-) and added (+)
+                  --changes     re-print only what changed: rows removed (-), added (+) and
+                                changed (~, matched by the table's rowid or primary key when
+                                the query returns it), with their row numbers
+                  --max-rows N  hold and show at most N rows (default 10000); the rest are counted
+                  --replace     redefine an existing live query NAME in place
                 """),
         Spec(
             name: "watches", usage: ".watches",

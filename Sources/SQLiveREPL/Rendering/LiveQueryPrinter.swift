@@ -13,7 +13,10 @@ import SQLiveEngine
 /// ```
 ///
 /// With `.watch --diff`, a re-print shows only the rows removed and added,
-/// in a first column `change` holding `-` or `+`. With colour, a re-print
+/// in a first column `change` holding `-` or `+`; with `.watch --changes`,
+/// what the engine's `RowChanges` says changed, `~` marking a changed row,
+/// and a column `row` with its row number (1-based) in the new result (the
+/// old one for a removed row). With colour, a re-print
 /// shows what changed since the version before: changed cells in reverse
 /// video, added rows green, removed rows once, red and struck through.
 public struct LiveQueryPrinter: Sendable {
@@ -40,10 +43,50 @@ public struct LiveQueryPrinter: Sendable {
     }
 
     /// A re-print after a change.
-    public func changed(_ change: LiveQueryChange, diff: Bool) -> String {
-        changed(
+    public func changed(_ change: LiveQueryChange) -> String {
+        if change.delivery == .changesOnly, let changes = change.changes {
+            return header(
+                Self.changeHeader(
+                    name: change.name, version: change.version, cause: change.cause, coalesced: change.coalesced))
+                + self.changes(changes, result: change.result, previous: change.previous)
+        }
+        return changed(
             name: change.name, version: change.version, cause: change.cause, coalesced: change.coalesced,
-            result: change.result, previous: change.previous, diff: diff)
+            result: change.result, previous: change.previous, diff: change.delivery == .rowsAndDiff)
+    }
+
+    /// `--changes`: the rows removed, changed and added, in the order of
+    /// their row numbers, and the count when the result is truncated.
+    func changes(_ changes: RowChanges, result: LiveQueryResult, previous: LiveQueryResult) -> String {
+        var entries: [(order: Int, row: StyledRow)] = []
+        for removed in changes.removed {
+            entries.append(
+                (removed.from, StyledRow([.text("-"), .integer(Int64(removed.from + 1))] + removed.row, style: .removed)))
+        }
+        for changed in changes.changed {
+            let old = previous.rows[changed.from]
+            let columns = Set(changed.row.indices.filter { $0 >= old.count || old[$0] != changed.row[$0] }.map { $0 + 2 })
+            entries.append(
+                (
+                    changed.at,
+                    StyledRow(
+                        [.text("~"), .integer(Int64(changed.at + 1))] + changed.row, style: .changed(columns: columns))
+                ))
+        }
+        for added in changes.added {
+            entries.append(
+                (added.at, StyledRow([.text("+"), .integer(Int64(added.at + 1))] + added.row, style: .added)))
+        }
+        var copy = settings
+        copy.headers = true
+        var output = render(
+            columns: ["change", "row"] + result.columns,
+            styledRows: entries.enumerated().sorted { ($0.element.order, $0.offset) < ($1.element.order, $1.offset) }
+                .map(\.element.row), settings: copy)
+        if result.truncated {
+            output += "-- (the first \(result.rows.count) of \(result.total) rows)\n"
+        }
+        return output
     }
 
     /// A re-print after a change: all rows, or with `diff` only the rows

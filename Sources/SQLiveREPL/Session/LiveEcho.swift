@@ -11,7 +11,6 @@ import SQLiveLocks
 /// `.wait`, which prints changes itself. When the statement ends, the
 /// session takes back the versions shown here.
 final class LiveEcho: Sendable {
-    private let diffs: [String: Bool]
     private let settings: RenderSettings
     private let events: EventQueue
     private let sink: OutputSink
@@ -24,7 +23,6 @@ final class LiveEcho: Sendable {
         watches: [String: Session.Watch], settings: RenderSettings, events: EventQueue, sink: OutputSink,
         panel: LivePanel
     ) {
-        diffs = watches.mapValues(\.diff)
         printed = Locked(watches.mapValues(\.printedVersion))
         self.settings = settings
         self.events = events
@@ -46,7 +44,7 @@ final class LiveEcho: Sendable {
             for change in changes {
                 guard let version = printed[change.name], change.version > version else { continue }
                 panel.apply(change, shown: !toPanel)
-                if !toPanel { output += printer.changed(change, diff: diffs[change.name] ?? false) }
+                if !toPanel { output += printer.changed(change) }
                 printed[change.name] = change.version
             }
             return output

@@ -8,8 +8,10 @@ extension Session {
         case .open(let path, let readonly):
             try open(path, readonly: readonly)
 
-        case .watch(let name, let sql, let diff, let replace):
-            try watch(name: name, definition: LiveQueryDefinition(sql: sql), diff: diff, replace: replace)
+        case .watch(let name, let sql, let diff, let replace, let changes, let maxRows):
+            try watch(
+                name: name, definition: LiveQueryDefinition(sql: sql, maxRows: maxRows),
+                delivery: changes ? .changesOnly : diff ? .rowsAndDiff : .rows, replace: replace)
 
         case .pause(let name):
             let database = try requireDatabase()
@@ -126,19 +128,23 @@ extension Session {
     }
 
     /// `.watch`: registers (or redefines) a live query and prints its first result.
-    func watch(name: String, definition: LiveQueryDefinition, diff: Bool, replace: Bool) throws {
+    func watch(name: String, definition: LiveQueryDefinition, delivery: LiveQueryDelivery, replace: Bool) throws {
         let database = try requireDatabase()
         let snapshot: LiveQuerySnapshot
         var replaced = false
         let existing = replace ? try Blocking.run { await database.liveQueries() }.map(\.name) : []
         if existing.contains(name) {
             snapshot = try Blocking.run {
-                try await database.updateLiveQuery(name: name, sql: definition.sql, parameters: definition.parameters)
+                try await database.updateLiveQuery(
+                    name: name, sql: definition.sql, parameters: definition.parameters, maxRows: .some(definition.maxRows),
+                    delivery: delivery)
             }
             replaced = true
         } else {
             do {
-                snapshot = try Blocking.run { try await database.registerLiveQuery(name: name, definition) }
+                snapshot = try Blocking.run {
+                    try await database.registerLiveQuery(name: name, definition, delivery: delivery)
+                }
             } catch SQLiveError.liveQueryNameTaken {
                 throw CommandFailure("a live query named \(name) already exists (use .watch --replace to redefine it)")
             }
@@ -147,7 +153,7 @@ extension Session {
         printEvents()
         let previous = watches[name]
         watches[name] = Watch(
-            diff: diff, printedVersion: max(snapshot.version, previous?.printedVersion ?? 0),
+            printedVersion: max(snapshot.version, previous?.printedVersion ?? 0),
             waitedVersion: max(snapshot.version, previous?.waitedVersion ?? 0))
         panel.register(snapshot, replaced: replaced)
         let printer = LiveQueryPrinter(settings: renderSettings)

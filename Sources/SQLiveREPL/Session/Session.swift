@@ -18,7 +18,6 @@ final class Session {
 
     /// What the session knows of one live query it registered.
     struct Watch {
-        var diff: Bool
         /// The newest version printed.
         var printedVersion: Int
         /// The newest version a `.wait` has seen.
@@ -550,7 +549,7 @@ final class Session {
             case .live(.changed(let change)):
                 guard var watch = watches[change.name], change.version > watch.printedVersion else { continue }
                 panel.apply(change, shown: !toPanel)
-                if !toPanel { add(printer.changed(change, diff: watch.diff)) }
+                if !toPanel { add(printer.changed(change)) }
                 watch.printedVersion = change.version
                 watches[change.name] = watch
             case .live(.failed(let name, let error)):

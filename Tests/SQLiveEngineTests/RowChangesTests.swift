@@ -177,3 +177,31 @@ struct ChangesOnlyLiveTests {
         await database.close()
     }
 }
+
+@Suite("Flat costs: the tables of a region")
+struct RegionTablesTests {
+    @Test("A region's tables are read from it, and a name it cannot read for sure falls back to the schema")
+    func namedTables() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(
+            """
+            CREATE TABLE players(id INTEGER PRIMARY KEY, name, score);
+            CREATE TABLE "odd (name), [x]"(a);
+            CREATE TABLE "Mixed"(b);
+            CREATE VIEW v AS SELECT name FROM players;
+            """)
+        let list = await database.liveQueries()
+        #expect(list.isEmpty)
+        for (sql, tables) in [
+            ("SELECT name FROM v", ["players", "v"]),
+            ("SELECT * FROM players JOIN Mixed", ["Mixed", "players"]),
+            ("SELECT a FROM \"odd (name), [x]\", players", ["odd (name), [x]", "players"]),
+            ("SELECT 1", []),
+            ("SELECT count(*) FROM sqlite_schema", []),
+        ] {
+            let snapshot = try await database.registerLiveQuery(name: sql, LiveQueryDefinition(sql: sql))
+            #expect(snapshot.tables == tables, "\(sql)")
+        }
+        await database.close()
+    }
+}

@@ -127,9 +127,52 @@ enum LiveQueryFetcher {
     /// table of every schema the connection sees — main, temp, attached.
     static func tables(in region: DatabaseRegion, _ db: Database) throws -> [String] {
         if region.isFullDatabase { return ["*"] }
+        if let named = namedTables(in: region) {
+            return named.filter { !$0.lowercased().hasPrefix("sqlite_") }
+        }
         let names = try String.fetchAll(
             db, sql: "SELECT DISTINCT name FROM pragma_table_list WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
         return names.filter { region.isModified(byEventsOfKind: .insert(tableName: $0)) }.sorted()
+    }
+
+    /// The tables of a region read from its description
+    /// (`players(name,score),games(*)[1,2]`), without asking the schema:
+    /// `nil` when it cannot be read for sure (a table name with brackets,
+    /// parentheses or commas), and then every table is asked.
+    ///
+    /// Each name found is checked against the region, and a name twice
+    /// means one was split: every name a region reads is there exactly once.
+    static func namedTables(in region: DatabaseRegion) -> [String]? {
+        let description = region.description
+        if description == "empty" { return [] }
+        var names: [String] = []
+        var rest = Substring(description)
+        while !rest.isEmpty {
+            guard let open = rest.firstIndex(of: "("), let close = rest[open...].firstIndex(of: ")") else { return nil }
+            let name = rest[..<open]
+            let columns = rest[rest.index(after: open)..<close]
+            guard !name.isEmpty, !name.contains(where: { "()[],".contains($0) }),
+                !columns.contains(where: { "()[]".contains($0) })
+            else { return nil }
+            names.append(String(name))
+            rest = rest[rest.index(after: close)...]
+            if rest.first == "[" {
+                guard let end = rest.firstIndex(of: "]") else { return nil }
+                guard !rest[rest.index(after: rest.startIndex)..<end].contains(where: { !"0123456789,-".contains($0) })
+                else { return nil }
+                rest = rest[rest.index(after: end)...]
+            }
+            if rest.first == "," {
+                rest = rest.dropFirst()
+                guard !rest.isEmpty else { return nil }
+            } else if !rest.isEmpty {
+                return nil
+            }
+        }
+        guard Set(names.map { $0.lowercased() }).count == names.count,
+            names.allSatisfy({ region.isModified(byEventsOfKind: .insert(tableName: $0)) })
+        else { return nil }
+        return names.sorted()
     }
 }
 

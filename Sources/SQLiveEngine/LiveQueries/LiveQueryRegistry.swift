@@ -60,8 +60,23 @@ struct LiveQueryRegistry {
     //   members is removed.
     // - Versions only grow: a query's version increases by one with each
     //   delivered result.
+    // - `index` holds each evaluation's region and tables, and nothing else:
+    //   every change of `evaluations` goes through `store` or `drop`.
     private(set) var evaluations: [LiveQueryDefinition: Evaluation] = [:]
     private(set) var queries: [String: Query] = [:]
+    /// The evaluations by the tables they read, for Mark.
+    private var index = RegionIndex<LiveQueryDefinition>()
+
+    /// Saves an evaluation and indexes what it reads.
+    private mutating func store(_ evaluation: Evaluation) {
+        evaluations[evaluation.definition] = evaluation
+        index.set(evaluation.definition, region: evaluation.region, tables: evaluation.tables)
+    }
+
+    private mutating func drop(_ definition: LiveQueryDefinition) {
+        evaluations[definition] = nil
+        index.remove(definition)
+    }
 
     /// The evaluation's result, when it is shared and current.
     func currentResult(of definition: LiveQueryDefinition) -> (LiveQueryResult, [String])? {
@@ -83,7 +98,7 @@ struct LiveQueryRegistry {
         evaluation.lastCounters = fetched.counters
         evaluation.dependency = fetched.dependency
         evaluation.keyColumns = fetched.keyColumns ?? evaluation.keyColumns
-        evaluations[definition] = evaluation
+        store(evaluation)
     }
 
     /// Adds a live query, at version 1. The definition's first fetch was `record`ed.
@@ -142,7 +157,7 @@ struct LiveQueryRegistry {
     mutating func adopt(_ moved: Moved) {
         var evaluation = evaluations[moved.definition] ?? Evaluation(definition: moved.definition, home: moved.home)
         evaluation.members.insert(moved.name)
-        evaluations[moved.definition] = evaluation
+        store(evaluation)
         var query = Query(
             definition: moved.definition, delivery: moved.delivery, version: moved.version, delivered: moved.delivered)
         query.paused = moved.paused
@@ -177,12 +192,13 @@ struct LiveQueryRegistry {
     mutating func removeAll() {
         queries.removeAll()
         evaluations.removeAll()
+        index.removeAll()
     }
 
     /// Drops a definition that has no member any more (after a failed
     /// registration, say).
     mutating func dropIfUnused(_ definition: LiveQueryDefinition) {
-        if evaluations[definition]?.members.isEmpty ?? false { evaluations[definition] = nil }
+        if evaluations[definition]?.members.isEmpty ?? false { drop(definition) }
     }
 
     private mutating func leave(_ name: String, _ definition: LiveQueryDefinition) {
@@ -212,12 +228,6 @@ struct LiveQueryRegistry {
         (evaluations[definition]?.members ?? []).filter { queries[$0].map { !$0.paused } ?? false }
     }
 
-    /// The union of the regions of every evaluation.
-    func unionOfRegions() -> DatabaseRegion {
-        var union = DatabaseRegion()
-        for evaluation in evaluations.values { union.formUnion(evaluation.region) }
-        return union
-    }
 
     // MARK: - Mark
 
@@ -225,16 +235,12 @@ struct LiveQueryRegistry {
     func definitions(affectedBy signal: ChangeSignal) -> [LiveQueryDefinition] {
         switch signal {
         case .local(let kinds):
-            evaluations.values.filter { evaluation in
-                kinds.contains { evaluation.region.isModified(byEventsOfKind: $0) }
-            }.map(\.definition)
+            Array(Set(kinds.flatMap { index.keys(modifiedBy: $0) }))
         case .rolledBack:
             evaluations.values.filter { $0.home == .session }.map(\.definition)
         case .external(let tables?):
             // A region reads a table when an insert into it could change it.
-            evaluations.values.filter { evaluation in
-                tables.contains { evaluation.region.isModified(byEventsOfKind: .insert(tableName: $0)) }
-            }.map(\.definition)
+            Array(index.keys(readingAnyOf: tables))
         case .localUnobserved, .external(nil), .schemaChanged, .damage, .fileWritten:
             Array(evaluations.keys)
         case .fileChanged:
@@ -284,7 +290,7 @@ struct LiveQueryRegistry {
         case .success(let fetched) where fetched.skipped:
             // Proven unchanged without reading it again: not a refresh.
             evaluation.dependency = fetched.dependency
-            evaluations[definition] = evaluation
+            store(evaluation)
         case .success(let fetched):
             evaluation.dependency = fetched.dependency
             if evaluation.region != fetched.region {
@@ -297,7 +303,7 @@ struct LiveQueryRegistry {
             evaluation.lastCounters = fetched.counters
             evaluation.keyColumns = fetched.keyColumns ?? evaluation.keyColumns
             evaluation.error = nil
-            evaluations[definition] = evaluation
+            store(evaluation)
             for name in evaluation.members.sorted() {
                 guard var query = queries[name], !query.paused else { continue }
                 query.refreshes += 1
@@ -329,7 +335,7 @@ struct LiveQueryRegistry {
                 reduced.newRegion = .fullDatabase
             }
             evaluation.region = .fullDatabase
-            evaluations[definition] = evaluation
+            store(evaluation)
             for name in evaluation.members.sorted() {
                 guard var query = queries[name], !query.paused else { continue }
                 query.refreshes += 1

@@ -89,7 +89,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             throw isShutDown ? .closed : .liveQueryNameTaken(name)
         }
         registry.add(name, definition, delivery: delivery, delivered: result)
-        interest.widen(with: registry.evaluations[definition]!.region)
+        syncInterest(definition)
         return LiveQuerySnapshot(name: name, version: 1, result: result, tables: tables)
     }
 
@@ -108,25 +108,35 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             registry.dropIfUnused(definition)
             throw .unknownLiveQuery(name)
         }
-        if let old { forgetIfInactive(old) }
-        interest.markStale()
-        interest.widen(with: registry.evaluations[definition]!.region)
+        if let old {
+            forgetIfInactive(old)
+            syncInterest(old)
+        }
+        syncInterest(definition)
         return LiveQuerySnapshot(name: name, version: version, result: result, tables: tables)
     }
 
     func unregister(name: String) throws(SQLiveError) {
         guard let definition = registry.remove(name) else { throw .unknownLiveQuery(name) }
         forgetIfInactive(definition)
-        interest.markStale()
+        syncInterest(definition)
         publishQueryCount()
     }
 
     func unregisterAll() {
         for definition in registry.evaluations.keys { machine.forget(definition) }
         registry.removeAll()
-        interest.markStale()
-        interest.narrowIfStale { DatabaseRegion() }
+        interest.removeAll()
         publishQueryCount()
+    }
+
+    /// Tells the interest what an evaluation reads now, or that it is gone.
+    private func syncInterest(_ definition: LiveQueryDefinition) {
+        if let evaluation = registry.evaluations[definition] {
+            interest.set(definition, region: evaluation.region, tables: evaluation.tables)
+        } else {
+            interest.remove(definition)
+        }
     }
 
     /// Tells the interest how many live queries exist or are being registered.
@@ -179,9 +189,8 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         guard !isShutDown, !queries.isEmpty else { return }
         for query in queries where registry.queries[query.name] == nil {
             registry.adopt(query)
+            syncInterest(query.definition)
         }
-        interest.widen(with: .fullDatabase)
-        interest.markStale()
         publishQueryCount()
         handle(.fileWritten)
     }
@@ -313,7 +322,6 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             guard !definitions.isEmpty else { continue }
             retry += await fetch(definitions, on: home, batch: batch)
         }
-        interest.narrowIfStale { registry.unionOfRegions() }
         guard !isShutDown else { return }
         perform(machine.refreshDidFinish(at: clock.now))
         if !retry.isEmpty {
@@ -430,9 +438,8 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         pending: PendingChange
     ) {
         let reduced = registry.reduce(outcome, for: definition, pending: pending, now: Date())
-        if let newRegion = reduced.newRegion {
-            interest.markStale()
-            interest.widen(with: newRegion)
+        if reduced.newRegion != nil {
+            syncInterest(definition)
         }
         for event in reduced.events { events.yield(event) }
     }

@@ -8,6 +8,8 @@ final class LSPClient: Sendable {
     struct Received: @unchecked Sendable {
         var message: [String: Any]
         var at: Int64
+        /// The body's length on the wire, in bytes.
+        var length = 0
     }
 
     let process: Process
@@ -52,7 +54,7 @@ final class LSPClient: Sendable {
                     bytes.removeFirst(separator + 4 + length)
                     let at = Monotonic.now()
                     if let message = try? JSONSerialization.jsonObject(with: body) as? [String: Any] {
-                        state.withLock { $0.received.append(Received(message: message, at: at)) }
+                        state.withLock { $0.received.append(Received(message: message, at: at, length: length)) }
                         state.broadcast()
                     }
                 }

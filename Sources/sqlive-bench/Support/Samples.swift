@@ -5,6 +5,13 @@ struct Samples {
     mutating func append(_ value: Int64) { values.append(value) }
     var count: Int { values.count }
 
+    /// The samples in a range of positions, in the order they were taken.
+    func slice(_ range: Range<Int>) -> Samples {
+        var part = Samples()
+        part.values = Array(values[range])
+        return part
+    }
+
     /// The p-th percentile (nearest rank), in milliseconds.
     func percentile(_ p: Double) -> Double {
         guard !values.isEmpty else { return .nan }

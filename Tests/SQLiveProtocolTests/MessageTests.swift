@@ -208,3 +208,24 @@ struct ParamKindTests {
         #expect(named.params == .named(["a": .real(2)]))
     }
 }
+
+@Suite("Messages over the maximum length")
+struct OversizedMessageTests {
+    @Test("A response longer than the maximum becomes a -32013 error for its request; a notification is dropped")
+    func oversized() throws {
+        // Control characters: six bytes each once escaped, more than any weighing of the value guessed.
+        let text = String(repeating: "\u{1}", count: 2_000)
+        var problems: [String] = []
+        let response = OutgoingMessage.response(id: .number(7), result: ["value": text])
+        let replaced = try #require(response.encoded(maximumLength: 4_000) { problems.append($0) })
+        let json = try JSONReader.parse(replaced)
+        #expect(json["id"] == 7)
+        #expect(json["error"]?["code"] == -32013)
+        #expect(json["error"]?["message"]?.stringValue?.contains("more than the 4000") == true)
+        let notification = OutgoingMessage.notification(method: "liveQuery/changed", params: ["value": text])
+        #expect(notification.encoded(maximumLength: 4_000) { problems.append($0) } == nil)
+        #expect(problems.count == 2)
+        let small = OutgoingMessage.response(id: .number(8), result: ["value": "ok"])
+        #expect(try small.encoded(maximumLength: 4_000) { problems.append($0) } == small.encoded())
+    }
+}

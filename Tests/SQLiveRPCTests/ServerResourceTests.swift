@@ -28,6 +28,38 @@ struct ServerResourceTests {
         var description: String { "\(threads) threads, \(descriptors) descriptors, \(residentKiB) KiB" }
     }
 
+    @Test("A value larger than a message may be is refused with -32013, read no further, and the server goes on")
+    func oversizedResults() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("blob.sqlite")
+        // 70 MB of blob: 93 MB of base64, over the 64 MiB a message may be.
+        try sqlite3(path, "CREATE TABLE b(x); INSERT INTO b VALUES (randomblob(70000000)), ('small');")
+        let server = try await ServerProcess.started(database: path, directory: directory.url, binary: true)
+        let refused = try await server.error("query/execute", ["sql": "SELECT x FROM b"])
+        #expect(refused["code"] == -32013)
+        #expect(refused["message"]?.stringValue?.contains("select fewer rows") == true)
+        #expect(refused["data"]?["maximumMessageLength"]?.integerValue ?? 0 > 60_000_000)
+        let lengths = try await server.result("query/execute", ["sql": "SELECT length(x) FROM b"])
+        #expect(lengths["results"]?[0]?["rows"] == [[70_000_000], [5]])
+        let register = try await server.error("liveQuery/register", ["name": "big", "sql": "SELECT x FROM b"])
+        #expect(register["code"] == -32013)
+        // A live query whose result grows past the limit fails, and says why.
+        _ = try await server.result("liveQuery/register", ["name": "grows", "sql": "SELECT x FROM b WHERE rowid > 1"])
+        try sqlite3(path, "UPDATE b SET x = randomblob(70000000) WHERE rowid = 2;")
+        let failed = try await server.notification("liveQuery/error") { $0["name"] == "grows" }
+        #expect(failed["error"]?["code"] == -32013)
+        // Memory: SQLite's own copy of the value, not three more of ours.
+        let peak = try String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8)
+            .split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+            .flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first }.flatMap { Int($0) } ?? 0
+        if ProcessInfo.processInfo.environment["SQLIVE_SANITIZER"] == nil {
+            #expect(peak < 300 * 1024, "peak resident \(peak) KiB")
+        }
+        _ = try await server.result("shutdown")
+        server.notify("exit")
+        #expect(try await server.waitForExit() == 0)
+    }
+
     @Test("200 databases opened and closed, each with live queries and a write: back to the baseline")
     func openAndClose200() async throws {
         let directory = try TemporaryDirectory()

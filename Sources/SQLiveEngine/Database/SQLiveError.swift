@@ -62,6 +62,9 @@ public enum SQLiveError: Error, Hashable, Sendable {
     case invalidLiveQueryName(String)
     /// The database is closed.
     case closed
+    /// A result holds more bytes than a front end can send in one message
+    /// (`LiveQueryOptions.resultByteCap`); it was not read further.
+    case resultTooLarge(limit: Int)
 
     /// The SQLite failure behind this error, if any.
     public var sqliteFailure: SQLiteFailure? {
@@ -82,6 +85,9 @@ extension SQLiveError: CustomStringConvertible, LocalizedError {
         case .invalidParameters(let reason): reason
         case .invalidLiveQueryName(let reason): reason
         case .closed: "the database is closed"
+        case .resultTooLarge(let limit):
+            "the result is larger than \(limit % 1_048_576 == 0 ? "\(limit / 1_048_576) MiB" : "\(limit) bytes"), the most one message "
+                + "carries; select fewer rows (maxRows, LIMIT) or smaller values (length(x), substr(x, 1, 1000))"
         }
     }
 

@@ -232,6 +232,30 @@ extension SQLValue {
         case .blob(let data): data.count
         }
     }
+
+    /// About what the value weighs printed as text, as results are sent: an
+    /// integer's digits, a REAL's longest form, text quoted, a blob in
+    /// base64 (`{"$blob": …}`), and a separator. Escapes are not counted.
+    public var printedByteCount: Int {
+        switch self {
+        case .null: 5
+        case .integer(let integer):
+            if integer == .min { 21 } else {
+                {
+                    var digits = integer < 0 ? 3 : 2
+                    var rest = integer.magnitude
+                    while rest >= 10 {
+                        rest /= 10
+                        digits += 1
+                    }
+                    return digits
+                }()
+            }
+        case .real: 25
+        case .text(let text): text.utf8.count + 3
+        case .blob(let data): (data.count + 2) / 3 * 4 + 13
+        }
+    }
 }
 
 extension LiveDatabase {

@@ -47,14 +47,17 @@ enum LiveQueryFetcher {
     ///   looked up only when the statement's region differs from it.
     static func fetch(
         _ definition: LiveQueryDefinition, _ db: Database, rowCap: Int, tracer: StatementTracer,
-        knownRegion: DatabaseRegion?, recordsPages: Bool, wantsKey: Bool = false
+        knownRegion: DatabaseRegion?, recordsPages: Bool, wantsKey: Bool = false, byteCap: Int? = nil
     ) throws -> Fetched {
         guard recordsPages else {
             return try fetch(
-                definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion, wantsKey: wantsKey)
+                definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion, wantsKey: wantsKey,
+                byteCap: byteCap)
         }
         var (fetched, dependency) = try ObserverVFS.recordingPages(db) {
-            try fetch(definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion, wantsKey: wantsKey)
+            try fetch(
+                definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion, wantsKey: wantsKey,
+                byteCap: byteCap)
         }
         fetched.dependency = dependency
         return fetched
@@ -63,9 +66,10 @@ enum LiveQueryFetcher {
     /// `fetch` without recording its pages.
     static func fetch(
         _ definition: LiveQueryDefinition, _ db: Database, rowCap defaultCap: Int, tracer: StatementTracer,
-        knownRegion: DatabaseRegion?, wantsKey: Bool
+        knownRegion: DatabaseRegion?, wantsKey: Bool, byteCap: Int?
     ) throws -> Fetched {
         let rowCap = definition.maxRows ?? defaultCap
+        var bytes = 0
         let clock = ContinuousClock()
         let start = clock.now
         let statement = try db.makeStatement(sql: definition.sql)
@@ -82,6 +86,11 @@ enum LiveQueryFetcher {
             if rows.count >= rowCap {
                 truncated = true
                 break
+            }
+            if let byteCap {
+                // Weighed before it is copied: memory stays bounded by the cap.
+                bytes += SQLValue.printedByteCount(of: statement.sqliteStatement, columnCount: columns.count)
+                if bytes > byteCap { throw SQLiveError.resultTooLarge(limit: byteCap) }
             }
             rows.append(SQLValue.row(of: statement.sqliteStatement, columnCount: columns.count))
         }
@@ -109,7 +118,8 @@ enum LiveQueryFetcher {
             // (`ALTER TABLE … ADD COLUMN` under `SELECT *`): the rows were
             // read with the old column count. Read again, on the new schema.
             return try fetch(
-                definition, db, rowCap: defaultCap, tracer: tracer, knownRegion: knownRegion, wantsKey: wantsKey)
+                definition, db, rowCap: defaultCap, tracer: tracer, knownRegion: knownRegion, wantsKey: wantsKey,
+                byteCap: byteCap)
         }
         let elapsed = clock.now - start
         let counters = StatementCounters(statement.sqliteStatement)

@@ -26,6 +26,11 @@ public struct LiveQueryOptions: Sendable {
     /// the WAL (`precision: "tables"`); otherwise each one refreshes every
     /// live query. On by default; the benchmark turns it off to compare.
     public var walPrecision: Bool
+    /// The most bytes of values a live query's result may hold (`nil`: no
+    /// limit): a front end that sends results in messages of bounded size
+    /// sets it, and a result past it fails with
+    /// `SQLiveError.resultTooLarge`, read no further.
+    public var resultByteCap: Int?
 
     public init(
         coalescingWindow: Duration = .milliseconds(15),
@@ -33,8 +38,10 @@ public struct LiveQueryOptions: Sendable {
         externalDetection: ExternalDetection = .automatic,
         pollingInterval: Duration = .milliseconds(100),
         safetyPollInterval: Duration = .seconds(2),
-        walPrecision: Bool = true
+        walPrecision: Bool = true,
+        resultByteCap: Int? = nil
     ) {
+        self.resultByteCap = resultByteCap
         self.coalescingWindow = coalescingWindow
         self.rowCap = rowCap
         self.externalDetection = externalDetection

@@ -25,6 +25,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     private let events: Broadcaster<LiveQueryEvent>
     private let interest: Interest
     private let rowCap: Int
+    private let byteCap: Int?
     let clock: C
     /// Requests to wake at an instant (the newest one counts).
     nonisolated let wakes: AsyncStream<C.Instant>
@@ -60,6 +61,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         self.events = events
         self.interest = interest
         self.rowCap = options.rowCap
+        self.byteCap = options.resultByteCap
         self.clock = clock
         self.machine = CoalescingStateMachine(window: options.coalescingWindow)
         (wakes, wakeRequests) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -229,6 +231,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             return current
         }
         let rowCap = rowCap
+        let byteCap = byteCap
         let tracer = tracer
         let hasCommitted = reader.committed != nil
         do {
@@ -241,7 +244,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
                 if recordsPages { try ObserverVFS.beginGeneration(db) }
                 return try LiveQueryFetcher.fetch(
                     definition, db, rowCap: rowCap, tracer: tracer, knownRegion: nil, recordsPages: recordsPages,
-                    wantsKey: wantsKey)
+                    wantsKey: wantsKey, byteCap: byteCap)
             }
             registry.record(fetched, home: home, for: definition)
             return (fetched.result, fetched.tables ?? [])
@@ -351,6 +354,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             .makeStream()
         let reader = reader
         let rowCap = rowCap
+        let byteCap = byteCap
         let tracer = tracer
         // How many of `work` were handed over: a read a writer overtook is
         // read again (LiveQueryReader), from the first not handed over.
@@ -381,7 +385,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
                             }
                             let fetched = try LiveQueryFetcher.fetch(
                                 definition, db, rowCap: rowCap, tracer: tracer, knownRegion: evaluation?.region,
-                                recordsPages: recordsPages, wantsKey: wantsKey)
+                                recordsPages: recordsPages, wantsKey: wantsKey, byteCap: byteCap)
                             continuation.yield((definition, .success(fetched)))
                         } catch  where ObserverVFS.mayBeOvertaken(error) {
                             throw error

@@ -32,6 +32,24 @@ extension SQLValue {
     /// This is the hot path of every result sqlive prints: it skips GRDB's
     /// row and `DatabaseValue` layers, and keeps storage classes as SQLite
     /// reports them.
+    /// What a statement's current row weighs printed (`printedByteCount`),
+    /// read from SQLite without copying a value.
+    static func printedByteCount(of statement: SQLiteStatement, columnCount: Int) -> Int {
+        var total = 2
+        for index in 0..<Int32(columnCount) {
+            switch sqlite3_column_type(statement, index) {
+            case SQLITE_INTEGER: total += SQLValue.integer(sqlite3_column_int64(statement, index)).printedByteCount
+            case SQLITE_FLOAT: total += 25
+            case SQLITE_TEXT:
+                _ = sqlite3_column_text(statement, index)
+                total += Int(sqlite3_column_bytes(statement, index)) + 3
+            case SQLITE_BLOB: total += (Int(sqlite3_column_bytes(statement, index)) + 2) / 3 * 4 + 13
+            default: total += 5
+            }
+        }
+        return total
+    }
+
     static func row(of statement: SQLiteStatement, columnCount: Int) -> [SQLValue] {
         var values: [SQLValue] = []
         values.reserveCapacity(columnCount)

@@ -25,6 +25,12 @@ public struct StatementRow: RowValues {
         self.count = columnCount
     }
 
+    /// What the row weighs printed as text (`SQLValue.printedByteCount`),
+    /// without copying a value.
+    public var printedByteCount: Int {
+        SQLValue.printedByteCount(of: statement, columnCount: count)
+    }
+
     /// The storage class of a column's value.
     @inline(__always)
     public func type(at column: Int) -> SQLStorageClass {

@@ -52,6 +52,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable {
     public static let unknownLiveQuery = ErrorCode(rawValue: -32011)
     /// A live query with this name already exists.
     public static let liveQueryNameTaken = ErrorCode(rawValue: -32012)
+    /// A result is larger than the most one message carries
+    /// (`maximumMessageLength`); nothing of it was sent.
+    public static let resultTooLarge = ErrorCode(rawValue: -32013)
 }
 
 extension ErrorCode: CustomStringConvertible {

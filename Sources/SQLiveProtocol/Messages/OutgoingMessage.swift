@@ -82,6 +82,27 @@ public struct OutgoingMessage: Sendable {
         }
     }
 
+    /// The message as JSON text, at most `maximumLength` bytes: a longer
+    /// response becomes a -32013 error for the same request; a longer
+    /// notification or request is dropped (nil), and `report` told.
+    public func encoded(maximumLength: Int, reportingFailure report: (String) -> Void) -> [UInt8]? {
+        guard let bytes = encoded(reportingFailure: { report("cannot encode a message: \($0)") }) else { return nil }
+        guard bytes.count > maximumLength else { return bytes }
+        let what = "\(bytes.count) bytes, more than the \(maximumLength) a message may be"
+        switch content {
+        case .result(let id, _), .error(let id?, _):
+            report("a response of \(what): sent as an error")
+            let error = ResponseError(
+                .resultTooLarge,
+                "the response is \(what); select fewer rows (maxRows, LIMIT) or smaller values "
+                    + "(length(x), substr(x, 1, 1000))")
+            return try? OutgoingMessage.response(id: id, error: error).encoded()
+        default:
+            report("dropped a message of \(what)")
+            return nil
+        }
+    }
+
     /// Writes the message, keys sorted.
     public func write(to writer: inout JSONWriter) throws {
         switch content {

@@ -50,7 +50,8 @@ public enum MCPServer {
         input: Int32, output: Int32, database: String?, options: Options, directory: URL? = nil
     ) async -> Int32 {
         signal(SIGPIPE, SIG_IGN)
-        let writer = MessageWriter(fileDescriptor: output, framing: .newline)
+        let writer = MessageWriter(
+            fileDescriptor: output, framing: .newline, maximumLength: options.maximumMessageLength)
         let path = Session.resolve(database ?? ":memory:", in: directory)
         let session = await MCPSession.open(
             path: path, shownAs: database ?? ":memory:", options: options, writer: writer)

@@ -52,8 +52,13 @@ public enum RPCServer {
         // Writing to a client that went away fails with EPIPE instead of
         // killing the process.
         signal(SIGPIPE, SIG_IGN)
-        let writer = MessageWriter(fileDescriptor: output)
-        let session = Session(writer: writer, directory: directory)
+        let writer = MessageWriter(fileDescriptor: output, maximumLength: Self.maximumMessageLength)
+        // A live query's result must fit in one notification: its values
+        // are weighed as they are read, with room left for the rest.
+        let session = Session(
+            writer: writer, directory: directory,
+            databaseOptions: LiveDatabase.Options(
+                liveQueries: LiveQueryOptions(resultByteCap: Self.maximumMessageLength - (64 << 10))))
         await session.openAtStart(path: database ?? ":memory:", readonly: readonly)
         let connection = Connection(writer: writer, session: session, maximumMessageLength: maximumMessageLength)
         let status = await connection.run(input: input)

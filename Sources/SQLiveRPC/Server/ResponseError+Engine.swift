@@ -42,6 +42,9 @@ extension ResponseError {
             self = .invalidParams(reason, field: "name")
         case .closed:
             self = ResponseError(.noDatabase, "No database open: \(error.description)")
+        case .resultTooLarge(let limit):
+            self = ResponseError(.resultTooLarge, error.description)
+            self.data = .object(["maximumMessageLength": .integer(Int64(limit))])
         }
     }
 

@@ -29,6 +29,8 @@ final class MessageWriter: Sendable {
 
     private let fileDescriptor: Int32
     private let framing: Framing
+    /// The longest message written: a longer response is sent as an error.
+    private let maximumLength: Int
 
     // Mutable State
     //
@@ -64,9 +66,10 @@ final class MessageWriter: Sendable {
 
     /// A writer to a file descriptor, which it does not close; its thread
     /// runs until `stop()`.
-    init(fileDescriptor: Int32, framing: Framing = .contentLength) {
+    init(fileDescriptor: Int32, framing: Framing = .contentLength, maximumLength: Int = 64 << 20) {
         self.fileDescriptor = fileDescriptor
         self.framing = framing
+        self.maximumLength = maximumLength
         let thread = Thread { [self] in
             run()
             ended.signal()
@@ -168,8 +171,8 @@ final class MessageWriter: Sendable {
                     case .frame(let frame):
                         bytes.append(contentsOf: frame)
                     case .message(let message):
-                        let content = message.encoded { error in
-                            ServerLog.warning("cannot encode a message: \(error)")
+                        let content = message.encoded(maximumLength: maximumLength) { problem in
+                            ServerLog.warning(problem)
                         }
                         guard let content else { break }
                         switch framing {

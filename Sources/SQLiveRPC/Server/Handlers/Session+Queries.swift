@@ -32,6 +32,8 @@ extension Session {
                     consumer: &collector)
             }
             return QueryExecuteRequest.Result(results: collector.results)
+        } catch SQLiveError.resultTooLarge(let limit) {
+            throw ResponseError(SQLiveError.resultTooLarge(limit: limit))
         } catch let failure as SQLiteFailure {
             // The failing statement's partial result is not a result.
             var completed = collector.results
@@ -111,6 +113,11 @@ extension Session {
 /// result in between.
 struct QueryResultCollector: ResultConsumer {
     private(set) var results: [QueryExecuteRequest.StatementResult] = []
+    /// The most bytes the results may weigh (`SQLValue.printedByteCount`):
+    /// what one response can carry. Reading stops past it, so memory stays
+    /// bounded by it, whatever the data.
+    var byteBudget = RPCServer.maximumMessageLength - (64 << 10)
+    private var bytes = 0
 
     mutating func statementDidStart(_ header: StatementHeader) {
         results.append(
@@ -118,7 +125,10 @@ struct QueryResultCollector: ResultConsumer {
                 sql: header.sql, columns: header.columns, rows: [], truncated: false, changes: 0, elapsedMs: 0))
     }
 
-    mutating func consume(row: StatementRow) {
+    mutating func consume(row: StatementRow) throws {
+        // Weighed before it is copied.
+        bytes += row.printedByteCount
+        if bytes > byteBudget { throw SQLiveError.resultTooLarge(limit: byteBudget) }
         var values: [RPCValue] = []
         values.reserveCapacity(row.count)
         for column in 0..<row.count {

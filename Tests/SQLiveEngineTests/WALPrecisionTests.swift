@@ -59,22 +59,22 @@ struct WALPrecisionTests {
     }
 
     @Test("an update to one of ten tables reports that table alone")
-    func oneOfTen() throws {
+    func oneOfTen() async throws {
         let lockstep = try WALLockstep(schema: Self.tenTables)
         #expect(lockstep.tracker.map != nil)
         for table in 0..<10 {
-            let truth = try lockstep.send([["UPDATE t\(table) SET a = a + 1 WHERE id % 7 = 0"]])
+            let truth = try await lockstep.send([["UPDATE t\(table) SET a = a + 1 WHERE id % 7 = 0"]])
             #expect(truth == ["t\(table)"])
             #expect(lockstep.read() == .tables(["t\(table)"]))
         }
         // Several commits between two readings: their union.
-        let truth = try lockstep.send([["UPDATE t1 SET b = 'x' WHERE id = 3"], ["DELETE FROM t4 WHERE id = 9"]])
+        let truth = try await lockstep.send([["UPDATE t1 SET b = 'x' WHERE id = 3"], ["DELETE FROM t4 WHERE id = 9"]])
         #expect(lockstep.read() == .tables(truth))
         #expect(try lockstep.compareMap().wrong == [])
     }
 
     @Test("bulk inserts, range deletes, overflow pages, in-place blob updates")
-    func pagesAllocatedAndFreed() throws {
+    func pagesAllocatedAndFreed() async throws {
         let lockstep = try WALLockstep(schema: Self.tenTables)
         let steps: [[[String]]] = [
             [["INSERT INTO t2(a, b) SELECT value, hex(randomblob(200)) FROM generate_series(1, 5000)"]],
@@ -85,7 +85,7 @@ struct WALPrecisionTests {
             [["INSERT INTO t5(a, b) SELECT value, 'x' FROM generate_series(1, 3000)"], ["DELETE FROM t5"]],
         ]
         for step in steps {
-            let truth = try lockstep.send(step)
+            let truth = try await lockstep.send(step)
             let changes = lockstep.read()
             #expect(Self.expectCovers(changes, truth, "\(step)"), "\(step): \(changes)")
             #expect(try lockstep.compareMap().wrong == [], "\(step)")
@@ -93,41 +93,41 @@ struct WALPrecisionTests {
     }
 
     @Test("checkpoints, WAL resets over unread commits, VACUUM and schema changes")
-    func resetsAndFallbacks() throws {
+    func resetsAndFallbacks() async throws {
         let lockstep = try WALLockstep(schema: Self.tenTables)
         // A checkpoint that empties the log, then commits: a new generation.
         for mode in ["TRUNCATE", "RESTART", "PASSIVE", "FULL"] {
-            var truth = try lockstep.send([["UPDATE t0 SET a = a + 1 WHERE id = 1"]])
-            truth.formUnion(try lockstep.send([["PRAGMA wal_checkpoint(\(mode))"]]))
-            truth.formUnion(try lockstep.send([["UPDATE t6 SET a = a + 1 WHERE id = 2"]]))
+            var truth = try await lockstep.send([["UPDATE t0 SET a = a + 1 WHERE id = 1"]])
+            truth.formUnion(try await lockstep.send([["PRAGMA wal_checkpoint(\(mode))"]]))
+            truth.formUnion(try await lockstep.send([["UPDATE t6 SET a = a + 1 WHERE id = 2"]]))
             let changes = lockstep.read()
             Self.expectCovers(changes, truth, mode)
-            lockstep.waitForMap()
+            await lockstep.waitForMap()
             #expect(try lockstep.compareMap().wrong == [], "\(mode)")
         }
         // Read right after each commit, then a checkpoint and a new generation.
         for mode in ["TRUNCATE", "RESTART"] {
-            try lockstep.send([["UPDATE t7 SET a = a + 1 WHERE id = 5"]])
+            try await lockstep.send([["UPDATE t7 SET a = a + 1 WHERE id = 5"]])
             _ = lockstep.read()
-            try lockstep.send([["PRAGMA wal_checkpoint(\(mode))"]])
-            let truth = try lockstep.send([["UPDATE t8 SET a = a + 1 WHERE id = 5"]])
+            try await lockstep.send([["PRAGMA wal_checkpoint(\(mode))"]])
+            let truth = try await lockstep.send([["UPDATE t8 SET a = a + 1 WHERE id = 5"]])
             #expect(lockstep.read() == .tables(truth), "\(mode)")
         }
         // A schema change cannot be proven: everything refreshes, and the map is rebuilt.
-        try lockstep.send([["CREATE INDEX t9_b ON t9(b)"]])
+        try await lockstep.send([["CREATE INDEX t9_b ON t9(b)"]])
         guard case .all = lockstep.read() else {
             Issue.record("a schema change was answered by tables")
             return
         }
-        lockstep.waitForMap()
-        let truth = try lockstep.send([["UPDATE t9 SET b = 'y' WHERE id < 50"]])
+        await lockstep.waitForMap()
+        let truth = try await lockstep.send([["UPDATE t9 SET b = 'y' WHERE id < 50"]])
         #expect(lockstep.read() == .tables(truth))
-        try lockstep.send([["VACUUM"]])
+        try await lockstep.send([["VACUUM"]])
         guard case .all = lockstep.read() else {
             Issue.record("VACUUM was answered by tables")
             return
         }
-        lockstep.waitForMap()
+        await lockstep.waitForMap()
         #expect(try lockstep.compareMap().wrong == [])
     }
 
@@ -136,7 +136,7 @@ struct WALPrecisionTests {
         arguments: [
             ["PRAGMA auto_vacuum=FULL"], ["PRAGMA secure_delete=OFF"], ["PRAGMA auto_vacuum=INCREMENTAL"],
         ])
-    func settings(pragmas: [String]) throws {
+    func settings(pragmas: [String]) async throws {
         let lockstep = try WALLockstep(schema: Self.richSchema, pragmas: pragmas + ["PRAGMA foreign_keys=ON"])
         let steps: [[[String]]] = [
             [["INSERT INTO logged(v) SELECT 'v' || value FROM generate_series(1, 200)"]],
@@ -152,7 +152,7 @@ struct WALPrecisionTests {
             ],
         ]
         for step in steps {
-            let truth = try lockstep.send(step)
+            let truth = try await lockstep.send(step)
             let changes = lockstep.read()
             Self.expectCovers(changes, truth, "\(pragmas) \(step)")
             #expect(try lockstep.compareMap().wrong == [], "\(pragmas) \(step)")
@@ -160,7 +160,7 @@ struct WALPrecisionTests {
     }
 
     @Test("a seeded randomized run of 1,000 commits: no table missed, the map equal to dbstat")
-    func randomized() throws {
+    func randomized() async throws {
         let lockstep = try WALLockstep(schema: Self.richSchema, pragmas: ["PRAGMA foreign_keys=ON"])
         var random = SeededRandom(seed: 0x5EED_0012)
         let tables = ["t0", "t1", "t2", "t3"]
@@ -237,7 +237,7 @@ struct WALPrecisionTests {
             }
             for _ in 0..<number(1...4) { step.append(transaction()) }
             commits += step.count
-            let truth = try lockstep.send(step)
+            let truth = try await lockstep.send(step)
             let changes = lockstep.read()
             if case .tables = changes {
                 if Self.expectCovers(changes, truth, "round \(rounds) \(step)") {
@@ -253,7 +253,7 @@ struct WALPrecisionTests {
                 if ProcessInfo.processInfo.environment["SQLIVE_WAL_VERBOSE"] != nil {
                     print("fallback: \(changes) \(step)")
                 }
-                lockstep.waitForMap()
+                await lockstep.waitForMap()
             }
         }
         print(

@@ -10,12 +10,16 @@ import SQLiveTestSupport
 /// secure-delete and checkpointing as Debian builds them; `pragmas` may
 /// change them). After each step the test reads the tracker and compares
 /// its answer with the truth: the tables whose content hash changed.
-final class WALLockstep {
+///
+/// `@unchecked Sendable`: one test drives it, one call at a time (each
+/// awaited), so its state is never touched from two threads at once; the
+/// async calls only move the wait to a thread of its own.
+final class WALLockstep: @unchecked Sendable {
     let directory: TemporaryDirectory
     let path: String
-    private let process = Process()
-    private let input: FileHandle
-    private let output: FileHandle
+    /// The python writer (started with `posix_spawn`: Foundation's
+    /// `Process.run` crashed in its `memcpy` under the parallel suite).
+    private let writer: Spawn.PipedChild
     private var connection: OpaquePointer?
     private(set) var tracker: WALChangeTracker!
     /// The content hash of every table after the last step.
@@ -57,18 +61,7 @@ final class WALLockstep {
     init(schema: [String], pragmas: [String] = []) throws {
         directory = try TemporaryDirectory()
         path = directory.path("wal.sqlite")
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-u", "-c", Self.writer, path]
-        let inputPipe = Pipe()
-        let outputPipe = Pipe()
-        process.standardInput = inputPipe
-        process.standardOutput = outputPipe
-        process.standardError = FileHandle.standardError
-        inputPipe.closeOnExec()
-        outputPipe.closeOnExec()
-        try SpawnLock.run(process)
-        input = inputPipe.fileHandleForWriting
-        output = outputPipe.fileHandleForReading
+        writer = try Spawn.PipedChild("/usr/bin/env", ["python3", "-u", "-c", Self.writer, path])
         for pragma in ["PRAGMA journal_mode=WAL"] + pragmas { try send([[pragma]]) }
         try send([
             [
@@ -84,14 +77,14 @@ final class WALLockstep {
         _ = dataVersion()
         tracker.start()
         _ = dataVersion()
-        waitForMap()
+        waitForMapBlocking()
     }
 
     deinit {
         tracker?.stop()
-        input.write(Data("\"quit\"\n".utf8))
-        try? input.close()
-        process.waitUntilExit()
+        writer.write("\"quit\"\n")
+        writer.closeInput()
+        _ = writer.child.waitUntilExit()
         sqlite3_close_v2(connection)
     }
 
@@ -107,11 +100,22 @@ final class WALLockstep {
     /// Runs transactions in the writer; returns the tables whose content changed.
     @discardableResult
     func send(_ transactions: [[String]]) throws -> Set<String> {
+        try sendBlocking(transactions)
+    }
+
+    /// `send`, waiting for the writer on a thread of its own: a test's
+    /// wait must not hold one of Swift concurrency's few pool threads (on
+    /// two cores, other suites' tasks starved behind these tests).
+    func send(_ transactions: [[String]]) async throws -> Set<String> {
+        try await onOwnThread { [self] in try sendBlocking(transactions) }
+    }
+
+    private func sendBlocking(_ transactions: [[String]]) throws -> Set<String> {
         let data = try JSONSerialization.data(withJSONObject: transactions)
-        input.write(data + Data("\n".utf8))
+        writer.write(String(decoding: data, as: UTF8.self) + "\n")
         var received = Data()
         while !received.contains(UInt8(ascii: "\n")) {
-            let chunk = output.readChunk()
+            let chunk = writer.read()
             guard !chunk.isEmpty else { throw LockstepFailure("the python writer ended") }
             received += chunk
         }
@@ -128,7 +132,11 @@ final class WALLockstep {
     }
 
     /// Waits until a requested map is built and installed.
-    func waitForMap() {
+    func waitForMap() async {
+        _ = try? await onOwnThread { [self] in waitForMapBlocking() }
+    }
+
+    func waitForMapBlocking() {
         let deadline = Date().addingTimeInterval(30)
         while tracker.map == nil, Date() < deadline {
             while tracker.builder.isRunning, Date() < deadline { usleep(1000) }

@@ -32,10 +32,13 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
     /// Event kinds that changed rows in the current transaction.
     private var touched: [DatabaseEventKind] = []
     private var schemaVersions: [Int?] = []
-    /// The `WITHOUT ROWID` tables (lowercased, any schema), read with
-    /// `schemaVersions`: SQLite reports no row event for them, so a
-    /// statement that may write one counts as having written it.
-    private var withoutRowid: Set<String> = []
+    /// Whether each table (lowercased, any schema) is `WITHOUT ROWID`:
+    /// SQLite reports no row event for those, so a statement that may write
+    /// one counts as having written it. A table not known here (made by
+    /// another connection since) counts the same, and the map is read again
+    /// before the next script (`isStale`).
+    private var withoutRowid: [String: Bool] = [:]
+    private var isStale = false
     /// Whether `databaseWillCommit` ran for the current transaction.
     private var commitStarted = false
     /// Whether the recorder is one of GRDB's transaction observers.
@@ -58,10 +61,15 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
     func prime(_ db: Database) throws {
         schemaVersions = try Self.schemaVersions(db)
         withoutRowid = try Self.withoutRowidTables(db)
+        isStale = false
     }
 
-    private static func withoutRowidTables(_ db: Database) throws -> Set<String> {
-        Set(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_list WHERE wr").map { $0.lowercased() })
+    private static func withoutRowidTables(_ db: Database) throws -> [String: Bool] {
+        var tables: [String: Bool] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT name, wr FROM pragma_table_list") {
+            tables[(row[0] as String).lowercased()] = row[1] as Bool
+        }
+        return tables
     }
 
     /// The versions of the main and the temp schema.
@@ -82,10 +90,9 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
     /// still reported.
     func prepareForScript(_ db: Database) throws -> Bool {
         let wanted = interest.queryCount > 0
-        if isInstalled, try Self.schemaVersions(db) != schemaVersions {
-            // Changed by a script that ran when no live query existed, or
-            // by another connection.
+        if isInstalled && isStale {
             withoutRowid = try Self.withoutRowidTables(db)
+            isStale = false
         }
         if wanted && !isInstalled {
             try prime(db)
@@ -108,8 +115,11 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
         guard interest.isModified(byEventsOfKind: eventKind) else { return false }
-        if withoutRowid.contains(eventKind.tableName.lowercased()) {
-            // No row event will come: the statement counts as a change.
+        let name = eventKind.tableName.lowercased()
+        if withoutRowid[name] != false {
+            // No row event will come (or the table is new to the recorder):
+            // the statement counts as a change.
+            if withoutRowid[name] == nil { isStale = true }
             if !touched.contains(where: { $0.isSame(as: eventKind) }) { touched.append(eventKind) }
             return true
         }

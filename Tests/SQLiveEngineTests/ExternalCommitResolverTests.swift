@@ -14,14 +14,14 @@ struct ExternalCommitResolverTests {
         let directory: TemporaryDirectory
         let path: String
         let queue: DatabaseQueue
-        let resolver: ExternalCommitResolver
+        let resolver: ExternalCommitResolver<ContinuousClock>
 
         init(patience: Duration) throws {
             directory = try TemporaryDirectory()
             path = directory.path("db.sqlite")
             queue = try DatabaseQueue(path: path)
             try queue.write { db in try db.execute(sql: "CREATE TABLE a(x); CREATE TABLE b(x)") }
-            resolver = ExternalCommitResolver(session: queue, patience: patience)
+            resolver = ExternalCommitResolver(session: queue, clock: ContinuousClock(), patience: patience)
             try queue.writeWithoutTransaction { db in try resolver.prime("main", db) }
         }
 

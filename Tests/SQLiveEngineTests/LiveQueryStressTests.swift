@@ -4,25 +4,13 @@ import Testing
 
 @testable import SQLiveEngine
 
-/// A small seeded generator, so that a failing run can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("Live queries under mixed writers")
 struct LiveQueryStressTests {
     @Test(
         "Random local and external writes: final results right, versions strictly increasing",
         arguments: (1...12).map { (($0 % 2 == 0 ? JournalMode.wal : .delete), UInt64($0)) })
     func randomized(mode: JournalMode, seed: UInt64) async throws {
-        var random = SeededGenerator(state: seed)
+        var random = SeededRandom(seed: seed)
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(
             in: directory, mode: mode,

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveTestSupport
 import Testing
 
 @testable import SQLiveProtocol
@@ -155,7 +156,7 @@ struct JSONReaderTests {
 
     @Test("reads random doubles back exactly")
     func randomDoubles() throws {
-        var generator = SplitMix64(seed: 42)
+        var generator = SeededRandom(seed: 42)
         for _ in 0..<20_000 {
             let double = Double(bitPattern: generator.next())
             guard double.isFinite else { continue }
@@ -189,7 +190,7 @@ struct JSONReaderTests {
             "a", "bcdefgh", "\\\"", "\\\\", "\\/", "\\n", "\\u00e9", "\\ud83c\\udf89", "é", "🎉", "日本", " ", "\\t",
             "0123456789abcdef",
         ]
-        var generator = SplitMix64(seed: 7)
+        var generator = SeededRandom(seed: 7)
         for _ in 0..<2_000 {
             var body = ""
             for _ in 0..<Int(generator.next() % 12) { body += pieces[Int(generator.next() % UInt64(pieces.count))] }
@@ -246,21 +247,6 @@ struct JSONReaderTests {
     }
 }
 
-/// A small deterministic random number generator.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("JSONReader against Foundation")
 struct JSONReaderFuzzTests {
     static let seeds: [String] = [
@@ -277,7 +263,7 @@ struct JSONReaderFuzzTests {
 
     @Test("accepts what Foundation accepts, with the same values")
     func mutations() throws {
-        var generator = SplitMix64(seed: 2024)
+        var generator = SeededRandom(seed: 2024)
         let alphabet = Array(#"{}[]",:\/"0123456789.-+eEtrufalsn u"#.utf8) + [0x00, 0x1F, 0x7F, 0xC3, 0xA9, 0xFF]
         var accepted = 0
         for _ in 0..<20_000 {

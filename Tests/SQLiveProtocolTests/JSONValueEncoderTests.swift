@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveTestSupport
 import Testing
 
 @testable import SQLiveProtocol
@@ -230,7 +231,7 @@ struct JSONValueEncoderTests {
     @Test("writes large objects as Foundation")
     func largeObjects() throws {
         for count in [2, 3, 31, 32, 33, 100] {
-            var generator = SplitMix64(seed: UInt64(count))
+            var generator = SeededRandom(seed: UInt64(count))
             var dictionary: [String: Int] = [:]
             for index in 0..<count { dictionary["key\(generator.next() % 1000)-\(index)"] = index }
             #expect(try encodedText(dictionary) == (try foundationJSON(dictionary)))

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveTestSupport
 import Testing
 
 @testable import SQLiveProtocol
@@ -52,7 +53,7 @@ struct JSONWriterTests {
 
     @Test("writes random doubles as Foundation")
     func randomDoubles() throws {
-        var generator = SplitMix64(seed: 1)
+        var generator = SeededRandom(seed: 1)
         var doubles: [Double] = []
         for _ in 0..<2_000 {
             doubles.append(Double(bitPattern: generator.next()))

@@ -183,11 +183,8 @@ extension ExternalChangeWatcher {
         var schedule: ProbeSchedule<ContinuousClock.Instant>
         let clock = ContinuousClock()
         var damage = DamageCheck()
-        /// When an event last named the database file itself, while no
-        /// data version change has explained it yet.
-        var fileWrittenAt: ContinuousClock.Instant?
-        /// When a reading last found a new data version.
-        var versionChangedAt: ContinuousClock.Instant?
+        /// Whether writes to the database file were commits'.
+        var writes = WriteExplanation<ContinuousClock.Instant>()
         /// Reads which tables commits wrote (WAL mode); created when the
         /// database is first seen in WAL mode. `nil` when not wanted.
         var tracker: WALChangeTracker?
@@ -270,7 +267,7 @@ extension ExternalChangeWatcher {
                 if descriptors[0].revents != 0 { return }
                 if let events, descriptors[1].revents != 0 {
                     let events = events.take()
-                    if events.database { fileWrittenAt = clock.now }
+                    if events.database { writes.fileWasWritten(at: clock.now) }
                     if events.relevant { schedule.eventDidArrive(at: clock.now) }
                 }
                 if clock.now >= schedule.nextReading() {
@@ -291,7 +288,7 @@ extension ExternalChangeWatcher {
                 // Written since the last reading, as inotify would have said
                 // (if there is a descriptor, it said so already).
                 lastModification = status?.modification
-                fileWrittenAt = now
+                writes.fileWasWritten(at: now)
                 schedule.eventDidArrive(at: now)
             }
             let file = probe.fileState()
@@ -310,17 +307,11 @@ extension ExternalChangeWatcher {
             case .version(let version):
                 if version != lastVersion {
                     lastVersion = version
-                    versionChangedAt = now
-                    fileWrittenAt = nil
+                    writes.versionDidChange(at: now)
                     let tables = changedTables(file)
                     emit(.commit(mayBeLocal: startedAfter != lastSettled, schema: schema, tables: tables))
-                } else if let writtenAt = fileWrittenAt, now - writtenAt >= Self.fileWriteSettling {
-                    fileWrittenAt = nil
-                    // A commit writes the file after its counter too (its
-                    // other pages, a checkpoint): those writes are its own.
-                    if versionChangedAt.map({ writtenAt - $0 > Self.commitWrites }) ?? true {
-                        emit(.fileWritten)
-                    }
+                } else if writes.versionUnchanged(at: now) {
+                    emit(.fileWritten)
                 }
                 lastSettled = settledBefore
                 schedule.didRead(at: now, busy: false)
@@ -331,14 +322,6 @@ extension ExternalChangeWatcher {
                 schedule.didRead(at: now, busy: false)
             }
         }
-
-        /// How long after a write to the database file a data version
-        /// change may still come and explain it (a rollback-journal commit
-        /// writes its pages before the reading sees its counter).
-        static let fileWriteSettling = Duration.milliseconds(8)
-        /// How long after a data version change writes to the database
-        /// file are taken for that commit's.
-        static let commitWrites = Duration.milliseconds(50)
 
         /// The tables the commits since the last reading wrote, from the
         /// WAL; `nil` when unknown (not in WAL mode, or not provable).

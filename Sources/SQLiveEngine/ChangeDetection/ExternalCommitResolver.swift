@@ -11,21 +11,24 @@ import SQLiveLocks
 /// transaction, where its data version is frozen), the change is taken
 /// for an external commit — a refresh too many, never one too few. A
 /// question answered late still reports what it found.
-final class ExternalCommitResolver: Sendable {
+final class ExternalCommitResolver<C: Clock>: Sendable where C.Duration == Duration {
     let session: any DatabaseWriter
-    let patience: Duration
+    let clock: C
     // Mutable State: guarded by the mutex; read and written on the
     // session's connection (GRDB's writer queue).
     /// The session connection's data version of each watched database, as last read.
     private let writerVersions = Locked<[String: Int]>([:])
-    /// The questions waiting for the session's connection, by database;
-    /// written by the run loop's body and children.
-    private let questions = Locked(Questions())
+    /// The questions waiting for the session's connection (the decisions:
+    /// `CommitQuestions`); written by the run loop's body and children.
+    private let questions: Locked<CommitQuestions<C.Instant>>
 
-    init(session: any DatabaseWriter, patience: Duration = .milliseconds(20)) {
+    init(session: any DatabaseWriter, clock: C, patience: Duration = .milliseconds(20)) {
         self.session = session
-        self.patience = patience
+        self.clock = clock
+        self.questions = Locked(CommitQuestions(patience: patience))
     }
+
+    var patience: Duration { questions.withLock { $0.patience } }
 
     /// Reads a database's data version on the session's connection, as
     /// the baseline of later questions. Runs on the session's connection.
@@ -44,18 +47,12 @@ final class ExternalCommitResolver: Sendable {
     }
 
     /// Asks the session's connection, in two children of the run loop's
-    /// group: the question, and a timer that gives up waiting.
+    /// group: the question, and a timer that gives up waiting
+    /// (`CommitQuestions` decides; this does the asking and the sleeping).
     ///
     /// One question per database at a time: later ambiguous changes that
-    /// arrive while it waits are folded into it. An answer covers what
-    /// happened before it was read, not what was folded meanwhile, so when
-    /// changes were folded and the answer was "none of it external", the
-    /// question is asked again for them (the same child, the timer starting
-    /// over); an external answer covers them all. Once a question has
-    /// waited past `patience` — the session is busy — its changes and any
-    /// later ambiguous ones are taken for external changes at once. So a
-    /// session committing in a long script queues one question, not one
-    /// per commit.
+    /// arrive while it waits are folded into it. So a session committing in
+    /// a long script queues one question, not one per commit.
     ///
     /// - parameter tables: the tables the change wrote (read from the
     ///   WAL), or `nil` when unknown; the signal emitted carries the
@@ -64,25 +61,15 @@ final class ExternalCommitResolver: Sendable {
         _ schema: String, tables: Set<String>?, in group: inout DiscardingTaskGroup,
         emit: @escaping @Sendable (ChangeSignal) -> Void
     ) {
-        enum Next {
-            case ask(chain: Int)
-            case emitNow
-            case fold
-        }
-        let next = questions.withLock { questions -> Next in
-            guard let current = questions.waiting[schema] else {
-                questions.chains += 1
-                questions.waiting[schema] = Question(
-                    chain: questions.chains, askedAt: ContinuousClock.now, tables: tables)
-                return .ask(chain: questions.chains)
-            }
-            if current.timedOut { return .emitNow }
-            questions.waiting[schema]?.fold(tables)
-            return .fold
-        }
-        guard case .ask(let chain) = next else {
-            if case .emitNow = next { emit(.external(tables)) }
+        let now = clock.now
+        let arrival = questions.withLock { $0.changeArrived(schema, tables: tables, at: now) }
+        let chain: Int
+        switch arrival {
+        case .folded: return
+        case .external(let tables):
+            emit(.external(tables))
             return
+        case .ask(let asked): chain = asked
         }
         group.addTask { [self] in
             while true {
@@ -99,52 +86,27 @@ final class ExternalCommitResolver: Sendable {
                 } catch {
                     external = true
                 }
-                let outcome = questions.withLock { questions -> (emit: Bool, tables: Set<String>?)? in
-                    guard let current = questions.waiting[schema] else { return (false, nil) }
-                    if !external, !current.timedOut, let folded = current.folded {
-                        // Changes came while the question waited: ask again for them.
-                        questions.waiting[schema] = Question(
-                            chain: current.chain, askedAt: ContinuousClock.now, tables: folded)
-                        return nil
-                    }
-                    questions.waiting[schema] = nil
-                    // Folded changes are left here only with an external
-                    // answer (a timed-out question folds none).
-                    return (external, current.covered)
+                let now = clock.now
+                switch questions.withLock({ $0.answered(schema, external: external, at: now) }) {
+                case .askAgain: continue
+                case .external(let tables): emit(.external(tables))
+                case .done: break
                 }
-                guard let outcome else { continue }
-                if outcome.emit { emit(.external(outcome.tables)) }
                 return
             }
         }
-        let patience = patience
         group.addTask { [self] in
-            var deadline = ContinuousClock.now + patience
+            var deadline = now.advanced(by: patience)
             while true {
                 // In slices, so that the child ends soon after the answer
                 // when the patience is long.
-                try? await Task.sleep(until: min(deadline, ContinuousClock.now + Self.slice))
-                enum Wake {
-                    case done
-                    case later(ContinuousClock.Instant)
-                    case late(Set<String>?)
-                }
-                let wake = questions.withLock { questions -> Wake in
-                    guard let current = questions.waiting[schema], current.chain == chain, !current.timedOut
-                    else { return .done }
-                    // Not yet, or asked again since: wait from then.
-                    let due = current.askedAt + patience
-                    if ContinuousClock.now < due { return .later(due) }
-                    questions.waiting[schema]?.timedOut = true
-                    // The change emitted now covers the ones folded so far.
-                    questions.waiting[schema]?.folded = nil
-                    questions.waiting[schema]?.tables = []
-                    return .late(current.covered)
-                }
-                switch wake {
+                let slice = clock.now.advanced(by: Self.slice)
+                try? await clock.sleep(until: min(deadline, slice), tolerance: nil)
+                let now = clock.now
+                switch questions.withLock({ $0.timerFired(schema, chain: chain, at: now) }) {
                 case .done: return
-                case .later(let next): deadline = next
-                case .late(let tables):
+                case .wait(let until): deadline = until
+                case .external(let tables):
                     emit(.external(tables))
                     return
                 }
@@ -154,42 +116,5 @@ final class ExternalCommitResolver: Sendable {
 
     /// The longest the patience timer sleeps before it looks whether the
     /// question was answered.
-    private static let slice = Duration.milliseconds(50)
-
-    /// A question waiting for the session's connection.
-    private struct Question {
-        /// The first question and those asked again after it share one.
-        var chain: Int
-        /// When it was (last) asked.
-        var askedAt: ContinuousClock.Instant
-        /// It waited past `patience`: ambiguous changes are external at once.
-        var timedOut = false
-        /// The tables of the changes it asks about; `nil` when one is unknown.
-        var tables: Set<String>?
-        /// The tables of the changes that arrived while it waited (`.some(nil)`:
-        /// one is unknown); `nil` when none did.
-        var folded: Set<String>??
-
-        mutating func fold(_ other: Set<String>?) {
-            switch folded {
-            case .none: folded = .some(other)
-            case .some(let current): folded = .some(Self.union(current, other))
-            }
-        }
-
-        /// The tables of the question's changes and of those folded into it.
-        var covered: Set<String>? {
-            folded.map { Self.union(tables, $0) } ?? tables
-        }
-
-        private static func union(_ first: Set<String>?, _ second: Set<String>?) -> Set<String>? {
-            guard let first, let second else { return nil }
-            return first.union(second)
-        }
-    }
-
-    private struct Questions {
-        var waiting: [String: Question] = [:]
-        var chains = 0
-    }
+    private static var slice: Duration { .milliseconds(50) }
 }

@@ -38,7 +38,7 @@ final class LiveQueryCenter: Sendable {
     private let signalContinuation: AsyncStream<ChangeSignal>.Continuation
     private let findings: AsyncStream<ExternalChangeWatcher.Finding>
     private let findingContinuation: AsyncStream<ExternalChangeWatcher.Finding>.Continuation
-    private let resolver: ExternalCommitResolver
+    private let resolver: ExternalCommitResolver<ContinuousClock>
 
     // Mutable State: guarded by the mutex; set by start() and shutdown().
     private struct State {
@@ -64,7 +64,7 @@ final class LiveQueryCenter: Sendable {
         let continuation = signalContinuation
         recorder = ChangeRecorder(interest: interest, ledger: ledger) { signal in continuation.yield(signal) }
         reader = try LiveQueryReader(session: session, location: location, configuration: configuration)
-        resolver = ExternalCommitResolver(session: session)
+        resolver = ExternalCommitResolver(session: session, clock: ContinuousClock())
         scheduler = RefreshScheduler(
             reader: reader, tracer: tracer, events: events, interest: interest, options: options,
             clock: ContinuousClock())
@@ -154,7 +154,7 @@ final class LiveQueryCenter: Sendable {
     private static func run(
         scheduler: RefreshScheduler<ContinuousClock>, signals: AsyncStream<ChangeSignal>,
         findings: AsyncStream<ExternalChangeWatcher.Finding>, emit: @escaping @Sendable (ChangeSignal) -> Void,
-        resolver: ExternalCommitResolver, fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void
+        resolver: ExternalCommitResolver<ContinuousClock>, fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void
     ) async {
         await withDiscardingTaskGroup { group in
             group.addTask {

@@ -52,18 +52,36 @@ public struct SchemaInfo: Hashable, Sendable {
         }
     }
 
-    /// SQL `LIKE` matching: case-insensitive, `%` any run, `_` any character.
-    static func like(_ pattern: String, _ text: String) -> Bool {
+    /// SQL `LIKE` matching, as `.tables` and `.schema` filter names:
+    /// case-insensitive, `%` any run, `_` any character.
+    ///
+    /// One pass with a single backtrack point (the last `%`): at most
+    /// pattern × text steps, whatever the pattern (`%a%a%a%…b` included).
+    public static func like(_ pattern: String, _ text: String) -> Bool {
         let pattern = Array(pattern.lowercased())
         let text = Array(text.lowercased())
-        func match(_ p: Int, _ t: Int) -> Bool {
-            if p == pattern.count { return t == text.count }
-            switch pattern[p] {
-            case "%": return (t...text.count).contains { match(p + 1, $0) }
-            case "_": return t < text.count && match(p + 1, t + 1)
-            case let c: return t < text.count && text[t] == c && match(p + 1, t + 1)
+        var p = 0
+        var t = 0
+        var star: Int?
+        var resume = 0
+        while t < text.count {
+            if p < pattern.count, pattern[p] == "%" {
+                star = p
+                p += 1
+                resume = t
+            } else if p < pattern.count, pattern[p] == "_" || pattern[p] == text[t] {
+                p += 1
+                t += 1
+            } else if let star {
+                // Let the last `%` take one more character.
+                p = star + 1
+                resume += 1
+                t = resume
+            } else {
+                return false
             }
         }
-        return match(0, 0)
+        while p < pattern.count, pattern[p] == "%" { p += 1 }
+        return p == pattern.count
     }
 }

@@ -289,27 +289,8 @@ extension Session {
         return output
     }
 
-    /// SQL `LIKE`: case-insensitive, `%` any run, `_` any character.
+    /// SQL `LIKE`, as the engine matches it (`SchemaInfo.like`).
     static func like(_ pattern: String, _ text: String) -> Bool {
-        let pattern = Array(pattern.lowercased())
-        let text = Array(text.lowercased())
-        var memo: [Int: Bool] = [:]
-        func match(_ p: Int, _ t: Int) -> Bool {
-            let key = p * (text.count + 1) + t
-            if let known = memo[key] { return known }
-            let result: Bool
-            if p == pattern.count {
-                result = t == text.count
-            } else {
-                switch pattern[p] {
-                case "%": result = (t...text.count).contains { match(p + 1, $0) }
-                case "_": result = t < text.count && match(p + 1, t + 1)
-                case let c: result = t < text.count && text[t] == c && match(p + 1, t + 1)
-                }
-            }
-            memo[key] = result
-            return result
-        }
-        return match(0, 0)
+        SchemaInfo.like(pattern, text)
     }
 }

@@ -52,7 +52,7 @@ public enum MCPServer {
         signal(SIGPIPE, SIG_IGN)
         let writer = MessageWriter(
             fileDescriptor: output, framing: .newline, maximumLength: options.maximumMessageLength)
-        let path = Session.resolve(database ?? ":memory:", in: directory)
+        let path = ServerSession.resolve(database ?? ":memory:", in: directory)
         let session = await MCPSession.open(
             path: path, shownAs: database ?? ":memory:", options: options, writer: writer)
         let connection = MCPConnection(

@@ -23,9 +23,9 @@ struct Dispatcher: Sendable {
     /// A request ready to run, its params decoded.
     enum Call: Sendable {
         /// Awaits the session (an actor) and the engine, as a task.
-        case async(@Sendable (_ session: Session) async -> Answer)
+        case async(@Sendable (_ session: ServerSession) async -> Answer)
         /// Runs on the serial lane's thread; `work` takes its interrupt.
-        case blocking(@Sendable (_ session: Session, _ work: ScheduledWork) -> Answer)
+        case blocking(@Sendable (_ session: ServerSession, _ work: ScheduledWork) -> Answer)
     }
 
     /// A handler's answer: a result to encode, or an error.
@@ -45,7 +45,7 @@ struct Dispatcher: Sendable {
     /// Serves a request type with a handler that runs as a task.
     mutating func register<R: RequestType>(
         _ type: R.Type, _ scheduling: Scheduling,
-        _ body: @escaping @Sendable (Session, R.Params) async throws(ResponseError) -> R.Result
+        _ body: @escaping @Sendable (ServerSession, R.Params) async throws(ResponseError) -> R.Result
     ) {
         registerRouted(type, scheduling) { params in
             .async { session in await Self.answer { () async throws(ResponseError) in try await body(session, params) }
@@ -56,7 +56,7 @@ struct Dispatcher: Sendable {
     /// Serves a serial request type with a handler that runs on the lane.
     mutating func registerBlocking<R: RequestType>(
         _ type: R.Type,
-        _ body: @escaping @Sendable (Session, R.Params, ScheduledWork) throws(ResponseError) -> R.Result
+        _ body: @escaping @Sendable (ServerSession, R.Params, ScheduledWork) throws(ResponseError) -> R.Result
     ) {
         registerRouted(type, .serial) { params in
             .blocking { session, work in Self.answer { () throws(ResponseError) in try body(session, params, work) } }

@@ -55,12 +55,12 @@ public enum RPCServer {
         let writer = MessageWriter(fileDescriptor: output, maximumLength: Self.maximumMessageLength)
         // A live query's result must fit in one notification: its values
         // are weighed as they are read, with room left for the rest.
-        let session = Session(
+        let session = ServerSession(
             writer: writer, directory: directory,
             databaseOptions: LiveDatabase.Options(
                 liveQueries: LiveQueryOptions(resultByteCap: Self.maximumMessageLength - (64 << 10))))
         await session.openAtStart(path: database ?? ":memory:", readonly: readonly)
-        let connection = Connection(writer: writer, session: session, maximumMessageLength: maximumMessageLength)
+        let connection = JSONRPCConnection(writer: writer, session: session, maximumMessageLength: maximumMessageLength)
         let status = await connection.run(input: input)
         writer.stop()
         return status

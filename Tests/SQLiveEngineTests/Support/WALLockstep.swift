@@ -106,6 +106,7 @@ final class WALLockstep: @unchecked Sendable {
     /// `send`, waiting for the writer on a thread of its own: a test's
     /// wait must not hold one of Swift concurrency's few pool threads (on
     /// two cores, other suites' tasks starved behind these tests).
+    @discardableResult
     func send(_ transactions: [[String]]) async throws -> Set<String> {
         try await onOwnThread { [self] in try sendBlocking(transactions) }
     }

@@ -2,7 +2,7 @@ import Foundation
 import SQLiveEngine
 import SQLiveProtocol
 
-extension Session {
+extension ServerSession {
     /// `liveQuery/register`.
     func registerLiveQuery(_ params: LiveQueryRegisterRequest.Params) async throws(ResponseError)
         -> LiveQuerySnapshotResult

@@ -1,7 +1,7 @@
 import SQLiveEngine
 import SQLiveProtocol
 
-extension Session {
+extension ServerSession {
     /// `query/execute`, on the serial lane: the statements run on the
     /// calling thread, and cancelling `work` interrupts them.
     nonisolated func execute(_ params: QueryExecuteRequest.Params, work: ScheduledWork) throws(ResponseError)

@@ -12,9 +12,9 @@ import Synchronization
 /// request queue: the reading thread never waits for a request, so
 /// `$/cancelRequest` and `exit` are seen at once, even while a long query
 /// runs.
-final class Connection: Sendable {
+final class JSONRPCConnection: Sendable {
     let writer: MessageWriter
-    let session: Session
+    let session: ServerSession
     let dispatcher: Dispatcher
     let queue = RequestQueue()
     let maximumMessageLength: Int
@@ -71,7 +71,7 @@ final class Connection: Sendable {
     static let sweepInterval = 1024
     private let state = Locked(State())
 
-    init(writer: MessageWriter, session: Session, dispatcher: Dispatcher = .standard, maximumMessageLength: Int) {
+    init(writer: MessageWriter, session: ServerSession, dispatcher: Dispatcher = .standard, maximumMessageLength: Int) {
         self.writer = writer
         self.session = session
         self.dispatcher = dispatcher

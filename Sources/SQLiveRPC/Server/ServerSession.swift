@@ -9,7 +9,7 @@ import SQLiveProtocol
 /// For the open database, one task forwards live-query events as
 /// notifications, and another forwards traced statements: one owner per
 /// stream, so notifications keep the engine's order.
-actor Session {
+actor ServerSession {
     /// Where notifications go.
     let writer: MessageWriter
     /// The open documents of the language server, checked against the

@@ -3,7 +3,7 @@ import SQLiveEngine
 import SQLiveProtocol
 
 /// `workspace/executeCommand`: the code lenses' Run, Watch and Explain.
-extension Session {
+extension ServerSession {
     /// The statement a command acts on.
     struct CommandTarget: Sendable {
         var sql: String

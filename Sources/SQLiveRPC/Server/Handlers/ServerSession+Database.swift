@@ -1,7 +1,7 @@
 import SQLiveEngine
 import SQLiveProtocol
 
-extension Session {
+extension ServerSession {
     /// `database/schema`.
     func schema(_ params: EmptyParams) async throws(ResponseError) -> DatabaseSchemaRequest.Result {
         let database = try openDatabase()

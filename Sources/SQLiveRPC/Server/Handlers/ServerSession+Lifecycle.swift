@@ -2,7 +2,7 @@ import Foundation
 import SQLiveEngine
 import SQLiveProtocol
 
-extension Session {
+extension ServerSession {
     /// `initialize`: negotiates the position encoding, opens the database
     /// `initializationOptions` names, answers with the server's
     /// capabilities.

@@ -1,0 +1,77 @@
+import Testing
+
+@testable import SQLiveEngine
+
+/// The resolver's decisions over a manual instant: no connection, no sleeping.
+@Suite("CommitQuestions: was this commit the session's?")
+struct CommitQuestionsTests {
+    typealias Questions = CommitQuestions<ManualInstant>
+
+    @Test("One question per database; later changes fold into it; a local answer with folds asks again")
+    func foldAndAskAgain() {
+        var questions = Questions(patience: .milliseconds(20))
+        func arrive(_ schema: String, _ tables: Set<String>?, _ ms: Int) -> Questions.Arrival {
+            questions.changeArrived(schema, tables: tables, at: .ms(ms))
+        }
+        func answer(_ schema: String, _ external: Bool, _ ms: Int) -> Questions.AfterAnswer {
+            questions.answered(schema, external: external, at: .ms(ms))
+        }
+        func timer(_ schema: String, _ chain: Int, _ ms: Int) -> Questions.TimerStep {
+            questions.timerFired(schema, chain: chain, at: .ms(ms))
+        }
+        #expect(arrive("main", ["a"], 0) == .ask(chain: 1))
+        #expect(arrive("main", ["b"], 1) == .folded)
+        #expect(arrive("other", ["c"], 1) == .ask(chain: 2))
+        // The answer covers only what came before it was read: ask again for b.
+        #expect(answer("main", false, 5) == .askAgain)
+        // The patience starts over from the question asked again.
+        #expect(timer("main", 1, 21) == .wait(until: .ms(25)))
+        #expect(answer("main", false, 6) == .done)
+        #expect(timer("main", 1, 25) == .done)
+        // The database is free for a new question.
+        #expect(arrive("main", nil, 30) == .ask(chain: 3))
+    }
+
+    @Test("An external answer covers the folded changes too; an unknown table makes the union unknown")
+    func externalCoversFolds() {
+        var questions = Questions(patience: .milliseconds(20))
+        func arrive(_ schema: String, _ tables: Set<String>?, _ ms: Int) -> Questions.Arrival {
+            questions.changeArrived(schema, tables: tables, at: .ms(ms))
+        }
+        func answer(_ schema: String, _ external: Bool, _ ms: Int) -> Questions.AfterAnswer {
+            questions.answered(schema, external: external, at: .ms(ms))
+        }
+        func timer(_ schema: String, _ chain: Int, _ ms: Int) -> Questions.TimerStep {
+            questions.timerFired(schema, chain: chain, at: .ms(ms))
+        }
+        _ = arrive("main", ["a"], 0)
+        _ = arrive("main", ["b"], 1)
+        #expect(answer("main", true, 2) == .external(["a", "b"]))
+        _ = arrive("main", ["a"], 3)
+        _ = arrive("main", nil, 4)
+        #expect(answer("main", true, 5) == .external(nil))
+    }
+
+    @Test("A busy session: the question times out, its changes are told at once, and so are later ones until the answer")
+    func patience() {
+        var questions = Questions(patience: .milliseconds(20))
+        func arrive(_ schema: String, _ tables: Set<String>?, _ ms: Int) -> Questions.Arrival {
+            questions.changeArrived(schema, tables: tables, at: .ms(ms))
+        }
+        func answer(_ schema: String, _ external: Bool, _ ms: Int) -> Questions.AfterAnswer {
+            questions.answered(schema, external: external, at: .ms(ms))
+        }
+        func timer(_ schema: String, _ chain: Int, _ ms: Int) -> Questions.TimerStep {
+            questions.timerFired(schema, chain: chain, at: .ms(ms))
+        }
+        #expect(arrive("main", ["a"], 0) == .ask(chain: 1))
+        _ = arrive("main", ["b"], 10)
+        #expect(timer("main", 1, 10) == .wait(until: .ms(20)))
+        #expect(timer("main", 1, 20) == .external(["a", "b"]))
+        #expect(timer("main", 1, 30) == .done)
+        #expect(arrive("main", ["c"], 31) == .external(["c"]))
+        // The late answer: what it covers was told already.
+        #expect(answer("main", false, 40) == .done)
+        #expect(arrive("main", ["d"], 41) == .ask(chain: 2))
+    }
+}

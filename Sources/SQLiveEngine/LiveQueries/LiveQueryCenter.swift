@@ -159,7 +159,12 @@ final class LiveQueryCenter: Sendable {
         await withDiscardingTaskGroup { group in
             group.addTask {
                 for await signal in signals {
-                    await scheduler.handle(signal)
+                    // sqlive's own commit: its refresh runs here, at once
+                    // (the signals that come meanwhile wait for it, as they
+                    // would wait for the refresh anyway).
+                    if let batch = await scheduler.handleTakingRefresh(signal) {
+                        await scheduler.refresh(batch)
+                    }
                 }
             }
             group.addTask {

@@ -51,6 +51,10 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// The connections whose page cache must be dropped before their next
     /// read, because the file changed under it.
     private var cachesToDrop: Set<LiveQueryReader.Home> = []
+    /// Set while `handleTakingRefresh` runs: a refresh the machine asks for
+    /// is kept in `takenRefresh` for the caller, not sent on `refreshes`.
+    private var takesRefresh = false
+    private var takenRefresh: Batch?
 
     init(
         reader: LiveQueryReader, tracer: StatementTracer, events: Broadcaster<LiveQueryEvent>, interest: Interest,
@@ -286,6 +290,24 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         perform(machine.keysDidChange(active, cause: cause, tables: signal.tables, at: clock.now))
     }
 
+    /// The run loop's way in for a signal: handles it and, when it is one
+    /// of sqlive's own commits whose refresh may start at once (the leading
+    /// edge of a window), returns that refresh for the loop to run itself —
+    /// one task hop fewer between a commit and its update. Other refreshes
+    /// go through `refreshes` as `handle`'s do. Either way the machine runs
+    /// one refresh at a time.
+    func handleTakingRefresh(_ signal: ChangeSignal) -> Batch? {
+        guard case .local = signal else {
+            handle(signal)
+            return nil
+        }
+        takesRefresh = true
+        handle(signal)
+        takesRefresh = false
+        defer { takenRefresh = nil }
+        return takenRefresh
+    }
+
     func timerDidFire() {
         guard !isShutDown else { return }
         perform(machine.timerDidFire(at: clock.now))
@@ -295,7 +317,8 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         switch action {
         case .none: break
         case .wake(let deadline): wakeRequests.yield(deadline)
-        case .refresh(let batch): refreshRequests.yield(batch)
+        case .refresh(let batch):
+            if takesRefresh { takenRefresh = batch } else { refreshRequests.yield(batch) }
         }
     }
 
@@ -348,7 +371,12 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         let dropCache = cachesToDrop.remove(home) != nil
         // An evaluation may be skipped only when no member is behind it.
         let work = definitions.map {
-            ($0, registry.evaluations[$0], registry.membersAreCurrent($0), registry.wantsKey($0))
+            Work(
+                definition: $0, evaluation: registry.evaluations[$0], current: registry.membersAreCurrent($0),
+                wantsKey: registry.wantsKey($0))
+        }
+        if work.count == 1 {
+            return await fetchOne(work[0], on: home, dropCache: dropCache, pending: batch[work[0].definition]!)
         }
         let (outcomes, continuation) = AsyncStream<(LiveQueryDefinition, Result<LiveQueryFetcher.Fetched, SQLiveError>)>
             .makeStream()
@@ -364,33 +392,17 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             defer { continuation.finish() }
             do {
                 try await reader.read(home) { db in
-                    if dropCache { sqlite3_db_release_memory(db.sqliteConnection) }
-                    // Rollback-journal modes: a query none of whose pages
-                    // another commit changed is not read again.
-                    let recordsPages = try home == .committed && Self.readsMainOnly(db)
-                    if recordsPages { try ObserverVFS.beginGeneration(db) }
-                    for (definition, evaluation, current, wantsKey) in work[handedOver.withLock { $0 }...] {
+                    let recordsPages = try Self.prepareRead(db, home: home, dropCache: dropCache)
+                    for item in work[handedOver.withLock { $0 }...] {
                         do {
-                            if recordsPages, !dropCache, current, let evaluation, let result = evaluation.result,
-                                evaluation.error == nil, let dependency = evaluation.dependency,
-                                let unchanged = ObserverVFS.unchanged(db, dependency)
-                            {
-                                let fetched = LiveQueryFetcher.Fetched(
-                                    result: result, region: evaluation.region, tables: nil, elapsed: .zero,
-                                    counters: evaluation.lastCounters ?? StatementCounters(), dependency: unchanged,
-                                    skipped: true)
-                                continuation.yield((definition, .success(fetched)))
-                                handedOver.withLock { $0 += 1 }
-                                continue
-                            }
-                            let fetched = try LiveQueryFetcher.fetch(
-                                definition, db, rowCap: rowCap, tracer: tracer, knownRegion: evaluation?.region,
-                                recordsPages: recordsPages, wantsKey: wantsKey, byteCap: byteCap)
-                            continuation.yield((definition, .success(fetched)))
+                            let fetched = try Self.fetch(
+                                item, db, recordsPages: recordsPages, dropCache: dropCache, rowCap: rowCap,
+                                byteCap: byteCap, tracer: tracer)
+                            continuation.yield((item.definition, .success(fetched)))
                         } catch  where ObserverVFS.mayBeOvertaken(error) {
                             throw error
                         } catch {
-                            continuation.yield((definition, .failure(SQLiveError.wrap(error))))
+                            continuation.yield((item.definition, .failure(SQLiveError.wrap(error))))
                         }
                         handedOver.withLock { $0 += 1 }
                     }
@@ -428,6 +440,77 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             deliver(.failure(failure), for: definition, pending: batch[definition]!)
         }
         return retry
+    }
+
+    /// One evaluation to fetch, with what the registry knew of it.
+    struct Work: Sendable {
+        var definition: LiveQueryDefinition
+        var evaluation: LiveQueryRegistry.Evaluation?
+        /// Every active member was delivered its current result.
+        var current: Bool
+        var wantsKey: Bool
+    }
+
+    /// Fetches one evaluation, without the stream of the batch path: a
+    /// single read, delivered when it returns (one hop fewer for a commit
+    /// that concerns one query, as most of sqlive's own do). Returns it to
+    /// retry, or nothing.
+    private func fetchOne(
+        _ work: Work, on home: LiveQueryReader.Home, dropCache: Bool, pending: PendingChange
+    ) async -> [LiveQueryDefinition] {
+        let (rowCap, byteCap, tracer) = (rowCap, byteCap, tracer)
+        let outcome: Result<LiveQueryFetcher.Fetched, SQLiveError>
+        do {
+            outcome = .success(
+                try await reader.read(home) { db in
+                    let recordsPages = try Self.prepareRead(db, home: home, dropCache: dropCache)
+                    return try Self.fetch(
+                        work, db, recordsPages: recordsPages, dropCache: dropCache, rowCap: rowCap, byteCap: byteCap,
+                        tracer: tracer)
+                })
+        } catch {
+            let failure = SQLiveError.wrap(error)
+            if failure.isTransient || isShutDown {
+                Log.scheduler.debug("refresh failed, will retry: \(failure)")
+                return [work.definition]
+            }
+            outcome = .failure(failure)
+        }
+        if let damage {
+            deliver(.failure(.sqlite(damage)), for: work.definition, pending: pending)
+        } else {
+            deliver(outcome, for: work.definition, pending: pending)
+        }
+        return []
+    }
+
+    /// Before a refresh's reads, on the connection: drops its cache when
+    /// the file changed under it; whether it records the pages it reads
+    /// (rollback-journal modes: a query none of whose pages another commit
+    /// changed is not read again).
+    private static func prepareRead(_ db: Database, home: LiveQueryReader.Home, dropCache: Bool) throws -> Bool {
+        if dropCache { sqlite3_db_release_memory(db.sqliteConnection) }
+        let recordsPages = try home == .committed && readsMainOnly(db)
+        if recordsPages { try ObserverVFS.beginGeneration(db) }
+        return recordsPages
+    }
+
+    /// Fetches one evaluation on the connection, or proves it unchanged by its pages.
+    private static func fetch(
+        _ work: Work, _ db: Database, recordsPages: Bool, dropCache: Bool, rowCap: Int, byteCap: Int?,
+        tracer: StatementTracer
+    ) throws -> LiveQueryFetcher.Fetched {
+        if recordsPages, !dropCache, work.current, let evaluation = work.evaluation, let result = evaluation.result,
+            evaluation.error == nil, let dependency = evaluation.dependency,
+            let unchanged = ObserverVFS.unchanged(db, dependency)
+        {
+            return LiveQueryFetcher.Fetched(
+                result: result, region: evaluation.region, tables: nil, elapsed: .zero,
+                counters: evaluation.lastCounters ?? StatementCounters(), dependency: unchanged, skipped: true)
+        }
+        return try LiveQueryFetcher.fetch(
+            work.definition, db, rowCap: rowCap, tracer: tracer, knownRegion: work.evaluation?.region,
+            recordsPages: recordsPages, wantsKey: work.wantsKey, byteCap: byteCap)
     }
 
     /// Whether the connection reads only its main database (no attached

@@ -4,7 +4,7 @@ import Testing
 
 @testable import SQLiveEngine
 
-@Suite("Running SQL")
+@Suite("Running SQL", .timeLimit(.minutes(5)))
 struct ExecutionTests {
     let directory: TemporaryDirectory
     let database: LiveDatabase

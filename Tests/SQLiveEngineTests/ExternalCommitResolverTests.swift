@@ -6,7 +6,7 @@ import Testing
 
 @testable import SQLiveEngine
 
-@Suite("Was this commit the session's? The resolver's questions")
+@Suite("Was this commit the session's? The resolver's questions", .timeLimit(.minutes(5)))
 struct ExternalCommitResolverTests {
     /// A database on a queue (the session's connection), a resolver over
     /// it, and a way to keep the connection busy.

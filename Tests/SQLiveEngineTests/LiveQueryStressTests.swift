@@ -4,7 +4,7 @@ import Testing
 
 @testable import SQLiveEngine
 
-@Suite("Live queries under mixed writers")
+@Suite("Live queries under mixed writers", .timeLimit(.minutes(5)))
 struct LiveQueryStressTests {
     @Test(
         "Random local and external writes: final results right, versions strictly increasing",

@@ -4,7 +4,7 @@ import Testing
 
 @testable import SQLiveEngine
 
-@Suite("Live queries")
+@Suite("Live queries", .timeLimit(.minutes(5)))
 struct LiveQueryTests {
     @Test("Registering answers with the first result at version 1", arguments: JournalMode.allCases)
     func register(mode: JournalMode) async throws {
@@ -367,7 +367,7 @@ struct LiveQueryTests {
     }
 }
 
-@Suite("Live queries: a slow query")
+@Suite("Live queries: a slow query", .timeLimit(.minutes(5)))
 struct SlowLiveQueryTests {
     @Test("A slow live query does not hold back the others' updates")
     func slowQueryDoesNotDelayOthers() async throws {

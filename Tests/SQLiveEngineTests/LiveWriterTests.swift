@@ -41,7 +41,7 @@ enum WriterJournal: String, CaseIterable, Sendable, CustomTestStringConvertible 
 /// Live options under which a commit found only by the safety poll never arrives in time.
 let noSafetyPoll = LiveDatabase.Options(liveQueries: LiveQueryOptions(safetyPollInterval: .seconds(3600)))
 
-@Suite("Live queries with real writers at their defaults")
+@Suite("Live queries with real writers at their defaults", .timeLimit(.minutes(5)))
 struct LiveWriterTests {
     static let cells = WriterProcess.Kind.allCases.flatMap { kind in WriterJournal.allCases.map { (kind, $0) } }
 
@@ -140,7 +140,7 @@ struct LiveWriterTests {
     }
 }
 
-@Suite("Live queries show committed rows")
+@Suite("Live queries show committed rows", .timeLimit(.minutes(5)))
 struct CommittedRowsTests {
     @Test(
         "A query registered inside a transaction shows committed rows; after ROLLBACK it equals the database",
@@ -182,7 +182,7 @@ struct CommittedRowsTests {
     }
 }
 
-@Suite("Live queries see what the session sees")
+@Suite("Live queries see what the session sees", .timeLimit(.minutes(5)))
 struct SessionObjectsTests {
     @Test(
         "Temp tables and views are watched; local writes refresh them; ROLLBACK corrects them",

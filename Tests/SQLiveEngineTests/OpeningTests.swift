@@ -5,7 +5,7 @@ import Testing
 
 @testable import SQLiveEngine
 
-@Suite("Opening databases")
+@Suite("Opening databases", .timeLimit(.minutes(5)))
 struct OpeningTests {
     @Test("A file path is created when missing, and reports version and journal mode")
     func filePath() async throws {

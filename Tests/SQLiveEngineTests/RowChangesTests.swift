@@ -4,7 +4,7 @@ import Testing
 
 @testable import SQLiveEngine
 
-@Suite("Changes only: RowChanges")
+@Suite("Changes only: RowChanges", .timeLimit(.minutes(5)))
 struct RowChangesTests {
     private func row(_ id: Int, _ value: String) -> [SQLValue] { [.integer(Int64(id)), .text(value)] }
 
@@ -89,7 +89,7 @@ struct RowChangesTests {
     }
 }
 
-@Suite("Changes only: live queries")
+@Suite("Changes only: live queries", .timeLimit(.minutes(5)))
 struct ChangesOnlyLiveTests {
     @Test(
         "A changes-only live query delivers what another process changed, keyed by its primary key",
@@ -178,7 +178,7 @@ struct ChangesOnlyLiveTests {
     }
 }
 
-@Suite("Flat costs: the tables of a region")
+@Suite("Flat costs: the tables of a region", .timeLimit(.minutes(5)))
 struct RegionTablesTests {
     @Test("A region's tables are read from it, and a name it cannot read for sure falls back to the schema")
     func namedTables() async throws {

@@ -4,7 +4,7 @@ import SQLiveTestSupport
 import Testing
 
 /// Tokens, statements and scopes, as the language server reads SQL.
-@Suite("SQL analysis")
+@Suite("SQL analysis", .timeLimit(.minutes(5)))
 struct SQLAnalysisTests {
     @Test func tokensKeepTheirBytes() {
         let text = "SELECT \"a b\", x'00', 1.5e-3, :name FROM [t] -- done\n;"

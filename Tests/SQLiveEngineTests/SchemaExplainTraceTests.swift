@@ -4,7 +4,7 @@ import Testing
 
 @testable import SQLiveEngine
 
-@Suite("Schema, EXPLAIN and tracing")
+@Suite("Schema, EXPLAIN and tracing", .timeLimit(.minutes(5)))
 struct SchemaExplainTraceTests {
     let directory: TemporaryDirectory
     let database: LiveDatabase

@@ -7,7 +7,7 @@ import Testing
 /// WAL precision through the whole live path: another process at its
 /// defaults (the sqlite3 shell, Python, a GRDB program) writes one table
 /// of ten, and only the live queries reading it refresh.
-@Suite("WAL precision, live")
+@Suite("WAL precision, live", .timeLimit(.minutes(5)))
 struct WALPrecisionLiveTests {
     static let schema =
         (0..<10).map { "CREATE TABLE t\($0)(id INTEGER PRIMARY KEY, v INTEGER);" }.joined()

@@ -9,7 +9,7 @@ import Testing
 /// in lockstep, and every answer is compared with the truth — the tables
 /// whose content hash changed. A missed table fails the test; `all` (a
 /// fallback) is allowed where the method cannot prove its answer.
-@Suite("WAL precision", .serialized)
+@Suite("WAL precision", .serialized, .timeLimit(.minutes(5)))
 struct WALPrecisionTests {
     static let tenTables =
         (0..<10).map { "CREATE TABLE t\($0)(id INTEGER PRIMARY KEY, a INTEGER, b TEXT)" }

@@ -4,7 +4,7 @@ import Testing
 
 /// Renderers write bytes straight from the statement being stepped; what
 /// they write must stay what the sqlite3 shell writes for the same rows.
-@Suite("Output matches the sqlite3 shell")
+@Suite("Output matches the sqlite3 shell", .timeLimit(.minutes(5)))
 struct OutputParityTests {
     /// Values that need care: separators and quotes inside text, line
     /// breaks, empty text, non-ASCII text, negative and large integers,

@@ -13,6 +13,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+        // Every log line, its level set once by the executable.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     ],
     targets: [
         // GNU readline, through a module map and a small shim (no pkgConfig).
@@ -36,6 +38,7 @@ let package = Package(
                 "CSQLiveSupport",
                 "SQLiveLocks",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ]),
 
         // The protocol's wire: JSON, message types, ids, error codes,
@@ -46,7 +49,9 @@ let package = Package(
         // dispatch, lifecycle, handlers over the engine.
         .target(
             name: "SQLiveRPC",
-            dependencies: ["SQLiveProtocol", "SQLiveEngine", "SQLiveLocks"]),
+            dependencies: [
+                "SQLiveProtocol", "SQLiveEngine", "SQLiveLocks", .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // The interactive REPL and scripted sessions.
         .target(

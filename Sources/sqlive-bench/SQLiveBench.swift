@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GRDB
+import SQLiveEngine
 
 /// `sqlive-bench`: every figure next to its anchor, both taken in the same run.
 @main
@@ -38,6 +39,7 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         setenv("SQLIVE_QUIET", "1", 1)
+        SQLiveLog.bootstrap()
         let selected = names.isEmpty ? Self.scenarios : Self.scenarios.filter { names.contains($0.name) }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "sqlive-bench-\(UUID().uuidString)")

@@ -100,6 +100,7 @@ struct SQLive: AsyncParsableCommand {
     }
 
     func run() async throws {
+        SQLiveLog.bootstrap()
         SQLiteProcess.configure()
         let status: Int32
         if mcp {

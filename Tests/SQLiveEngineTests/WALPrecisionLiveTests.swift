@@ -144,7 +144,11 @@ struct WALPrecisionLiveTests {
         try await recorder.waitForRows("q6", timeout: .seconds(15)) { $0 == [[.integer(Int64(expected))]] }
         let after = await Self.refreshes(database)
         #expect(after["q0"] == before["q0"])
-        #expect(after["q6"] == (before["q6"] ?? 0) + 1)
+        // Once, or twice when the shell's checkpoint at exit wrote the file
+        // more than 50 ms after its commit (a loaded machine): that write
+        // is not the commit's, and it refreshes what its pages may change
+        // — a refresh too many, never one too few.
+        #expect((1...2).contains((after["q6"] ?? 0) - (before["q6"] ?? 0)), "\(before) → \(after)")
         await database.close()
     }
 

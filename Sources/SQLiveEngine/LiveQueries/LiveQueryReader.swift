@@ -78,23 +78,6 @@ final class LiveQueryReader: Sendable {
         self.fault.withLock { $0 = fault }
     }
 
-    /// Reads on the committed connection now, on the calling thread
-    /// (GRDB's synchronous access runs the closure there when the
-    /// connection is free, and only the scheduler uses it, one refresh at a
-    /// time); `nil` without a committed connection, or when it needs the
-    /// session's help (a hot journal: `read` handles it). For a fetch of a
-    /// millisecond or so, where two thread hops would cost as much as the
-    /// read.
-    func readNow<T>(_ body: (Database) throws -> T) throws -> T? {
-        if let fault = fault.withLock({ $0 }) { try fault() }
-        guard let committed else { return nil }
-        do {
-            return try committed.writeWithoutTransaction { db in try ObserverVFS.read(db, body) }
-        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_READONLY_ROLLBACK {
-            return nil
-        }
-    }
-
     /// Reads on a home's connection; on the committed one, in one snapshot.
     func read<T: Sendable>(_ home: Home, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         if let fault = fault.withLock({ $0 }) { try fault() }

@@ -467,16 +467,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         }
         let outcome: Result<LiveQueryFetcher.Fetched, SQLiveError>
         do {
-            // A query known to be quick is read right here, on the actor's
-            // thread: no hop to the connection's queue and back, for a read
-            // that costs less than the two. A slow or new one is awaited.
-            if home == .committed, let evaluation = work.evaluation, evaluation.result != nil,
-                evaluation.lastElapsed < Self.readNowLimit, let fetched = try reader.readNow(read)
-            {
-                outcome = .success(fetched)
-            } else {
-                outcome = .success(try await reader.read(home, read))
-            }
+            outcome = .success(try await reader.read(home, read))
         } catch {
             let failure = SQLiveError.wrap(error)
             if failure.isTransient || isShutDown {
@@ -492,10 +483,6 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         }
         return []
     }
-
-    /// The longest last fetch of a query read on the actor's thread
-    /// (`fetchOne`): it holds the actor, and a pool thread, that long.
-    static var readNowLimit: Duration { .milliseconds(2) }
 
     /// Before a refresh's reads, on the connection: drops its cache when
     /// the file changed under it; whether it records the pages it reads

@@ -98,7 +98,7 @@ final class MCPSession: Sendable {
                 unavailable =
                     "\(error.description); give sqlive --mcp a database file, or --allow-writes for a scratch "
                     + "in-memory database"
-                ServerLog.warning(unavailable!)
+                ServerLog.warning("\(unavailable!)")
             }
         }
         let session = MCPSession(

@@ -1,22 +1,17 @@
-import Foundation
+import Logging
 
-/// The server's log, on standard error: standard output is the protocol's.
-///
-/// `SQLIVE_QUIET` silences warnings; `SQLIVE_DEBUG` adds a line per message.
-/// Both are read once, at the first log call: a debug call costs a load
-/// and a branch when debugging is off (reading the environment on each
-/// call was a sixth of a request's time).
+/// The servers' log lines (swift-log, label `rpc`), on standard error:
+/// standard output is the protocol's. The executable sets the level once
+/// (`SQLiveLog.bootstrap`: `SQLIVE_QUIET`, `SQLIVE_DEBUG`); a debug line
+/// costs a level check when debugging is off.
 enum ServerLog {
-    static let isQuiet = getenv("SQLIVE_QUIET") != nil
-    static let isDebugging = getenv("SQLIVE_DEBUG") != nil
+    static let logger = Logger(label: "rpc")
 
-    static func warning(_ message: @autoclosure () -> String) {
-        guard !isQuiet else { return }
-        FileHandle.standardError.write(Data("sqlive[rpc]: \(message())\n".utf8))
+    static func warning(_ message: @autoclosure () -> Logger.Message) {
+        logger.warning(message())
     }
 
-    static func debug(_ message: @autoclosure () -> String) {
-        guard isDebugging else { return }
-        FileHandle.standardError.write(Data("sqlive[rpc] \(message())\n".utf8))
+    static func debug(_ message: @autoclosure () -> Logger.Message) {
+        logger.debug(message())
     }
 }

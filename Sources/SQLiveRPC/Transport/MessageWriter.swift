@@ -172,7 +172,7 @@ final class MessageWriter: Sendable {
                         bytes.append(contentsOf: frame)
                     case .message(let message):
                         let content = message.encoded(maximumLength: maximumLength) { problem in
-                            ServerLog.warning(problem)
+                            ServerLog.warning("\(problem)")
                         }
                         guard let content else { break }
                         switch framing {

@@ -31,12 +31,12 @@ struct OutputParityTests {
     }
 
     func shell(_ arguments: [String]) throws -> String {
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
-        try SpawnLock.run(process)
+        try process.run()
         let output = pipe.fileHandleForReading.readToEndRetrying()
         process.waitUntilExit()
         return String(decoding: output, as: UTF8.self)

@@ -42,12 +42,12 @@ enum Processes {
             let path = candidate.appendingPathComponent("sqlive").path
             if FileManager.default.isExecutableFile(atPath: path) { return path }
         }
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["swift", "build", "--show-bin-path"]
         let pipe = Pipe()
         process.standardOutput = pipe
-        try? SpawnLock.run(process)
+        try? process.run()
         process.waitUntilExit()
         let binPath = String(decoding: pipe.fileHandleForReading.readToEndRetrying(), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -202,5 +202,5 @@ protocol RunningProcess: AnyObject {
     func terminate()
 }
 
-extension Process: RunningProcess {}
+extension SpawnedProcess: RunningProcess {}
 extension Spawn.Child: RunningProcess {}

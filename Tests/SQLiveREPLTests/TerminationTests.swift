@@ -40,7 +40,7 @@ struct TerminationTests {
         let directory = try TemporaryDirectory()
         let temporary = directory.file("tmp")
         try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: Processes.sqlive)
         process.arguments = ["--demo"]
         process.environment = Processes.environment(["TMPDIR": temporary], directory: directory)
@@ -48,7 +48,7 @@ struct TerminationTests {
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try SpawnLock.run(process)
+        try process.run()
         defer { try? input.fileHandleForWriting.close() }
         #expect(try await Processes.waitUntil { try !demoDirectories(in: temporary).isEmpty })
         // A statement that waits for the demo's writer; then the pipe stays open, unread.
@@ -65,7 +65,7 @@ struct TerminationTests {
         let directory = try TemporaryDirectory()
         let temporary = directory.file("tmp")
         try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: Processes.sqlive)
         process.arguments = [
             "--demo", "-c", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;",
@@ -73,7 +73,7 @@ struct TerminationTests {
         process.environment = Processes.environment(["TMPDIR": temporary], directory: directory)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try SpawnLock.run(process)
+        try process.run()
         #expect(try await Processes.waitUntil { try !demoDirectories(in: temporary).isEmpty })
         try await Task.sleep(for: .milliseconds(200))
         kill(process.processIdentifier, SIGTERM)

@@ -57,7 +57,7 @@ struct EditorClientTests {
         _ executable: String, _ arguments: [String], in directory: URL, environment: [String: String],
         limit: Duration = .seconds(480)
     ) async throws -> (status: Int32, output: String) {
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.currentDirectoryURL = directory
@@ -67,7 +67,7 @@ struct EditorClientTests {
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
         let collected = OutputCollector()
-        try SpawnLock.run(process)
+        try process.run()
         collected.start(reading: output.fileHandleForReading)
         let clock = ContinuousClock()
         let deadline = clock.now + limit

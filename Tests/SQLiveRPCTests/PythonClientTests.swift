@@ -59,7 +59,7 @@ struct PythonClientTests {
         try sqlite3(database, "CREATE TABLE players(name, score); INSERT INTO players VALUES ('Ann', 12);")
 
         let script = SQLiveBinary.packageRoot.appendingPathComponent("Samples/clients/python/watch.py").path
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: try #require(Self.python))
         process.arguments = [
             script, "--sqlive", SQLiveBinary.path, "--changes", "1", "--timeout", "30", database, "leaders",
@@ -72,7 +72,7 @@ struct PythonClientTests {
         process.standardOutput = output
         process.standardError = output
         let collected = OutputCollector()
-        try SpawnLock.run(process)
+        try process.run()
         collected.start(reading: output.fileHandleForReading)
         defer { if process.isRunning { process.terminate() } }
 

@@ -7,9 +7,10 @@ import Foundation
 /// Runs a program to completion with `posix_spawn`: standard input from a
 /// file, standard output and error to files, then `waitpid`.
 ///
-/// Foundation's `Process` and `FileHandle` are not used here: under many
-/// concurrent tests, `Process.run` crashed copying its arguments, and
-/// `readDataToEndOfFile` traps on an interrupted read (`EINTR`). Files and
+/// Foundation's `Process` and `FileHandle` are not used here: `Process.run`
+/// over-reads `/proc/self/fd` entries and crashes now and then
+/// (swift-corelibs-foundation PR #5472), and `readDataToEndOfFile` traps on
+/// an interrupted read (`EINTR`). Files and
 /// `waitpid` retried on `EINTR` have neither problem.
 public enum Spawn {
     public struct Outcome: Sendable {
@@ -135,19 +136,12 @@ public enum Spawn {
     }
 }
 
-/// One child process started at a time, across every test.
-///
-/// Foundation's `Process.run` crashed (a bad pointer in its `memcpy`) when
-/// many tests started processes at once; starting them one at a time costs
-/// microseconds each. Every `Process.run` of the tests goes through it.
+/// One child process started at a time, across every test: a pipe made
+/// close-on-exec under it is never inherited by a child started meanwhile.
+/// (The tests start no process through Foundation's `Process`, whose `run`
+/// over-reads `/proc/self/fd` and crashes now and then: `SpawnedProcess`.)
 public enum SpawnLock {
     private static let lock = NSLock()
-
-    public static func run(_ process: Process) throws {
-        lock.lock()
-        defer { lock.unlock() }
-        try process.run()
-    }
 
     static func withLock<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()

@@ -16,7 +16,7 @@ import Testing
 /// signals, standard error, memory.
 final class ServerProcess: Sendable {
     private enum Backing {
-        case process(Process)
+        case process(SpawnedProcess)
         case inProcess(Task<Int32, Never>, pipes: [Pipe])
     }
     private let backing: Backing
@@ -37,7 +37,7 @@ final class ServerProcess: Sendable {
     static let timeout: Duration = .seconds(30)
 
     /// The binary's process; only for servers started as one.
-    var process: Process {
+    var process: SpawnedProcess {
         guard case .process(let process) = backing else { preconditionFailure("an in-process server has no process") }
         return process
     }
@@ -54,7 +54,7 @@ final class ServerProcess: Sendable {
     convenience init(command: String, arguments: [String], directory: URL, environment: [String: String] = [:])
         throws
     {
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: command)
         process.arguments = arguments
         process.currentDirectoryURL = directory
@@ -67,7 +67,7 @@ final class ServerProcess: Sendable {
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr
-        try SpawnLock.run(process)
+        try process.run()
         self.init(backing: .process(process), input: stdin, output: stdout, stderr: stderr)
     }
 

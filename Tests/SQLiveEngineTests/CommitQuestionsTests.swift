@@ -7,8 +7,9 @@ import Testing
 struct CommitQuestionsTests {
     typealias Questions = CommitQuestions<ManualInstant>
 
-    @Test("One question per database; later changes fold into it; a local answer with folds asks again")
-    func foldAndAskAgain() {
+    /// The questions, driven by milliseconds (a class: the calls mutate them
+    /// inside `#expect`).
+    final class Driver {
         var questions = Questions(patience: .milliseconds(20))
         func arrive(_ schema: String, _ tables: Set<String>?, _ ms: Int) -> Questions.Arrival {
             questions.changeArrived(schema, tables: tables, at: .ms(ms))
@@ -19,6 +20,12 @@ struct CommitQuestionsTests {
         func timer(_ schema: String, _ chain: Int, _ ms: Int) -> Questions.TimerStep {
             questions.timerFired(schema, chain: chain, at: .ms(ms))
         }
+    }
+
+    @Test("One question per database; later changes fold into it; a local answer with folds asks again")
+    func foldAndAskAgain() {
+        let questions = Driver()
+        let (arrive, answer, timer) = (questions.arrive, questions.answer, questions.timer)
         #expect(arrive("main", ["a"], 0) == .ask(chain: 1))
         #expect(arrive("main", ["b"], 1) == .folded)
         #expect(arrive("other", ["c"], 1) == .ask(chain: 2))
@@ -34,16 +41,8 @@ struct CommitQuestionsTests {
 
     @Test("An external answer covers the folded changes too; an unknown table makes the union unknown")
     func externalCoversFolds() {
-        var questions = Questions(patience: .milliseconds(20))
-        func arrive(_ schema: String, _ tables: Set<String>?, _ ms: Int) -> Questions.Arrival {
-            questions.changeArrived(schema, tables: tables, at: .ms(ms))
-        }
-        func answer(_ schema: String, _ external: Bool, _ ms: Int) -> Questions.AfterAnswer {
-            questions.answered(schema, external: external, at: .ms(ms))
-        }
-        func timer(_ schema: String, _ chain: Int, _ ms: Int) -> Questions.TimerStep {
-            questions.timerFired(schema, chain: chain, at: .ms(ms))
-        }
+        let questions = Driver()
+        let (arrive, answer, timer) = (questions.arrive, questions.answer, questions.timer)
         _ = arrive("main", ["a"], 0)
         _ = arrive("main", ["b"], 1)
         #expect(answer("main", true, 2) == .external(["a", "b"]))
@@ -54,16 +53,8 @@ struct CommitQuestionsTests {
 
     @Test("A busy session: the question times out, its changes are told at once, and so are later ones until the answer")
     func patience() {
-        var questions = Questions(patience: .milliseconds(20))
-        func arrive(_ schema: String, _ tables: Set<String>?, _ ms: Int) -> Questions.Arrival {
-            questions.changeArrived(schema, tables: tables, at: .ms(ms))
-        }
-        func answer(_ schema: String, _ external: Bool, _ ms: Int) -> Questions.AfterAnswer {
-            questions.answered(schema, external: external, at: .ms(ms))
-        }
-        func timer(_ schema: String, _ chain: Int, _ ms: Int) -> Questions.TimerStep {
-            questions.timerFired(schema, chain: chain, at: .ms(ms))
-        }
+        let questions = Driver()
+        let (arrive, answer, timer) = (questions.arrive, questions.answer, questions.timer)
         #expect(arrive("main", ["a"], 0) == .ask(chain: 1))
         _ = arrive("main", ["b"], 10)
         #expect(timer("main", 1, 10) == .wait(until: .ms(20)))

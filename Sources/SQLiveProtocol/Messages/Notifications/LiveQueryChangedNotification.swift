@@ -126,46 +126,33 @@ public enum LiveQueryChangedNotification: NotificationType {
 
         func write(to writer: inout JSONWriter) {
             writer.beginObject()
-            writer.key("added")
-            writer.beginArray()
-            for entry in added {
-                writer.beginObject()
-                writer.key("at")
-                writer.write(integer: Int64(entry.at))
-                writer.key("row")
-                writer.write(row: entry.row)
-                writer.endObject()
-            }
-            writer.endArray()
-            writer.key("changed")
-            writer.beginArray()
-            for entry in changed {
-                writer.beginObject()
-                writer.key("at")
-                writer.write(integer: Int64(entry.at))
-                writer.key("from")
-                writer.write(integer: Int64(entry.from))
-                writer.key("row")
-                writer.write(row: entry.row)
-                writer.endObject()
-            }
-            writer.endArray()
+            Self.write("added", added.map { ([("at", $0.at)], $0.row) }, to: &writer)
+            Self.write("changed", changed.map { ([("at", $0.at), ("from", $0.from)], $0.row) }, to: &writer)
             if let key {
                 writer.key("key")
                 writer.write(strings: key)
             }
-            writer.key("removed")
+            Self.write("removed", removed.map { ([("from", $0.from)], $0.row) }, to: &writer)
+            writer.endObject()
+        }
+
+        /// A list of entries: each its positions (keys sorted) and its row.
+        private static func write(
+            _ name: String, _ entries: [(positions: [(String, Int)], row: [RPCValue])], to writer: inout JSONWriter
+        ) {
+            writer.key(name)
             writer.beginArray()
-            for entry in removed {
+            for entry in entries {
                 writer.beginObject()
-                writer.key("from")
-                writer.write(integer: Int64(entry.from))
+                for (key, position) in entry.positions {
+                    writer.key(key)
+                    writer.write(integer: Int64(position))
+                }
                 writer.key("row")
                 writer.write(row: entry.row)
                 writer.endObject()
             }
             writer.endArray()
-            writer.endObject()
         }
     }
 }

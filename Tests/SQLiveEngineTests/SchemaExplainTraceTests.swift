@@ -155,3 +155,41 @@ struct SchemaExplainTraceTests {
         #expect(received.filter { $0.origin == .user }.count == 7)
     }
 }
+
+@Suite("One ordered stream of live and trace events", .timeLimit(.minutes(2)))
+struct SessionEventTests {
+    @Test("A refresh's trace line comes before the change it delivered, on the one stream a front end reads")
+    func traceBeforeChange() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute("CREATE TABLE t(x)")
+        database.traceSettings = TraceSettings(enabled: true)
+        let recorder = StreamRecorder(database.sessionEvents())
+        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        for value in 1...20 {
+            _ = try await database.execute("INSERT INTO t VALUES (?)", parameters: .positional([.integer(Int64(value))]))
+        }
+        try await recorder.wait("the last change") { events in
+            events.contains { event in
+                if case .live(.changed(let change)) = event { return change.result.rows == [[.integer(20)]] }
+                return false
+            }
+        }
+        let events = recorder.all
+        var refreshTraces = 0
+        var changes = 0
+        for event in events {
+            switch event {
+            case .trace(let trace) where trace.origin == .liveQuery:
+                refreshTraces += 1
+            case .live(.changed(let change)):
+                // Every change was read by a refresh whose trace came first.
+                changes += 1
+                #expect(refreshTraces >= changes, "change v\(change.version) before its refresh's trace")
+            default:
+                break
+            }
+        }
+        #expect(events.contains { if case .trace(let trace) = $0 { trace.origin == .user } else { false } })
+        await database.close()
+    }
+}

@@ -23,15 +23,19 @@ extension LiveDatabase {
     }
 
     private static func openUnchecked(_ location: DatabaseLocation, options: Options) async throws -> LiveDatabase {
-        let tracer = StatementTracer()
-        let events = Broadcaster<LiveQueryEvent>()
+        // One ordered stream of both kinds of events: each is handed on in
+        // the call that yields it.
+        let ordered = Broadcaster<SessionEvent>()
+        let tracer = StatementTracer(relay: { ordered.yield(.trace($0)) })
+        let events = Broadcaster<LiveQueryEvent>(relay: { ordered.yield(.live($0)) })
         // The watcher may report the file replaced before the database
         // exists; the relay hands it over once it does.
         let relay = Locked<LiveDatabase.Weak?>(nil)
         let core = try await openCore(location, options: options, tracer: tracer, events: events) { change in
             relay.withLock { $0?.database }?.fileWasReplaced(change)
         }
-        let database = LiveDatabase(location: location, tracer: tracer, options: options, events: events, core: core)
+        let database = LiveDatabase(
+            location: location, tracer: tracer, options: options, events: events, ordered: ordered, core: core)
         relay.withLock { $0 = LiveDatabase.Weak(database: database) }
         return database
     }

@@ -52,6 +52,8 @@ public final class LiveDatabase: Sendable {
     /// Every live-query event, whichever center yields it: subscribers keep
     /// their stream when the file is replaced and followed.
     let events: Broadcaster<LiveQueryEvent>
+    /// Live-query and trace events together, in the order they happened.
+    let ordered: Broadcaster<SessionEvent>
     let options: Options
 
     /// What one opened file gives: its facts, the session's connection and
@@ -77,12 +79,13 @@ public final class LiveDatabase: Sendable {
 
     init(
         location: DatabaseLocation, tracer: StatementTracer, options: Options, events: Broadcaster<LiveQueryEvent>,
-        core: Core
+        ordered: Broadcaster<SessionEvent> = Broadcaster(), core: Core
     ) {
         self.location = location
         self.tracer = tracer
         self.options = options
         self.events = events
+        self.ordered = ordered
         state = Locked(State(core: core))
     }
 
@@ -119,6 +122,17 @@ public final class LiveDatabase: Sendable {
         tracer.events()
     }
 
+    /// Live-query events (as `liveQueryEvents()`) and traced statements
+    /// (as `traceEvents()`) in one stream, in the order they happened: a
+    /// front end with one consumer shows a refresh's trace line before the
+    /// change it delivered. It ends when the database is closed.
+    public func sessionEvents() -> AsyncStream<SessionEvent> {
+        ordered.subscribe { event in
+            guard case .live(let live) = event, let name = live.name else { return true }
+            return !Self.isInternal(name)
+        }
+    }
+
     /// Stops observing, drops every live query, and closes the connections.
     public func close() async {
         let following = state.withLock { state in
@@ -130,6 +144,7 @@ public final class LiveDatabase: Sendable {
         await Self.shut(core)
         tracer.finish()
         events.finish()
+        ordered.finish()
     }
 
     /// Stops a core's live queries and closes its session's connection.

@@ -3,8 +3,16 @@ import SQLiveLocks
 /// Hands each value to every current subscriber's `AsyncStream`.
 ///
 /// One owner yields; each subscriber gets its own stream, which keeps
-/// order. A subscriber that stops iterating is dropped.
+/// order. A subscriber that stops iterating is dropped. With a `relay`,
+/// each value is also handed on, in the same call (the database's one
+/// ordered stream of live and trace events).
 final class Broadcaster<Element: Sendable>: Sendable {
+    private let relay: (@Sendable (Element) -> Void)?
+
+    init(relay: (@Sendable (Element) -> Void)? = nil) {
+        self.relay = relay
+    }
+
     // Mutable State: guarded by the mutex; yielded to from any thread.
     private struct State {
         var subscribers: [Int: Subscriber] = [:]
@@ -48,6 +56,7 @@ final class Broadcaster<Element: Sendable>: Sendable {
     }
 
     func yield(_ element: Element) {
+        relay?(element)
         let subscribers = state.withLock { Array($0.subscribers.values) }
         for subscriber in subscribers where subscriber.filter?(element) ?? true {
             subscriber.continuation.yield(element)

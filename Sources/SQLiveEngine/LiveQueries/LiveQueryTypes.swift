@@ -211,3 +211,9 @@ public enum ExternalPrecision: String, Hashable, Sendable {
     /// re-sent). Today's behaviour for every database.
     case all
 }
+
+/// One event of a database's session, live or traced (`LiveDatabase.sessionEvents()`).
+public enum SessionEvent: Sendable {
+    case live(LiveQueryEvent)
+    case trace(TraceEvent)
+}

@@ -23,6 +23,13 @@ final class StatementTracer: Sendable {
         var sessionTraced = true
     }
     private let state = Locked(State())
+    /// Where every event also goes, in the same call (the database's one
+    /// ordered stream of live and trace events).
+    private let relay: (@Sendable (TraceEvent) -> Void)?
+
+    init(relay: (@Sendable (TraceEvent) -> Void)? = nil) {
+        self.relay = relay
+    }
 
     var settings: TraceSettings {
         get { state.withLock { $0.settings } }
@@ -50,11 +57,12 @@ final class StatementTracer: Sendable {
         sql: String, elapsed: Duration, rows: Int, counters: StatementCounters? = nil, origin: TraceEvent.Origin
     ) {
         let (settings, subscribers) = state.withLock { ($0.settings, Array($0.subscribers.values)) }
-        guard settings.enabled, !subscribers.isEmpty else { return }
+        guard settings.enabled, !subscribers.isEmpty || relay != nil else { return }
         let event =
             settings.profile
             ? TraceEvent(sql: sql, elapsed: elapsed, rows: rows, counters: counters, origin: origin)
             : TraceEvent(sql: sql, origin: origin)
+        relay?(event)
         for subscriber in subscribers { subscriber.yield(event) }
     }
 

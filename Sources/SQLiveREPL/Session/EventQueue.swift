@@ -47,17 +47,21 @@ final class EventQueue: Sendable {
 
     var isEmpty: Bool { items.withLock { $0.isEmpty } }
 
-    /// Starts moving a database's events here; cancel the tasks to stop.
+    /// Starts moving a database's events here, in the order they happened
+    /// (one stream: a refresh's trace line before the change it
+    /// delivered); cancel the task to stop.
     func pump(_ database: LiveDatabase) -> [Task<Void, Never>] {
-        let live = database.liveQueryEvents()
-        let trace = database.traceEvents()
+        let events = database.sessionEvents()
         return [
             Task { [self] in
-                for await event in live { append(.live(event)) }
-            },
-            Task { [self] in
-                for await event in trace where event.origin != .user { append(.trace(event)) }
-            },
+                for await event in events {
+                    switch event {
+                    case .live(let live): append(.live(live))
+                    case .trace(let trace) where trace.origin != .user: append(.trace(trace))
+                    case .trace: break
+                    }
+                }
+            }
         ]
     }
 }

@@ -141,21 +141,20 @@ actor ServerSession {
     private func startForwarding(_ database: LiveDatabase) {
         // Subscribe now, before any live query is registered, so that no
         // event is missed.
-        let events = database.liveQueryEvents()
-        let traces = database.traceEvents()
+        // One stream, in order: a refresh's trace line comes before the
+        // change it delivered.
+        let events = database.sessionEvents()
         let writer = self.writer
         forwarders = [
             Task { [weak self] in
                 for await event in events {
                     guard let self else { return }
-                    writer.send(self.notification(for: event))
+                    switch event {
+                    case .live(let live): writer.send(self.notification(for: live))
+                    case .trace(let trace): writer.send(Self.notification(for: trace))
+                    }
                 }
-            },
-            Task {
-                for await event in traces {
-                    writer.send(Self.notification(for: event))
-                }
-            },
+            }
         ]
     }
 

@@ -39,6 +39,21 @@ struct CoalescingStateMachineTests {
                 == .refresh(["a": .init(events: 2, cause: .external), "b": .init(events: 1, cause: .external)]))
     }
 
+    @Test("A presumed external change does not make a pending change of sqlive's own external")
+    func presumedCause() {
+        var machine = Machine(window: .milliseconds(15))
+        _ = machine.keysDidChange(["a"], cause: .local, at: .ms(0))
+        #expect(machine.refreshDidFinish(at: .ms(1)) == .wake(at: .ms(16)))
+        _ = machine.keysDidChange(["a", "b"], cause: .local, at: .ms(2))
+        _ = machine.keysDidChange(["a", "c"], cause: .external, keepsPendingCause: true, at: .ms(3))
+        #expect(
+            machine.timerDidFire(at: .ms(16))
+                == .refresh([
+                    "a": .init(events: 2, cause: .local), "b": .init(events: 1, cause: .local),
+                    "c": .init(events: 1, cause: .external),
+                ]))
+    }
+
     @Test("A quiet window returns to idle, and the next change is a leading edge again")
     func quiet() {
         var machine = Machine(window: .milliseconds(15))

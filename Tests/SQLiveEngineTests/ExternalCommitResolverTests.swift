@@ -48,7 +48,10 @@ struct ExternalCommitResolverTests {
         ) async throws -> [Set<String>?] {
             let emitted = Locked<[Set<String>?]>([])
             let emit: @Sendable (ChangeSignal) -> Void = { signal in
-                if case .external(let tables) = signal { emitted.withLock { $0.append(tables) } }
+                switch signal {
+                case .external(let tables), .presumedExternal(let tables): emitted.withLock { $0.append(tables) }
+                default: break
+                }
             }
             let release = occupy()
             // Ends when the resolver's children have.

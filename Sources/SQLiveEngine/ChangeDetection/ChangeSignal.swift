@@ -14,6 +14,11 @@ enum ChangeSignal: Sendable {
     /// Another connection or process committed: the tables it wrote
     /// (lowercased, read from the WAL), or `nil` when they are unknown.
     case external(Set<String>?)
+    /// A data version change the session's own commit may explain, whose
+    /// question the session was too busy to answer in time: refreshed as
+    /// another writer's commit would be, but a presumption does not make a
+    /// change of sqlive's own waiting for the same refresh "external".
+    case presumedExternal(Set<String>?)
     /// The schema changed (tables created, dropped, altered), in the main
     /// or the temp schema.
     case schemaChanged(ChangeCause)
@@ -31,7 +36,7 @@ enum ChangeSignal: Sendable {
     var tables: Set<String>? {
         switch self {
         case .local(let kinds): Set(kinds.map { $0.tableName.lowercased() })
-        case .external(let tables): tables
+        case .external(let tables), .presumedExternal(let tables): tables
         default: nil
         }
     }

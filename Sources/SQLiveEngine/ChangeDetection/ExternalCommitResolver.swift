@@ -67,7 +67,7 @@ final class ExternalCommitResolver<C: Clock>: Sendable where C.Duration == Durat
         switch arrival {
         case .folded: return
         case .external(let tables):
-            emit(.external(tables))
+            emit(.presumedExternal(tables))
             return
         case .ask(let asked): chain = asked
         }
@@ -107,7 +107,7 @@ final class ExternalCommitResolver<C: Clock>: Sendable where C.Duration == Durat
                 case .done: return
                 case .wait(let until): deadline = until
                 case .external(let tables):
-                    emit(.external(tables))
+                    emit(.presumedExternal(tables))
                     return
                 }
             }

@@ -238,10 +238,10 @@ struct LiveQueryRegistry {
             Array(Set(kinds.flatMap { index.keys(modifiedBy: $0) }))
         case .rolledBack:
             evaluations.values.filter { $0.home == .session }.map(\.definition)
-        case .external(let tables?):
+        case .external(let tables?), .presumedExternal(let tables?):
             // A region reads a table when an insert into it could change it.
             Array(index.keys(readingAnyOf: tables))
-        case .localUnobserved, .external(nil), .schemaChanged, .damage, .fileWritten:
+        case .localUnobserved, .external(nil), .presumedExternal(nil), .schemaChanged, .damage, .fileWritten:
             Array(evaluations.keys)
         case .fileChanged:
             []

@@ -72,8 +72,13 @@ struct CoalescingStateMachine<Key: Hashable & Sendable, Instant: InstantProtocol
     }
 
     /// Keys changed (`events` times, for changes counted elsewhere).
+    ///
+    /// - parameter keepsPendingCause: the cause is a presumption (a commit
+    ///   the session was too busy to claim): a key already pending keeps
+    ///   the cause it has.
     mutating func keysDidChange(
-        _ keys: some Sequence<Key>, cause: ChangeCause, events: Int = 1, tables: Set<String>? = nil, at now: Instant
+        _ keys: some Sequence<Key>, cause: ChangeCause, keepsPendingCause: Bool = false, events: Int = 1,
+        tables: Set<String>? = nil, at now: Instant
     ) -> Action {
         var any = false
         for key in keys {
@@ -82,7 +87,7 @@ struct CoalescingStateMachine<Key: Hashable & Sendable, Instant: InstantProtocol
                 pending[key] = Pending(events: events, cause: cause, tables: tables)
             } else {
                 pending[key]!.events += events
-                pending[key]!.cause = cause
+                if !keepsPendingCause { pending[key]!.cause = cause }
                 pending[key]!.merge(tables: tables)
             }
         }

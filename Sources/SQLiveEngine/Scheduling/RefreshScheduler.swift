@@ -283,11 +283,14 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             cachesToDrop = [.committed, .session]
             cause = .external
         case .local, .localUnobserved, .rolledBack: cause = .local
-        case .external: cause = .external
+        case .external, .presumedExternal: cause = .external
         case .schemaChanged(let schemaCause): cause = schemaCause
         }
+        let presumed = if case .presumedExternal = signal { true } else { false }
         let active = registry.markPaused(registry.definitions(affectedBy: signal), cause: cause)
-        perform(machine.keysDidChange(active, cause: cause, tables: signal.tables, at: clock.now))
+        perform(
+            machine.keysDidChange(
+                active, cause: cause, keepsPendingCause: presumed, tables: signal.tables, at: clock.now))
     }
 
     /// The run loop's way in for a signal: handles it and, when it is one

@@ -20,6 +20,10 @@ struct CommitQuestionsTests {
         func timer(_ schema: String, _ chain: Int, _ ms: Int) -> Questions.TimerStep {
             questions.timerFired(schema, chain: chain, at: .ms(ms))
         }
+        /// The timer, with a commit of the session in flight.
+        func timerInFlight(_ schema: String, _ chain: Int, _ ms: Int) -> Questions.TimerStep {
+            questions.timerFired(schema, chain: chain, commitInFlight: true, at: .ms(ms))
+        }
     }
 
     @Test("One question per database; later changes fold into it; a local answer with folds asks again")
@@ -64,5 +68,21 @@ struct CommitQuestionsTests {
         // The late answer: what it covers was told already.
         #expect(answer("main", false, 40) == .done)
         #expect(arrive("main", ["d"], 41) == .ask(chain: 2))
+    }
+
+    @Test("Due while a commit of the session is in flight: the timer waits for it, up to the grace, then tells")
+    func commitInFlight() {
+        let questions = Driver()
+        let (arrive, answer, timer, timerInFlight) = (
+            questions.arrive, questions.answer, questions.timer, questions.timerInFlight
+        )
+        #expect(arrive("main", ["a"], 0) == .ask(chain: 1))
+        #expect(timerInFlight("main", 1, 25) == .wait(until: .ms(27)))
+        // The commit settled and the session answered: its own.
+        #expect(answer("main", false, 30) == .done)
+        #expect(timer("main", 1, 31) == .done)
+        // Still in flight after the grace: told as external.
+        #expect(arrive("main", ["b"], 100) == .ask(chain: 2))
+        #expect(timerInFlight("main", 2, 1_120) == .external(["b"]))
     }
 }

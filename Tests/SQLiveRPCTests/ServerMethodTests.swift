@@ -244,7 +244,12 @@ struct ServerMethodTests {
 
     @Test func liveQueryLifecycleWithLocalWrites() async throws {
         let directory = try TemporaryDirectory()
-        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)
+        // The real binary: an in-process server shares the test runner's
+        // two pool threads with every other suite, and starved there for
+        // seconds, its watcher presumed the session's own CREATE TABLE an
+        // external commit and the refresh that presumption caused read the
+        // INSERT first (labelled external).
+        let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url, binary: true)
         _ = try await server.result("query/execute", ["sql": "CREATE TABLE players(name, score)"])
         let registered = try await server.result(
             "liveQuery/register",

@@ -11,9 +11,13 @@
 ///   answer covers only what happened before it was read), the patience
 ///   starting over. Otherwise nothing to tell.
 /// - **The timer looks.** Answered, or asked again by another chain: done.
-///   Not due yet: look again at the due time. Due: the session is busy, so
-///   emit the question's changes as external now, and take later ones as
-///   external at once until the answer comes.
+///   Not due yet: look again at the due time. Due while a commit of the
+///   session is in flight (SQLite committed, GRDB has not told the
+///   recorder yet: a writer thread descheduled on a loaded machine): that
+///   commit explains the change and its answer is moments away, so look
+///   again soon, for up to `commitGrace`. Due otherwise: the session is
+///   busy, so emit the question's changes as external now, and take later
+///   ones as external at once until the answer comes.
 ///
 /// Tested with a manual instant (`CommitQuestionsTests`); the resolver
 /// does the asking and the sleeping.
@@ -107,10 +111,19 @@ struct CommitQuestions<Instant: InstantProtocol> where Instant.Duration == Durat
         case external(Set<String>?)
     }
 
-    mutating func timerFired(_ schema: String, chain: Int, at now: Instant) -> TimerStep {
+    /// How long past the patience a question waits for a commit of the
+    /// session that is in flight.
+    static var commitGrace: Duration { .seconds(1) }
+
+    mutating func timerFired(
+        _ schema: String, chain: Int, commitInFlight: Bool = false, at now: Instant
+    ) -> TimerStep {
         guard let current = waiting[schema], current.chain == chain, !current.timedOut else { return .done }
         let due = current.askedAt.advanced(by: patience)
         if now < due { return .wait(until: due) }
+        if commitInFlight, now < due.advanced(by: Self.commitGrace) {
+            return .wait(until: now.advanced(by: .milliseconds(2)))
+        }
         waiting[schema]?.timedOut = true
         // The change told now covers the ones folded so far.
         waiting[schema]?.folded = nil

@@ -14,6 +14,8 @@ import SQLiveLocks
 final class ExternalCommitResolver<C: Clock>: Sendable where C.Duration == Duration {
     let session: any DatabaseWriter
     let clock: C
+    /// The session's commits: one in flight explains a change (`CommitQuestions`).
+    let ledger: LocalCommitLedger?
     // Mutable State: guarded by the mutex; read and written on the
     // session's connection (GRDB's writer queue).
     /// The session connection's data version of each watched database, as last read.
@@ -22,9 +24,12 @@ final class ExternalCommitResolver<C: Clock>: Sendable where C.Duration == Durat
     /// `CommitQuestions`); written by the run loop's body and children.
     private let questions: Locked<CommitQuestions<C.Instant>>
 
-    init(session: any DatabaseWriter, clock: C, patience: Duration = .milliseconds(20)) {
+    init(
+        session: any DatabaseWriter, clock: C, ledger: LocalCommitLedger? = nil, patience: Duration = .milliseconds(20)
+    ) {
         self.session = session
         self.clock = clock
+        self.ledger = ledger
         self.questions = Locked(CommitQuestions(patience: patience))
     }
 
@@ -103,7 +108,8 @@ final class ExternalCommitResolver<C: Clock>: Sendable where C.Duration == Durat
                 let slice = clock.now.advanced(by: Self.slice)
                 try? await clock.sleep(until: min(deadline, slice), tolerance: nil)
                 let now = clock.now
-                switch questions.withLock({ $0.timerFired(schema, chain: chain, at: now) }) {
+                let inFlight = ledger.map { $0.started != $0.settled } ?? false
+                switch questions.withLock({ $0.timerFired(schema, chain: chain, commitInFlight: inFlight, at: now) }) {
                 case .done: return
                 case .wait(let until): deadline = until
                 case .external(let tables):

@@ -64,7 +64,7 @@ final class LiveQueryCenter: Sendable {
         let continuation = signalContinuation
         recorder = ChangeRecorder(interest: interest, ledger: ledger) { signal in continuation.yield(signal) }
         reader = try LiveQueryReader(session: session, location: location, configuration: configuration)
-        resolver = ExternalCommitResolver(session: session, clock: ContinuousClock())
+        resolver = ExternalCommitResolver(session: session, clock: ContinuousClock(), ledger: ledger)
         scheduler = RefreshScheduler(
             reader: reader, tracer: tracer, events: events, interest: interest, options: options,
             clock: ContinuousClock())

@@ -114,6 +114,24 @@ struct ReplacedFileTests {
         guard rename(copy, path) == 0 else { throw WriterFailed(description: "rename failed") }
 
         try await recorder.waitForRows("sum") { $0 == [[.integer(501)]] }
+        if mode == .wal {
+            // This process still holds the shared lock that tells other
+            // processes the wal-index is in use (SQLite's DMS byte, 128 in
+            // `-shm`): without it, the next opener truncates `-shm` under
+            // our mapping (the old connections, closed after the new ones
+            // opened, used to drop it: SIGBUS in the suite).
+            let probe = try Spawn.run(
+                "/usr/bin/env",
+                [
+                    "python3", "-c",
+                    "import fcntl,os,struct,sys; fd=os.open(sys.argv[1], os.O_RDWR); "
+                        + "l=struct.pack('hhqqi', fcntl.F_WRLCK, 0, 128, 1, 0); "
+                        + "r=fcntl.fcntl(fd, fcntl.F_GETLK, l); "
+                        + "print('held' if struct.unpack('hhqqi', r)[0] != fcntl.F_UNLCK else 'free')",
+                    path + "-shm",
+                ])
+            #expect(probe.stdout == "held\n", "\(probe.stdout)\(probe.stderr)")
+        }
         let events = recorder.all
         #expect(
             events.contains {

@@ -198,6 +198,21 @@ public final class LiveDatabase: Sendable {
     func follow(_ change: DatabaseFileChange) async {
         let old = state.withLock { $0.core }
         let path = change.path
+        // A WAL file's `-shm` has the same name for the old file and the
+        // new one: opened while the old connections still map it, SQLite
+        // gives the new connections a second shared-memory node on the same
+        // file, and closing the old node's descriptor then drops every POSIX
+        // lock this process holds on it (the new node's too). Another
+        // process then takes the file for the first and truncates it under
+        // the new mapping: SIGBUS at the next wal-index read (the test
+        // suite's crash). So the old connections close first; their live
+        // queries wait in `moving` for the new ones.
+        let shmPath = (location.filePath.map { DatabaseLocation.resolvingSymbolicLinks($0) } ?? path) + "-shm"
+        var moving: [LiveQueryRegistry.Moved]?
+        if FileManager.default.fileExists(atPath: shmPath) {
+            moving = await old.live.scheduler.handOver()
+            await Self.shut(old)
+        }
         let new: Core
         do {
             new = try await Self.openCore(location, options: options, tracer: tracer, events: events) {
@@ -208,14 +223,22 @@ public final class LiveDatabase: Sendable {
                 .databaseFileChanged(
                     DatabaseFileChange(
                         path: path, reason: .replaced,
-                        message: "\(path) was replaced by a file sqlive cannot open (\(error)); "
-                            + "the live queries go on reading the file it replaced")))
+                        message: moving == nil
+                            ? "\(path) was replaced by a file sqlive cannot open (\(error)); "
+                                + "the live queries go on reading the file it replaced"
+                            : "\(path) was replaced by a file sqlive cannot open (\(error)); "
+                                + "its live queries ended with the file it replaced")))
             return
         }
         // The old scheduler stops taking changes as it hands its queries
         // over; the new one has them all before anyone can reach it.
-        let moving = await old.live.scheduler.handOver()
-        await new.live.scheduler.adopt(moving)
+        let handed: [LiveQueryRegistry.Moved]
+        if let moving {
+            handed = moving
+        } else {
+            handed = await old.live.scheduler.handOver()
+        }
+        await new.live.scheduler.adopt(handed)
         let adopted = state.withLock { state -> Bool in
             guard !state.closed else { return false }
             state.core = new
@@ -230,6 +253,6 @@ public final class LiveDatabase: Sendable {
                 DatabaseFileChange(
                     path: path, reason: .replaced,
                     message: "\(path) was replaced by another file: the live queries now read the new one")))
-        await Self.shut(old)
+        if moving == nil { await Self.shut(old) }
     }
 }

@@ -55,7 +55,8 @@ struct CommitQuestionsTests {
         #expect(answer("main", true, 5) == .external(nil))
     }
 
-    @Test("A busy session: the question times out, its changes are told at once, and so are later ones until the answer")
+    @Test(
+        "A busy session: the question times out, its changes are told at once, and so are later ones until the answer")
     func patience() {
         let questions = Driver()
         let (arrive, answer, timer) = (questions.arrive, questions.answer, questions.timer)

@@ -13,8 +13,10 @@ struct LikeTests {
         let alphabet: [Character] = ["a", "B", "c", "%", "_"]
         try queue.read { db in
             for _ in 0..<3_000 {
-                let pattern = String((0..<Int.random(in: 0...6, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
-                let text = String((0..<Int.random(in: 0...7, using: &random)).map { _ in "aAbBc".randomElement(using: &random)! })
+                let pattern = String(
+                    (0..<Int.random(in: 0...6, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
+                let text = String(
+                    (0..<Int.random(in: 0...7, using: &random)).map { _ in "aAbBc".randomElement(using: &random)! })
                 let sqlite = try Bool.fetchOne(db, sql: "SELECT ? LIKE ?", arguments: [text, pattern]) ?? false
                 #expect(SchemaInfo.like(pattern, text) == sqlite, "'\(text)' LIKE '\(pattern)'")
             }

@@ -8,10 +8,12 @@ import Testing
 /// changes under `SELECT *`, a database opened through a symbolic link.
 @Suite("Live queries at the edges", .timeLimit(.minutes(2)))
 struct LiveEdgeTests {
-    @Test("sqlive's own writes to a WITHOUT ROWID table refresh its live queries (SQLite reports no row event for them)")
+    @Test(
+        "sqlive's own writes to a WITHOUT ROWID table refresh its live queries (SQLite reports no row event for them)")
     func withoutRowidOwnWrites() async throws {
         let database = try await LiveDatabase.open(.memory)
-        _ = try await database.execute("CREATE TABLE k(a TEXT PRIMARY KEY, b) WITHOUT ROWID; INSERT INTO k VALUES ('p', 1)")
+        _ = try await database.execute(
+            "CREATE TABLE k(a TEXT PRIMARY KEY, b) WITHOUT ROWID; INSERT INTO k VALUES ('p', 1)")
         let recorder = EventRecorder(database)
         _ = try await database.registerLiveQuery(name: "k", LiveQueryDefinition(sql: "SELECT a, b FROM k ORDER BY a"))
         _ = try await database.execute("INSERT INTO k VALUES ('q', 2)")

@@ -14,7 +14,9 @@ struct LiveQueryRegistryTests {
         LiveQueryResult(columns: ["id", "v"], rows: rows)
     }
 
-    static func fetched(_ rows: [[SQLValue]], region: DatabaseRegion, keyColumns: [Int]? = [0]) -> LiveQueryFetcher.Fetched {
+    static func fetched(_ rows: [[SQLValue]], region: DatabaseRegion, keyColumns: [Int]? = [0])
+        -> LiveQueryFetcher.Fetched
+    {
         LiveQueryFetcher.Fetched(
             result: result(rows), region: region, tables: ["t"], elapsed: .milliseconds(1),
             counters: StatementCounters(), keyColumns: keyColumns)
@@ -27,7 +29,9 @@ struct LiveQueryRegistryTests {
         }
     }
 
-    @Test("A changed result reaches the active members once, at their next version; paused ones note it; equal ones send nothing")
+    @Test(
+        "A changed result reaches the active members once, at their next version; paused ones note it; equal ones send nothing"
+    )
     func reduceChanges() throws {
         let region = try Self.region(Self.definition.sql)
         var registry = LiveQueryRegistry()
@@ -49,7 +53,8 @@ struct LiveQueryRegistryTests {
             return nil
         }
         #expect(changes.map(\.name) == ["changes", "rows"])
-        #expect(changes.allSatisfy { $0.version == 2 && $0.coalesced == 2 && $0.cause == .external && $0.tables == ["t"] })
+        #expect(
+            changes.allSatisfy { $0.version == 2 && $0.coalesced == 2 && $0.cause == .external && $0.tables == ["t"] })
         #expect(changes.first { $0.name == "rows" }?.changes == nil)
         #expect(changes.first { $0.name == "changes" }?.changes?.changed.map(\.at) == [1])
         #expect(registry.queries["paused"]?.missed?.events == 1)

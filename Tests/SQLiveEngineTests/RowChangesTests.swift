@@ -110,7 +110,8 @@ struct ChangesOnlyLiveTests {
             delivery: .changesOnly)
         #expect(snapshot.result.rows.count == 20_000)
         #expect(!snapshot.result.truncated)
-        try await SQLite3CLI.run(path, "UPDATE items SET qty = 100 WHERE id = 777; DELETE FROM items WHERE id = 5;")
+        try await SQLite3CLI.run(
+            path, "UPDATE items SET qty = 100 WHERE id = 777; DELETE FROM items WHERE id = 5;", defaultTimeout: true)
         try await recorder.wait("a change") { _ in !recorder.changes("items").isEmpty }
         // Both statements may come as one change or as two: apply them all.
         var rows = snapshot.result.rows
@@ -136,7 +137,8 @@ struct ChangesOnlyLiveTests {
     func keys() async throws {
         let database = try await LiveDatabase.open(.memory)
         _ = try await database.execute(
-            "CREATE TABLE t(a, b); INSERT INTO t VALUES (1, 'x'), (2, 'y'); CREATE TABLE k(a TEXT, b, PRIMARY KEY (a, b)) WITHOUT ROWID; INSERT INTO k VALUES ('p', 1)")
+            "CREATE TABLE t(a, b); INSERT INTO t VALUES (1, 'x'), (2, 'y'); CREATE TABLE k(a TEXT, b, PRIMARY KEY (a, b)) WITHOUT ROWID; INSERT INTO k VALUES ('p', 1)"
+        )
         let recorder = EventRecorder(database)
         _ = try await database.registerLiveQuery(
             name: "content", LiveQueryDefinition(sql: "SELECT a, b FROM t"), delivery: .changesOnly)

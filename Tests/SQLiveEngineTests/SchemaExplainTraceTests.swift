@@ -166,7 +166,8 @@ struct SessionEventTests {
         let recorder = StreamRecorder(database.sessionEvents())
         _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
         for value in 1...20 {
-            _ = try await database.execute("INSERT INTO t VALUES (?)", parameters: .positional([.integer(Int64(value))]))
+            _ = try await database.execute(
+                "INSERT INTO t VALUES (?)", parameters: .positional([.integer(Int64(value))]))
         }
         try await recorder.wait("the last change") { events in
             events.contains { event in

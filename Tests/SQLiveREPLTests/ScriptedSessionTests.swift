@@ -412,7 +412,9 @@ struct ScriptedSessionTests {
             #expect(
                 output.stdout.contains("\n" + command + " ") || output.stdout.hasPrefix(command + " "), "\(command)")
         }
-        #expect(output.stdout.contains(".watch [--diff|--changes] [--max-rows N] [--replace] NAME SQL\n  Register live query NAME"))
+        #expect(
+            output.stdout.contains(
+                ".watch [--diff|--changes] [--max-rows N] [--replace] NAME SQL\n  Register live query NAME"))
         #expect(output.stdout.hasSuffix("hello world\n"))
         #expect(output.status == 0)
         // A script has no panel: `.panel` is accepted and changes nothing.
@@ -489,7 +491,9 @@ struct ScriptedSessionTests {
         #expect(output.status == 1)
     }
 
-    @Test(".watch --changes re-prints only what another process changed, matched by the primary key; --max-rows caps and counts")
+    @Test(
+        ".watch --changes re-prints only what another process changed, matched by the primary key; --max-rows caps and counts"
+    )
     func changesOnlyWatch() async throws {
         let (directory, database) = try fixture()
         let script = try directory.write(
@@ -511,7 +515,10 @@ struct ScriptedSessionTests {
         try Processes.sqlite3(database, "UPDATE players SET score = 7 WHERE id = 2;")
         #expect(await Processes.wait(process))
         let stdout = try String(contentsOfFile: out, encoding: .utf8)
-        #expect(stdout.hasSuffix("ready\n-- top v2 (external, coalesced 1)\nchange|row|id|name|score\n~|2|2|Blob Jr|7\n-- (the first 2 of 3 rows)\ndone\n"), "\(stdout)")
+        #expect(
+            stdout.hasSuffix(
+                "ready\n-- top v2 (external, coalesced 1)\nchange|row|id|name|score\n~|2|2|Blob Jr|7\n-- (the first 2 of 3 rows)\ndone\n"
+            ), "\(stdout)")
         #expect(stdout.hasPrefix("-- top v1 (watching, reads players)\nid|name|score\n"))
         #expect(stdout.contains("-- (the first 2 of 3 rows)\nready"))
         #expect(try String(contentsOfFile: err, encoding: .utf8) == "")

@@ -39,7 +39,10 @@ struct PythonClientTests {
                             [
                                 script, "--sqlive", SQLiveBinary.path, "--max-rows", "200000", "--check", "12",
                                 database, "items", "SELECT id, name, qty FROM items ORDER BY id",
-                            ], environment: ProcessInfo.processInfo.environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 })
+                            ],
+                            environment: ProcessInfo.processInfo.environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) {
+                                $1
+                            })
                     })
             }
         }

@@ -206,7 +206,9 @@ struct ServerMethodTests {
         #expect(listed?["lastRunMs"]?.doubleValue != nil)
     }
 
-    @Test("diff: \"only\" sends the first result in full, then only the changes, keyed; maxRows sets the cap; bad values are refused")
+    @Test(
+        "diff: \"only\" sends the first result in full, then only the changes, keyed; maxRows sets the cap; bad values are refused"
+    )
     func changesOnly() async throws {
         let directory = try TemporaryDirectory()
         let server = try await ServerProcess.started(database: "db.sqlite", directory: directory.url)
@@ -235,7 +237,8 @@ struct ServerMethodTests {
                     "changed": [],
                 ])
         #expect(try await server.result("liveQuery/list")["liveQueries"]?[0]?["diff"] == "only")
-        let sometimes = try await server.error("liveQuery/register", ["name": "u", "sql": "SELECT 1", "diff": "sometimes"])
+        let sometimes = try await server.error(
+            "liveQuery/register", ["name": "u", "sql": "SELECT 1", "diff": "sometimes"])
         #expect(sometimes["code"] == -32602)
         let zero = try await server.error("liveQuery/register", ["name": "u", "sql": "SELECT 1", "maxRows": 0])
         #expect(zero["code"] == -32602)

@@ -45,13 +45,15 @@ struct ServerResourceTests {
         #expect(register["code"] == -32013)
         // A live query whose result grows past the limit fails, and says why.
         _ = try await server.result("liveQuery/register", ["name": "grows", "sql": "SELECT x FROM b WHERE rowid > 1"])
-        try sqlite3(path, "UPDATE b SET x = randomblob(70000000) WHERE rowid = 2;")
+        try SQLite3CLI.runBlocking(path, "UPDATE b SET x = randomblob(70000000) WHERE rowid = 2;", defaultTimeout: true)
         let failed = try await server.notification("liveQuery/error") { $0["name"] == "grows" }
         #expect(failed["error"]?["code"] == -32013)
         // Memory: SQLite's own copy of the value, not three more of ours.
-        let peak = try String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8)
+        let peak =
+            try String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8)
             .split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
-            .flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first }.flatMap { Int($0) } ?? 0
+            .flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first }.flatMap { Int($0) }
+            ?? 0
         if ProcessInfo.processInfo.environment["SQLIVE_SANITIZER"] == nil {
             #expect(peak < 300 * 1024, "peak resident \(peak) KiB")
         }

@@ -8,19 +8,25 @@ public enum SQLite3CLI {
 
     /// Runs SQL with `sqlite3 PATH`, feeding it on standard input, and
     /// returns standard output. Throws when sqlite3 fails.
+    ///
+    /// - parameter defaultTimeout: leave the busy timeout at the shell's
+    ///   default (none), as an application's writer has it, instead of 10 s.
     @discardableResult
-    public static func run(_ path: String, _ sql: String) async throws -> String {
+    public static func run(_ path: String, _ sql: String, defaultTimeout: Bool = false) async throws -> String {
         // Waiting for a process blocks a thread: keep it off Swift
         // concurrency's pool, which has only as many threads as cores.
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(path, sql) })
+                continuation.resume(with: Result { try runBlocking(path, sql, defaultTimeout: defaultTimeout) })
             }
         }
     }
 
-    public static func runBlocking(_ path: String, _ sql: String) throws -> String {
-        let outcome = try Spawn.run("/usr/bin/sqlite3", ["-bail", "-cmd", ".timeout 10000", path], input: sql)
+    @discardableResult
+    public static func runBlocking(_ path: String, _ sql: String, defaultTimeout: Bool = false) throws -> String {
+        let outcome = try Spawn.run(
+            "/usr/bin/sqlite3", defaultTimeout ? ["-bail", path] : ["-bail", "-cmd", ".timeout 10000", path],
+            input: sql)
         guard outcome.status == 0 else { throw Failure(description: "sqlite3 failed: \(outcome.stderr)") }
         return outcome.stdout
     }

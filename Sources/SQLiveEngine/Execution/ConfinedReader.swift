@@ -240,7 +240,9 @@ extension SQLValue {
         switch self {
         case .null: 5
         case .integer(let integer):
-            if integer == .min { 21 } else {
+            if integer == .min {
+                21
+            } else {
                 {
                     var digits = integer < 0 ? 3 : 2
                     var rest = integer.magnitude
@@ -251,11 +253,20 @@ extension SQLValue {
                     return digits
                 }()
             }
-        case .real: 25
-        case .text(let text): text.utf8.count + 3
-        case .blob(let data): (data.count + 2) / 3 * 4 + 13
+        case .real: Self.printedRealBytes
+        case .text(let text): Self.printedByteCount(textBytes: text.utf8.count)
+        case .blob(let data): Self.printedByteCount(blobBytes: data.count)
         }
     }
+
+    /// A REAL's longest printed form, with its separator.
+    static let printedRealBytes = 25
+
+    /// Text of `count` bytes, quoted, with its separator.
+    static func printedByteCount(textBytes count: Int) -> Int { count + 3 }
+
+    /// A blob of `count` bytes in base64 inside `{"$blob": …}`, with its separator.
+    static func printedByteCount(blobBytes count: Int) -> Int { (count + 2) / 3 * 4 + 13 }
 }
 
 extension LiveDatabase {

@@ -154,7 +154,8 @@ final class LiveQueryCenter: Sendable {
     private static func run(
         scheduler: RefreshScheduler<ContinuousClock>, signals: AsyncStream<ChangeSignal>,
         findings: AsyncStream<ExternalChangeWatcher.Finding>, emit: @escaping @Sendable (ChangeSignal) -> Void,
-        resolver: ExternalCommitResolver<ContinuousClock>, fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void
+        resolver: ExternalCommitResolver<ContinuousClock>,
+        fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void
     ) async {
         await withDiscardingTaskGroup { group in
             group.addTask {

@@ -227,7 +227,9 @@ extension LiveQueryFetcher {
             let origin = Origin(schema: String(cString: schema), table: String(cString: table))
             if keyColumnsByTable[origin] == nil { order.append(origin) }
             let columnName = String(cString: name).lowercased()
-            if keyColumnsByTable[origin]?[columnName] == nil { keyColumnsByTable[origin, default: [:]][columnName] = column }
+            if keyColumnsByTable[origin]?[columnName] == nil {
+                keyColumnsByTable[origin, default: [:]][columnName] = column
+            }
         }
         for origin in order {
             let found = keyColumnsByTable[origin]!
@@ -243,7 +245,8 @@ extension LiveQueryFetcher {
     private static func primaryKeyWidth(_ schema: String, _ table: String, _ connection: OpaquePointer) -> Int {
         var statement: OpaquePointer?
         guard
-            sqlite3_prepare_v2(connection, "SELECT count(*) FROM pragma_table_info(?1, ?2) WHERE pk > 0", -1, &statement, nil)
+            sqlite3_prepare_v2(
+                connection, "SELECT count(*) FROM pragma_table_info(?1, ?2) WHERE pk > 0", -1, &statement, nil)
                 == SQLITE_OK
         else { return -1 }
         defer { sqlite3_finalize(statement) }

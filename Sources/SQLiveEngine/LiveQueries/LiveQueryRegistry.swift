@@ -228,7 +228,6 @@ struct LiveQueryRegistry {
         (evaluations[definition]?.members ?? []).filter { queries[$0].map { !$0.paused } ?? false }
     }
 
-
     // MARK: - Mark
 
     /// The evaluations a change signal concerns.

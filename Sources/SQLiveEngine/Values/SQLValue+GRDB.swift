@@ -39,12 +39,13 @@ extension SQLValue {
         for index in 0..<Int32(columnCount) {
             switch sqlite3_column_type(statement, index) {
             case SQLITE_INTEGER: total += SQLValue.integer(sqlite3_column_int64(statement, index)).printedByteCount
-            case SQLITE_FLOAT: total += 25
+            case SQLITE_FLOAT: total += SQLValue.printedRealBytes
             case SQLITE_TEXT:
                 _ = sqlite3_column_text(statement, index)
-                total += Int(sqlite3_column_bytes(statement, index)) + 3
-            case SQLITE_BLOB: total += (Int(sqlite3_column_bytes(statement, index)) + 2) / 3 * 4 + 13
-            default: total += 5
+                total += SQLValue.printedByteCount(textBytes: Int(sqlite3_column_bytes(statement, index)))
+            case SQLITE_BLOB:
+                total += SQLValue.printedByteCount(blobBytes: Int(sqlite3_column_bytes(statement, index)))
+            default: total += SQLValue.null.printedByteCount
             }
         }
         return total

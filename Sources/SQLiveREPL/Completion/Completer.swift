@@ -107,7 +107,8 @@ public struct Completer: Sendable {
         case "watch":
             let name = arguments.first { !$0.hasPrefix("--") }
             if name == nil {
-                return word.hasPrefix("-") ? options(["--changes", "--diff", "--max-rows", "--replace"]) : options(liveQueryNames)
+                return word.hasPrefix("-")
+                    ? options(["--changes", "--diff", "--max-rows", "--replace"]) : options(liveQueryNames)
             }
             let sql = Self.textAfter(tokenCount: arguments.prefix { $0.hasPrefix("--") }.count + 2, in: head)
             return Completions(candidates: completeSQL(text: sql + word, head: sql[...], word: word))

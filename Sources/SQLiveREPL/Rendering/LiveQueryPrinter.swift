@@ -61,11 +61,15 @@ public struct LiveQueryPrinter: Sendable {
         var entries: [(order: Int, row: StyledRow)] = []
         for removed in changes.removed {
             entries.append(
-                (removed.from, StyledRow([.text("-"), .integer(Int64(removed.from + 1))] + removed.row, style: .removed)))
+                (
+                    removed.from,
+                    StyledRow([.text("-"), .integer(Int64(removed.from + 1))] + removed.row, style: .removed)
+                ))
         }
         for changed in changes.changed {
             let old = previous.rows[changed.from]
-            let columns = Set(changed.row.indices.filter { $0 >= old.count || old[$0] != changed.row[$0] }.map { $0 + 2 })
+            let columns = Set(
+                changed.row.indices.filter { $0 >= old.count || old[$0] != changed.row[$0] }.map { $0 + 2 })
             entries.append(
                 (
                     changed.at,

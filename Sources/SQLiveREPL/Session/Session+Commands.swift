@@ -136,7 +136,8 @@ extension Session {
         if existing.contains(name) {
             snapshot = try Blocking.run {
                 try await database.updateLiveQuery(
-                    name: name, sql: definition.sql, parameters: definition.parameters, maxRows: .some(definition.maxRows),
+                    name: name, sql: definition.sql, parameters: definition.parameters,
+                    maxRows: .some(definition.maxRows),
                     delivery: delivery)
             }
             replaced = true

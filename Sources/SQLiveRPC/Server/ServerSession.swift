@@ -171,7 +171,9 @@ actor ServerSession {
                 diff = .init(added: rowDiff.added.rpcRows, removed: rowDiff.removed.rpcRows)
             case .changesOnly:
                 // Without changes (the columns changed), the rows go in full.
-                changes = change.changes.map { LiveQueryChangedNotification.Changes($0, columns: change.result.columns) }
+                changes = change.changes.map {
+                    LiveQueryChangedNotification.Changes($0, columns: change.result.columns)
+                }
             }
             let params = LiveQueryChangedNotification.Params(
                 name: change.name, version: change.version, columns: change.result.columns,

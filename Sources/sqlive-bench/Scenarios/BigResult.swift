@@ -53,7 +53,9 @@ enum BigResult: Scenario {
             for _ in 0..<changes {
                 next += 1
                 let target = next * 7919 % rows + 1
-                try writer.write { db in try db.execute(sql: "UPDATE items SET qty = qty + 1 WHERE id = ?", arguments: [target]) }
+                try writer.write { db in
+                    try db.execute(sql: "UPDATE items SET qty = qty + 1 WHERE id = ?", arguments: [target])
+                }
                 let committed = Monotonic.now()
                 let notification = try client.wait("the change of row \(target)") {
                     $0["method"] as? String == "liveQuery/changed"

@@ -78,13 +78,19 @@ enum Registration: Scenario {
             let before = Monotonic.now()
             let first = DispatchSemaphore(value: 0)
             let statement = sql(index, tables: tables)
-            let observation = ValueObservation.tracking { db in try Row.fetchOne(db, sql: statement).map { [$0[0] as Int64?, $0[1] as Int64?] } }
+            let observation = ValueObservation.tracking { db in
+                try Row.fetchOne(db, sql: statement).map { [$0[0] as Int64?, $0[1] as Int64?] }
+            }
             let once = Locked(false)
             cancellables.append(
                 observation.start(
                     in: pool, scheduling: .async(onQueue: queue), onError: { _ in first.signal() },
                     onChange: { _ in
-                        if !once.withLock({ state in defer { state = true }; return state }) { first.signal() }
+                        if !once.withLock({ state in
+                            defer { state = true }; return state
+                        }) {
+                            first.signal()
+                        }
                     }))
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {

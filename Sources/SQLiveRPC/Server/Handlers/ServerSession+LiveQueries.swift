@@ -43,31 +43,33 @@ extension ServerSession {
 
     /// `liveQuery/unregister`.
     func unregisterLiveQuery(_ params: LiveQueryNameParams) async throws(ResponseError) -> EmptyResult {
-        let database = try openDatabase()
-        do {
-            try await database.unregisterLiveQuery(name: params.name)
-        } catch {
-            throw ResponseError(error)
+        try await onLiveQuery(params) { database, name throws(SQLiveError) in
+            try await database.unregisterLiveQuery(name: name)
         }
-        return EmptyResult()
     }
 
     /// `liveQuery/pause`.
     func pauseLiveQuery(_ params: LiveQueryNameParams) async throws(ResponseError) -> EmptyResult {
-        let database = try openDatabase()
-        do {
-            try await database.pauseLiveQuery(name: params.name)
-        } catch {
-            throw ResponseError(error)
+        try await onLiveQuery(params) { database, name throws(SQLiveError) in
+            try await database.pauseLiveQuery(name: name)
         }
-        return EmptyResult()
     }
 
     /// `liveQuery/resume`.
     func resumeLiveQuery(_ params: LiveQueryNameParams) async throws(ResponseError) -> EmptyResult {
+        try await onLiveQuery(params) { database, name throws(SQLiveError) in
+            try await database.resumeLiveQuery(name: name)
+        }
+    }
+
+    /// A method that acts on one live query by name and answers `{}`.
+    private func onLiveQuery(
+        _ params: LiveQueryNameParams,
+        _ action: (LiveDatabase, String) async throws(SQLiveError) -> Void
+    ) async throws(ResponseError) -> EmptyResult {
         let database = try openDatabase()
         do {
-            try await database.resumeLiveQuery(name: params.name)
+            try await action(database, params.name)
         } catch {
             throw ResponseError(error)
         }

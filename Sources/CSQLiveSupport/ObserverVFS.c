@@ -76,6 +76,7 @@ typedef struct {
     int ctimeRule;
     int lock;     /* the level SQLite believes it holds (observer) */
     int realLock; /* observer: a real SHARED lock is held (a WAL generation) */
+    int lastWasWal; /* observer: the last read transaction was a WAL one */
     int counted;  /* tracked: counted in `inodes` */
     /* The generation. */
     int generation; /* 1 while the pages kept are the file's */
@@ -439,10 +440,12 @@ static int observer_begin(ObsFile *f) {
             int rc = f->real->pMethods->xLock(f->real, SQLITE_LOCK_SHARED);
             if (rc == SQLITE_OK) {
                 f->realLock = 1;
+                f->lastWasWal = 1;
                 f->stats.walGenerations++;
             }
             return rc;
         }
+        f->lastWasWal = 0;
         if (f->generation && same_file_state(f, &st)) {
             f->stats.reuses++;
             return SQLITE_OK;
@@ -613,6 +616,8 @@ static int obs_check_reserved(sqlite3_file *file, int *out) {
 static int observer_pages(ObsFile *f, sqlive_observer_pages_request *request) {
     int usable = f->kind == KIND_OBSERVER && !f->realLock && f->generation && !f->torn;
     switch (request->op) {
+    case SQLIVE_PAGES_LAST_WAS_WAL:
+        return f->kind == KIND_OBSERVER && f->lastWasWal ? SQLITE_OK : SQLITE_NOTFOUND;
     case SQLIVE_PAGES_RECORD:
         f->recording = 0;
         f->recordedCount = 0;

@@ -34,8 +34,11 @@ struct LiveRobustnessTests {
         arguments: Fault.allCases)
     func failingRead(fault: Fault) async throws {
         let directory = try TemporaryDirectory()
+        // Every refresh reads on the live queries' connection, where the
+        // fault is: none is read at the commit (LocalPrefetch).
         let database = try await LiveDatabase.open(
-            .file(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)), options: noSafetyPoll)
+            .file(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)),
+            options: .init(liveQueries: LiveQueryOptions(safetyPollInterval: .seconds(3600), readAtCommitLimit: nil)))
         let recorder = EventRecorder(database)
         _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         _ = try await database.registerLiveQuery(name: "g", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))

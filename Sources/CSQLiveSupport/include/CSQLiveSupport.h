@@ -23,6 +23,12 @@ typedef struct sqlite3 sqlite3;
 /// code. `sqlite3_db_config` is variadic, which Swift cannot call.
 int sqlive_set_double_quoted_strings(sqlite3 *db, int enabled);
 
+/// Whether the connection's main database file says it is in WAL mode
+/// (header bytes 18 and 19 are 2): one read of two bytes, no lock, no
+/// transaction. While the connection is open in WAL mode, no other
+/// connection can take the file out of it.
+int sqlive_main_file_is_wal(sqlite3 *db);
+
 /// Receives what the planner asks of a probe table while a statement is
 /// prepared: a constraint on `column` (`SQLITE_INDEX_CONSTRAINT_*` in
 /// `op`, `usable` as the planner offered it), or, with `order_by` set, a
@@ -111,6 +117,10 @@ typedef enum {
     /// byte for byte what they were in generation `generationBefore`, and
     /// the schema cookie too; `generation` is the current one.
     SQLIVE_PAGES_UNCHANGED = 3,
+    /// Returns `SQLITE_OK` when the connection's last read transaction on
+    /// the main file was a WAL one (no page can be recorded then), without
+    /// reading anything: a hint, right until the journal mode changes.
+    SQLIVE_PAGES_LAST_WAS_WAL = 4,
 } sqlive_observer_pages_op;
 
 typedef struct {

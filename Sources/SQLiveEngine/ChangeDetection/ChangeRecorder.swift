@@ -41,6 +41,9 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
     private var isStale = false
     /// Whether `databaseWillCommit` ran for the current transaction.
     private var commitStarted = false
+    /// The statements `prefetch` keeps between commits; emptied when the
+    /// schema changes and when the recorder is removed.
+    private var prefetchStatements: [LiveQueryDefinition: Statement] = [:]
     /// Whether the recorder is one of GRDB's transaction observers.
     private(set) var isInstalled = false
     /// Set when the recorder was installed inside a transaction: what ran
@@ -49,16 +52,23 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
 
     let interest: Interest
     let ledger: LocalCommitLedger
+    /// Reads quick live queries at commit, where it may (`LocalPrefetch`).
+    let prefetch: LocalPrefetch?
     private let emit: @Sendable (ChangeSignal) -> Void
 
-    init(interest: Interest, ledger: LocalCommitLedger, emit: @escaping @Sendable (ChangeSignal) -> Void) {
+    init(
+        interest: Interest, ledger: LocalCommitLedger, prefetch: LocalPrefetch? = nil,
+        emit: @escaping @Sendable (ChangeSignal) -> Void
+    ) {
         self.interest = interest
         self.ledger = ledger
+        self.prefetch = prefetch
         self.emit = emit
     }
 
     /// Reads the schema versions the recorder compares commits against.
     func prime(_ db: Database) throws {
+        prefetchStatements.removeAll()
         schemaVersions = try Self.schemaVersions(db)
         withoutRowid = try Self.withoutRowidTables(db)
         isStale = false
@@ -75,8 +85,8 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
     /// The versions of the main and the temp schema.
     private static func schemaVersions(_ db: Database) throws -> [Int?] {
         [
-            try Int.fetchOne(db, sql: "PRAGMA main.schema_version"),
-            try Int.fetchOne(db, sql: "PRAGMA temp.schema_version"),
+            try Int.fetchOne(db.cachedStatement(sql: "PRAGMA main.schema_version")),
+            try Int.fetchOne(db.cachedStatement(sql: "PRAGMA temp.schema_version")),
         ]
     }
 
@@ -102,12 +112,14 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
         } else if !wanted && isInstalled && !db.isInsideTransaction {
             db.remove(transactionObserver: self)
             isInstalled = false
+            prefetchStatements.removeAll()
         }
         return isInstalled
     }
 
     /// Removes the recorder (when the database closes).
     func uninstall(_ db: Database) {
+        prefetchStatements.removeAll()
         guard isInstalled else { return }
         db.remove(transactionObserver: self)
         isInstalled = false
@@ -168,20 +180,38 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
         let touched = self.touched
         let missedChanges = self.missedChanges
         reset()
+        let versions: [Int?]?
+        do {
+            versions = try Self.schemaVersions(db)
+        } catch {
+            Log.monitor.warning("reading schema_version after a commit: \(error)")
+            versions = nil
+        }
         if missedChanges {
             emit(.localUnobserved)
         } else if !touched.isEmpty {
+            // Begun before the signal goes (LocalPrefetch's freshness rule),
+            // read after it, and only when the commit left the schema as it was.
+            let job =
+                if let prefetch, let versions, versions == schemaVersions {
+                    prefetch.begin(
+                        db, affected: interest.definitions(modifiedBy: touched), tempSchemaVersion: versions[1])
+                } else {
+                    nil as LocalPrefetch.Job?
+                }
             emit(.local(touched))
+            if let prefetch, let job { prefetch.read(db, job, statements: &prefetchStatements) }
         }
-        do {
-            let versions = try Self.schemaVersions(db)
-            if versions != schemaVersions {
-                schemaVersions = versions
+        if let versions, versions != schemaVersions {
+            schemaVersions = versions
+            prefetchStatements.removeAll()
+            do {
                 withoutRowid = try Self.withoutRowidTables(db)
-                emit(.schemaChanged(.local))
+            } catch {
+                Log.monitor.warning("reading the tables after a schema change: \(error)")
+                isStale = true
             }
-        } catch {
-            Log.monitor.warning("reading schema_version after a commit: \(error)")
+            emit(.schemaChanged(.local))
         }
     }
 

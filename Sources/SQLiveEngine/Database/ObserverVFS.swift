@@ -113,6 +113,17 @@ enum ObserverVFS {
         _ = try Int.fetchOne(db, sql: "PRAGMA schema_version")
     }
 
+    /// Whether the connection's last read transaction was a WAL one, asked
+    /// of the VFS without reading: no page can be recorded then, so a read
+    /// skips the statements that would prepare a recording. A hint: when
+    /// the file has left WAL since, that one read records nothing and is
+    /// read in full next time.
+    static func lastReadWasWAL(_ db: Database) -> Bool {
+        var request = sqlive_observer_pages_request()
+        request.op = SQLIVE_PAGES_LAST_WAS_WAL
+        return sqlive_observer_pages(db.sqliteConnection, &request) == SQLITE_OK
+    }
+
     /// Runs `body` (one statement's reading), recording the pages it reads;
     /// `nil` when they cannot be known (not an observer connection, WAL,
     /// a read overtaken). SQLite's own page cache is emptied first, so

@@ -32,6 +32,11 @@ final class Interest: Sendable {
         state.withLock { $0.index.isModified(byEventsOfKind: kind) }
     }
 
+    /// The evaluations whose regions events of these kinds can modify.
+    func definitions(modifiedBy kinds: [DatabaseEventKind]) -> Set<LiveQueryDefinition> {
+        state.withLock { state in Set(kinds.flatMap { state.index.keys(modifiedBy: $0) }) }
+    }
+
     /// Sets what an evaluation reads.
     func set(_ definition: LiveQueryDefinition, region: DatabaseRegion, tables: [String]) {
         state.withLock { $0.index.set(definition, region: region, tables: tables) }

@@ -76,6 +76,10 @@ extension LiveDatabase {
         try await live.scheduler.resume(name: name)
     }
 
+    /// How many refreshes used a result read at sqlive's own commit, on
+    /// the session's connection (`LocalPrefetch`), since the file was opened.
+    package var prefetchedRefreshCount: Int { live.prefetch.used }
+
     /// What reading other processes' commits from the WAL has cost so far.
     public func walPrecisionStatistics() -> WALPrecisionStatistics {
         live.walPrecisionStatistics

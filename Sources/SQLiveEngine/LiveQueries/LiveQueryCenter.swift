@@ -29,6 +29,8 @@ final class LiveQueryCenter: Sendable {
     private let fileWasReplaced: @Sendable (DatabaseFileChange) -> Void
     let reader: LiveQueryReader
     let interest = Interest()
+    /// Quick live queries read at sqlive's own commits.
+    let prefetch: LocalPrefetch
     private let recorder: ChangeRecorder
     let ledger = LocalCommitLedger()
     private let session: any DatabaseWriter
@@ -62,11 +64,16 @@ final class LiveQueryCenter: Sendable {
         (signals, signalContinuation) = AsyncStream<ChangeSignal>.makeStream()
         (findings, findingContinuation) = AsyncStream<ExternalChangeWatcher.Finding>.makeStream()
         let continuation = signalContinuation
-        recorder = ChangeRecorder(interest: interest, ledger: ledger) { signal in continuation.yield(signal) }
+        prefetch = LocalPrefetch(options: options, tracer: tracer)
+        recorder = ChangeRecorder(
+            interest: interest, ledger: ledger, prefetch: options.readAtCommitLimit == nil ? nil : prefetch
+        ) { signal in
+            continuation.yield(signal)
+        }
         reader = try LiveQueryReader(session: session, location: location, configuration: configuration)
         resolver = ExternalCommitResolver(session: session, clock: ContinuousClock(), ledger: ledger)
         scheduler = RefreshScheduler(
-            reader: reader, tracer: tracer, events: events, interest: interest, options: options,
+            reader: reader, tracer: tracer, events: events, interest: interest, prefetch: prefetch, options: options,
             clock: ContinuousClock())
     }
 
@@ -163,9 +170,7 @@ final class LiveQueryCenter: Sendable {
                     // sqlive's own commit: its refresh runs here, at once
                     // (the signals that come meanwhile wait for it, as they
                     // would wait for the refresh anyway).
-                    if let batch = await scheduler.handleTakingRefresh(signal) {
-                        await scheduler.refresh(batch)
-                    }
+                    await scheduler.handleRefreshingAtOnce(signal)
                 }
             }
             group.addTask {

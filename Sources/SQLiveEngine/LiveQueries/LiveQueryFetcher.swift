@@ -23,6 +23,9 @@ enum LiveQueryFetcher {
         var keyColumns: [Int]?
     }
 
+    /// A kept statement was prepared again by SQLite with other columns.
+    struct PreparedStatementIsStale: Error {}
+
     /// Checks that a definition can be a live query: one read-only statement that returns rows.
     static func validate(_ definition: LiveQueryDefinition, _ db: Database) throws {
         let statement: Statement
@@ -66,13 +69,16 @@ enum LiveQueryFetcher {
     /// `fetch` without recording its pages.
     static func fetch(
         _ definition: LiveQueryDefinition, _ db: Database, rowCap defaultCap: Int, tracer: StatementTracer,
-        knownRegion: DatabaseRegion?, wantsKey: Bool, byteCap: Int?
+        knownRegion: DatabaseRegion?, wantsKey: Bool, byteCap: Int?, prepared: Statement? = nil
     ) throws -> Fetched {
         let rowCap = definition.maxRows ?? defaultCap
         var bytes = 0
         let clock = ContinuousClock()
         let start = clock.now
-        let statement = try db.makeStatement(sql: definition.sql)
+        let statement = try prepared ?? db.makeStatement(sql: definition.sql)
+        // A statement kept for next time is reset however this ends: it
+        // holds no read transaction open.
+        defer { if prepared != nil { sqlite3_reset(statement.sqliteStatement) } }
         if !definition.parameters.isEmpty {
             try statement.setArguments(definition.parameters.statementArguments)
         }
@@ -113,6 +119,9 @@ enum LiveQueryFetcher {
             }
         }
         if !statement.hasSameColumns(as: columns) {
+            // A kept statement's columns are its first preparation's: its
+            // caller reads again on a new one.
+            if prepared != nil { throw PreparedStatementIsStale() }
             // Prepared on a schema the connection had cached, and prepared
             // again by SQLite when its first step found the schema changed
             // (`ALTER TABLE … ADD COLUMN` under `SELECT *`): the rows were

@@ -31,6 +31,13 @@ public struct LiveQueryOptions: Sendable {
     /// sets it, and a result past it fails with
     /// `SQLiveError.resultTooLarge`, read no further.
     public var resultByteCap: Int?
+    /// Live queries whose last read took less than this are read at
+    /// sqlive's own commits, on the session's connection, in WAL mode
+    /// (`LocalPrefetch`): the session's statement waits for them, as a
+    /// GRDB writer waits for its observations. `nil`: every refresh reads
+    /// on the live queries' own connection (the benchmark and tests
+    /// compare).
+    public var readAtCommitLimit: Duration?
 
     public init(
         coalescingWindow: Duration = .milliseconds(15),
@@ -39,8 +46,10 @@ public struct LiveQueryOptions: Sendable {
         pollingInterval: Duration = .milliseconds(100),
         safetyPollInterval: Duration = .seconds(2),
         walPrecision: Bool = true,
-        resultByteCap: Int? = nil
+        resultByteCap: Int? = nil,
+        readAtCommitLimit: Duration? = .microseconds(500)
     ) {
+        self.readAtCommitLimit = readAtCommitLimit
         self.resultByteCap = resultByteCap
         self.coalescingWindow = coalescingWindow
         self.rowCap = rowCap

@@ -19,11 +19,14 @@ import SQLiveLocks
 /// `refreshes` (call `refresh` with a batch). `shutdown` finishes both.
 actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     typealias Batch = [LiveQueryDefinition: PendingChange]
+    /// Results read at sqlive's own commit (`LocalPrefetch`).
+    typealias Prefetched = [LiveQueryDefinition: LiveQueryFetcher.Fetched]
 
     private let reader: LiveQueryReader
     private let tracer: StatementTracer
     private let events: Broadcaster<LiveQueryEvent>
     private let interest: Interest
+    private let prefetch: LocalPrefetch
     private let rowCap: Int
     private let byteCap: Int?
     let clock: C
@@ -51,15 +54,19 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// The connections whose page cache must be dropped before their next
     /// read, because the file changed under it.
     private var cachesToDrop: Set<LiveQueryReader.Home> = []
-    /// Set while `handleTakingRefresh` runs: a refresh the machine asks for
+    /// Set while `handleRefreshingAtOnce` decides: a refresh the machine asks for
     /// is kept in `takenRefresh` for the caller, not sent on `refreshes`.
     private var takesRefresh = false
     private var takenRefresh: Batch?
+    /// Results read at the commit of the last signal handled, when it was
+    /// one of sqlive's own (`LocalPrefetch`); the next refresh uses them.
+    private var prefetched: Prefetched = [:]
 
     init(
         reader: LiveQueryReader, tracer: StatementTracer, events: Broadcaster<LiveQueryEvent>, interest: Interest,
-        options: LiveQueryOptions, clock: C
+        prefetch: LocalPrefetch? = nil, options: LiveQueryOptions, clock: C
     ) {
+        self.prefetch = prefetch ?? LocalPrefetch(options: options, tracer: tracer)
         self.reader = reader
         self.tracer = tracer
         self.events = events
@@ -133,6 +140,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         for definition in registry.evaluations.keys { machine.forget(definition) }
         registry.removeAll()
         interest.removeAll()
+        prefetch.removeAll()
         publishQueryCount()
     }
 
@@ -140,12 +148,29 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     private func syncInterest(_ definition: LiveQueryDefinition) {
         if let evaluation = registry.evaluations[definition] {
             interest.set(definition, region: evaluation.region, tables: evaluation.tables)
+            syncPrefetch(definition)
         } else {
             interest.remove(definition)
+            prefetch.set(definition, nil)
         }
     }
 
     /// Tells the interest how many live queries exist or are being registered.
+    /// Whether an evaluation is read at sqlive's own commits, after each of its reads.
+    private func syncPrefetch(_ definition: LiveQueryDefinition) {
+        guard let evaluation = registry.evaluations[definition], evaluation.error == nil,
+            let result = evaluation.result
+        else {
+            prefetch.set(definition, nil)
+            return
+        }
+        prefetch.set(
+            definition,
+            prefetch.plan(
+                home: evaluation.home, elapsed: evaluation.lastElapsed, rows: result.rows.count,
+                region: evaluation.region, wantsKey: registry.wantsKey(definition)))
+    }
+
     private func publishQueryCount() {
         interest.queryCount = registry.queries.count + registering
     }
@@ -244,8 +269,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             }
             let fetched = try await reader.read(home) { db in
                 try LiveQueryFetcher.validate(definition, db)
-                let recordsPages = try home == .committed && Self.readsMainOnly(db)
-                if recordsPages { try ObserverVFS.beginGeneration(db) }
+                let recordsPages = try Self.prepareRead(db, home: home, dropCache: false)
                 return try LiveQueryFetcher.fetch(
                     definition, db, rowCap: rowCap, tracer: tracer, knownRegion: nil, recordsPages: recordsPages,
                     wantsKey: wantsKey, byteCap: byteCap)
@@ -295,20 +319,25 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
 
     /// The run loop's way in for a signal: handles it and, when it is one
     /// of sqlive's own commits whose refresh may start at once (the leading
-    /// edge of a window), returns that refresh for the loop to run itself —
-    /// one task hop fewer between a commit and its update. Other refreshes
-    /// go through `refreshes` as `handle`'s do. Either way the machine runs
-    /// one refresh at a time.
-    func handleTakingRefresh(_ signal: ChangeSignal) -> Batch? {
+    /// edge of a window), runs that refresh itself, on the actor it is on —
+    /// no hop between a commit and its update. Other refreshes go through
+    /// `refreshes` as `handle`'s do. Either way the machine runs one
+    /// refresh at a time.
+    func handleRefreshingAtOnce(_ signal: ChangeSignal) async {
+        // Taken with every signal, kept only until the next one
+        // (LocalPrefetch's freshness rule).
+        let taken = await prefetch.take()
+        prefetched = if case .local = signal { taken } else { [:] }
         guard case .local = signal else {
             handle(signal)
-            return nil
+            return
         }
         takesRefresh = true
         handle(signal)
         takesRefresh = false
-        defer { takenRefresh = nil }
-        return takenRefresh
+        guard let batch = takenRefresh else { return }
+        takenRefresh = nil
+        await refresh(batch)
     }
 
     func timerDidFire() {
@@ -342,9 +371,20 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// and the next change tries again.
     func refresh(_ batch: Batch) async {
         var retry: [LiveQueryDefinition] = []
+        var read = Set<LiveQueryDefinition>()
+        let prefetched = self.prefetched
+        self.prefetched = [:]
+        if damage == nil, !cachesToDrop.contains(.committed) {
+            for (definition, fetched) in prefetched
+            where batch[definition] != nil && registry.evaluations[definition]?.home == .committed {
+                deliver(.success(fetched), for: definition, pending: batch[definition]!)
+                read.insert(definition)
+                prefetch.noteUsed()
+            }
+        }
         for home in [LiveQueryReader.Home.committed, .session] {
             let definitions = batch.keys
-                .filter { registry.evaluations[$0]?.home == home }
+                .filter { !read.contains($0) && registry.evaluations[$0]?.home == home }
                 .sorted {
                     (registry.evaluations[$0]?.lastElapsed ?? .zero) < (registry.evaluations[$1]?.lastElapsed ?? .zero)
                 }
@@ -493,7 +533,8 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// changed is not read again).
     private static func prepareRead(_ db: Database, home: LiveQueryReader.Home, dropCache: Bool) throws -> Bool {
         if dropCache { sqlite3_db_release_memory(db.sqliteConnection) }
-        let recordsPages = try home == .committed && readsMainOnly(db)
+        guard home == .committed, !ObserverVFS.lastReadWasWAL(db) else { return false }
+        let recordsPages = try readsMainOnly(db)
         if recordsPages { try ObserverVFS.beginGeneration(db) }
         return recordsPages
     }
@@ -530,6 +571,8 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         let reduced = registry.reduce(outcome, for: definition, pending: pending, now: Date())
         if reduced.newRegion != nil {
             syncInterest(definition)
+        } else {
+            syncPrefetch(definition)
         }
         for event in reduced.events { events.yield(event) }
     }

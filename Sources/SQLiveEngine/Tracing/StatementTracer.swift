@@ -56,7 +56,13 @@ final class StatementTracer: Sendable {
     func record(
         sql: String, elapsed: Duration, rows: Int, counters: StatementCounters? = nil, origin: TraceEvent.Origin
     ) {
-        let (settings, subscribers) = state.withLock { ($0.settings, Array($0.subscribers.values)) }
+        let (settings, subscribers) = state.withLock { state in
+            // Nothing copied when nobody listens: every live-query read passes here.
+            guard state.settings.enabled, !state.subscribers.isEmpty || relay != nil else {
+                return (state.settings, [AsyncStream<TraceEvent>.Continuation]())
+            }
+            return (state.settings, Array(state.subscribers.values))
+        }
         guard settings.enabled, !subscribers.isEmpty || relay != nil else { return }
         let event =
             settings.profile

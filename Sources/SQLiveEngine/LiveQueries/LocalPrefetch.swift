@@ -1,0 +1,191 @@
+import CSQLiveSupport
+import GRDB
+import GRDBSQLite
+import SQLiveLocks
+
+/// sqlive's own commit, read where it happened: the quick live queries it
+/// concerns are read on the session's connection, in the commit's
+/// `databaseDidCommit`, as GRDB's `ValueObservation` reads its own — so the
+/// refresh that follows needs no read of its own, and no hop to the
+/// committed connection's queue.
+///
+/// Only where that read can hurt nobody and reads what the committed
+/// connection would:
+/// - the main database is in **WAL** mode (a reader there never makes a
+///   writer wait or fail; in rollback-journal modes a read takes a SHARED
+///   lock, which the committed connection's observer VFS never does);
+/// - the session has **no temp schema** (a temp table could shadow a main
+///   one) and **no attached database**;
+/// - the query is **quick** (its last read took under
+///   `LiveQueryOptions.readAtCommitLimit`, 0.5 ms by default) and read on
+///   the committed connection (`LiveQueryReader.Home.committed`): the
+///   session's statement waits for it, as a GRDB writer waits for its
+///   observations;
+/// - at most `maximumPerCommit` queries per commit; the others are read by
+///   the refresh as usual.
+///
+/// **Freshness.** A prefetched result was read after the commit that
+/// prompted it, so it is never older than that commit. The box is emptied
+/// each time the scheduler takes a signal (`take()`); the scheduler keeps
+/// what it took with a `.local` signal only until the next signal, and a
+/// refresh uses what is kept then. A commit's job is in flight (`begin`)
+/// before its signal is sent, and `take` waits for a job in flight; the
+/// writer's queue runs one commit at a time. So a result taken with a
+/// signal was read after every commit whose signal came before: a result
+/// that another writer's commit overtook is either dropped with that
+/// commit's signal, or used before it and refreshed again after it.
+final class LocalPrefetch: Sendable {
+    /// The most queries read at one commit.
+    static let maximumPerCommit = 4
+    /// The most rows a result may have had to be read at commit.
+    static let maximumRows = 1_000
+
+    /// What reading one evaluation at commit needs.
+    struct Plan: Sendable {
+        var region: DatabaseRegion
+        var wantsKey: Bool
+    }
+
+    // Mutable State: guarded by the mutex; `plans` written by the scheduler
+    // actor and read on GRDB's writer queue; `box` written on the writer
+    // queue and emptied by the scheduler.
+    private struct State {
+        var plans: [LiveQueryDefinition: Plan] = [:]
+        var box: [LiveQueryDefinition: LiveQueryFetcher.Fetched] = [:]
+        /// A commit's job is between `begin` and the end of its `read`.
+        var inFlight = false
+        /// Schedulers waiting in `take` for the job in flight.
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var used = 0
+    }
+    private let state = Locked(State())
+    private let rowCap: Int
+    private let byteCap: Int?
+    private let tracer: StatementTracer
+    /// How long a query's last read may have taken to be read at commit.
+    private let limit: Duration
+
+    init(options: LiveQueryOptions, tracer: StatementTracer) {
+        self.limit = options.readAtCommitLimit ?? .zero
+        self.rowCap = options.rowCap
+        self.byteCap = options.resultByteCap
+        self.tracer = tracer
+    }
+
+    /// Sets (or, with `nil`, removes) whether and how an evaluation is read at commit.
+    func set(_ definition: LiveQueryDefinition, _ plan: Plan?) {
+        state.withLock { $0.plans[definition] = plan }
+    }
+
+    func removeAll() {
+        state.withLock { $0.plans.removeAll() }
+    }
+
+    /// Whether an evaluation that was just read qualifies.
+    func plan(
+        home: LiveQueryReader.Home, elapsed: Duration, rows: Int, region: DatabaseRegion, wantsKey: Bool
+    ) -> Plan? {
+        guard home == .committed, elapsed < limit, rows <= Self.maximumRows else { return nil }
+        return Plan(region: region, wantsKey: wantsKey)
+    }
+
+    /// The reads one commit will make: its quick live queries.
+    struct Job {
+        fileprivate var plans: [(LiveQueryDefinition, Plan)]
+        fileprivate var affected: Set<LiveQueryDefinition>
+    }
+
+    /// On the session's connection, in `databaseDidCommit`, before the
+    /// commit's signal is sent: the quick live queries among `affected` it
+    /// will read, when the connection qualifies. A job is in flight from
+    /// now until `read` ends: a scheduler that takes the box meanwhile
+    /// waits for it. `tempSchemaVersion` is the temp schema's version after
+    /// the commit.
+    func begin(_ db: Database, affected: Set<LiveQueryDefinition>, tempSchemaVersion: Int?) -> Job? {
+        guard !affected.isEmpty, tempSchemaVersion == 0 else { return nil }
+        let plans = state.withLock { state in
+            affected.compactMap { definition in state.plans[definition].map { (definition, $0) } }
+        }
+        guard !plans.isEmpty, Self.isPlainWAL(db) else { return nil }
+        state.withLock { $0.inFlight = true }
+        return Job(plans: Array(plans.prefix(Self.maximumPerCommit)), affected: affected)
+    }
+
+    /// Reads a job's queries (on the session's connection, right after the
+    /// commit's signal was sent: the read and the scheduler's hop overlap),
+    /// puts them in the box and wakes the scheduler if it waits.
+    ///
+    /// `statements` keeps the statements prepared for it between commits,
+    /// on the session's connection: its owner empties it whenever the
+    /// schema changes and before the connection closes.
+    func read(_ db: Database, _ job: Job, statements: inout [LiveQueryDefinition: Statement]) {
+        var read: [LiveQueryDefinition: LiveQueryFetcher.Fetched] = [:]
+        if statements.count > 4 * Self.maximumPerCommit {
+            statements = statements.filter { job.affected.contains($0.key) }
+        }
+        for (definition, plan) in job.plans {
+            // A failure is left to the refresh, which reports it as usual.
+            do {
+                let statement = try statements[definition] ?? Self.prepare(definition, db)
+                statements[definition] = statement
+                read[definition] = try LiveQueryFetcher.fetch(
+                    definition, db, rowCap: rowCap, tracer: tracer, knownRegion: plan.region, wantsKey: plan.wantsKey,
+                    byteCap: byteCap, prepared: statement)
+            } catch {
+                statements[definition] = nil
+            }
+        }
+        let waiters = state.withLock { state in
+            state.box.merge(read) { _, newer in newer }
+            state.inFlight = false
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private static func prepare(_ definition: LiveQueryDefinition, _ db: Database) throws -> Statement {
+        let statement = try db.makeStatement(sql: definition.sql)
+        if !definition.parameters.isEmpty {
+            try statement.setArguments(definition.parameters.statementArguments)
+        }
+        return statement
+    }
+
+    /// Empties the box: the results read at the commits whose signals have
+    /// not been taken yet. When a read is in flight (its signal may be the
+    /// one being taken), waits for it first: a commit's read lasts what its
+    /// quick queries take, and always ends.
+    func take() async -> [LiveQueryDefinition: LiveQueryFetcher.Fetched] {
+        if state.withLock({ $0.inFlight }) {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state in
+                    if state.inFlight { state.waiters.append(waiter) }
+                    return !state.inFlight
+                }
+                if ready { waiter.resume() }
+            }
+        }
+        return state.withLock { state in
+            guard !state.box.isEmpty else { return [:] }
+            defer { state.box.removeAll() }
+            return state.box
+        }
+    }
+
+    /// Notes a refresh that used a result read at commit.
+    func noteUsed() {
+        state.withLock { $0.used += 1 }
+    }
+
+    /// How many refreshes used a result read at commit (benchmarks, tests).
+    var used: Int { state.withLock { $0.used } }
+
+    /// Whether the connection has only its main database, in WAL mode
+    /// (its file's header says so: no statement, no transaction).
+    private static func isPlainWAL(_ db: Database) -> Bool {
+        // 0 is main, 1 temp: a name at 2 is an attached database.
+        guard sqlite3_db_name(db.sqliteConnection, 2) == nil else { return false }
+        return sqlive_main_file_is_wal(db.sqliteConnection) != 0
+    }
+}

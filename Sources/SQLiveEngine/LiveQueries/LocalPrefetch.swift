@@ -24,6 +24,11 @@ import SQLiveLocks
 /// - at most `maximumPerCommit` queries per commit; the others are read by
 ///   the refresh as usual.
 ///
+/// **One snapshot.** A commit's queries are read in one read transaction,
+/// and a refresh uses them only when they cover every query it reads on the
+/// committed connection (else it reads them all there): a refresh never
+/// mixes two versions of the database, whichever way it was read.
+///
 /// **Freshness.** A prefetched result was read after the commit that
 /// prompted it, so it is never older than that commit. The box is emptied
 /// each time the scheduler takes a signal (`take()`); the scheduler keeps
@@ -123,6 +128,20 @@ final class LocalPrefetch: Sendable {
         if statements.count > 4 * Self.maximumPerCommit {
             statements = statements.filter { job.affected.contains($0.key) }
         }
+        // One snapshot for the job's queries, as a refresh reads its own:
+        // a read transaction, begun and ended on SQLite directly (GRDB's
+        // observers see no transaction that writes nothing).
+        let connection = db.sqliteConnection
+        let inTransaction = job.plans.count > 1
+        if inTransaction, sqlite3_exec(connection, "BEGIN DEFERRED", nil, nil, nil) != SQLITE_OK {
+            finish(with: [:])
+            return
+        }
+        defer {
+            if inTransaction, sqlite3_exec(connection, "COMMIT", nil, nil, nil) != SQLITE_OK {
+                sqlite3_exec(connection, "ROLLBACK", nil, nil, nil)
+            }
+        }
         for (definition, plan) in job.plans {
             // A failure is left to the refresh, which reports it as usual.
             do {
@@ -135,8 +154,14 @@ final class LocalPrefetch: Sendable {
                 statements[definition] = nil
             }
         }
+        finish(with: read)
+    }
+
+    /// Ends the job in flight: its results replace the box's (one job's
+    /// results are one snapshot), and the scheduler is woken if it waits.
+    private func finish(with read: [LiveQueryDefinition: LiveQueryFetcher.Fetched]) {
         let waiters = state.withLock { state in
-            state.box.merge(read) { _, newer in newer }
+            if !read.isEmpty { state.box = read }
             state.inFlight = false
             defer { state.waiters.removeAll() }
             return state.waiters

@@ -15,6 +15,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
         // Every log line, its level set once by the executable.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        // File descriptors' writes (EINTR and EAGAIN handled once).
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.0"),
+        // Tests only: a clock that suspends its sleepers until advanced.
+        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
     ],
     targets: [
         // GNU readline, through a module map and a small shim (no pkgConfig).
@@ -22,8 +26,11 @@ let package = Package(
             name: "CReadline",
             providers: [.apt(["libreadline-dev"])]),
 
-        // A lock ThreadSanitizer can see, shared by every target.
-        .target(name: "SQLiveLocks"),
+        // A lock ThreadSanitizer can see, the wake pipe and the one write
+        // loop, shared by every target.
+        .target(
+            name: "SQLiveLocks",
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
 
         // A few lines of C the engine cannot write in Swift without cost.
         .target(
@@ -51,12 +58,15 @@ let package = Package(
             name: "SQLiveRPC",
             dependencies: [
                 "SQLiveProtocol", "SQLiveEngine", "SQLiveLocks", .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]),
 
         // The interactive REPL and scripted sessions.
         .target(
             name: "SQLiveREPL",
-            dependencies: ["SQLiveEngine", "SQLiveLocks", "CReadline"]),
+            dependencies: [
+                "SQLiveEngine", "SQLiveLocks", "CReadline", .product(name: "SystemPackage", package: "swift-system"),
+            ]),
 
         // The thin executable that parses arguments and picks a front end.
         .executableTarget(
@@ -102,6 +112,7 @@ let package = Package(
                 "SQLiveLocks",
                 "SQLiveTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Clocks", package: "swift-clocks"),
             ]),
         .testTarget(
             name: "SQLiveProtocolTests",

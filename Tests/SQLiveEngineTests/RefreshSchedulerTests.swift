@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import GRDB
 import SQLiveLocks
@@ -6,35 +7,18 @@ import Testing
 
 @testable import SQLiveEngine
 
-/// A clock that moves only when a test advances it.
-final class ManualClock: Clock, Sendable {
-    typealias Instant = ManualInstant
-    private let current = Locked(ManualInstant(offset: .zero))
-
-    var now: ManualInstant { current.withLock { $0 } }
-    var minimumResolution: Duration { .zero }
-
-    func advance(by duration: Duration) {
-        current.withLock { $0 = $0.advanced(by: duration) }
-    }
-
-    /// Returns once the clock was advanced past the deadline.
-    func sleep(until deadline: ManualInstant, tolerance: Duration?) async throws {
-        while now < deadline {
-            try await Task.sleep(for: .milliseconds(1))
-        }
-    }
-}
-
-/// The scheduler driven by hand: its requests are read from its streams,
-/// and time is a manual clock, so the timing rules are checked without sleeping.
-@Suite("Refresh scheduler on a manual clock")
+/// The scheduler driven by hand: its refresh requests are read from its
+/// stream, and its timer sleeps on swift-clocks' `TestClock`, which
+/// suspends the sleeper until the test advances it: the timing rules are
+/// checked without waiting.
+@Suite("Refresh scheduler on a test clock", .timeLimit(.minutes(1)))
 struct RefreshSchedulerTests {
     @Test("Leading edge, coalescing within the window, one refresh when the clock passes it")
     func timing() async throws {
         let database = try await LiveDatabase.open(.memory)
         _ = try await database.execute("CREATE TABLE t(x)")
-        let clock = ManualClock()
+        let clock = TestClock<Duration>()
+        let start = clock.now
         let events = Broadcaster<LiveQueryEvent>()
         let recorder = StreamRecorder(events.subscribe())
         let scheduler = RefreshScheduler(
@@ -42,7 +26,19 @@ struct RefreshSchedulerTests {
             options: LiveQueryOptions(coalescingWindow: .seconds(10)), clock: clock)
         _ = try await scheduler.register(name: "n", definition: LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
         var refreshes = scheduler.refreshes.makeAsyncIterator()
-        var wakes = scheduler.wakes.makeAsyncIterator()
+        // The run loop's timer: sleeps on the clock until each deadline asked for.
+        let deadlines = Locked<[TestClock<Duration>.Instant]>([])
+        let timer = Task {
+            for await deadline in scheduler.wakes {
+                deadlines.withLock { $0.append(deadline) }
+                do {
+                    try await clock.sleep(until: deadline, tolerance: nil)
+                } catch {
+                    return
+                }
+                await scheduler.timerDidFire()
+            }
+        }
 
         // Leading edge: the first change is refreshed at once.
         _ = try await database.execute("INSERT INTO t VALUES (1)")
@@ -50,21 +46,24 @@ struct RefreshSchedulerTests {
         let first = try #require(await refreshes.next())
         #expect(first.values.map(\.events) == [1])
         await scheduler.refresh(first)
-        #expect(await wakes.next() == ManualInstant(offset: .seconds(10)))
         try await recorder.wait("the first change") { $0.count == 1 }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while deadlines.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(deadlines.withLock { $0 } == [start.advanced(by: .seconds(10))])
 
         // Within the window: changes only mark the query pending.
         for value in 2...4 {
             _ = try await database.execute("INSERT INTO t VALUES (\(value))")
             await scheduler.handle(.local([.insert(tableName: "t")]))
         }
-        clock.advance(by: .seconds(9))
-        await scheduler.timerDidFire()
+        // Nine seconds on: the timer still sleeps.
+        await clock.advance(by: .seconds(9))
         #expect(await scheduler.pendingEvents == [3])
 
-        // The window is over: one refresh covers the three changes.
-        clock.advance(by: .seconds(1))
-        await scheduler.timerDidFire()
+        // The window is over: the timer wakes, one refresh covers the three changes.
+        await clock.advance(by: .seconds(1))
         let second = try #require(await refreshes.next())
         #expect(second.values.map(\.events) == [3])
         #expect(await scheduler.pendingEvents.isEmpty)
@@ -77,6 +76,7 @@ struct RefreshSchedulerTests {
         #expect(changes.map(\.result.rows) == [[[.integer(1)]], [[.integer(4)]]])
         #expect(changes.map(\.version) == [2, 3])
         #expect(changes.last?.coalesced == 3)
+        timer.cancel()
         await scheduler.shutdown()
         await database.close()
     }

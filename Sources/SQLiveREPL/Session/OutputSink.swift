@@ -1,5 +1,6 @@
 import Foundation
 import SQLiveLocks
+import SystemPackage
 
 /// Writes a session's output to standard output and standard error.
 ///
@@ -225,17 +226,13 @@ final class OutputSink: Sendable {
         return text.withUTF8 { writeAll(fd, UnsafeRawBufferPointer($0)) }
     }
 
-    /// Writes every byte, retrying after signals; false when the stream is closed.
+    /// Writes every byte (`FileDescriptor.writeEverything`); false when the stream is closed.
     private static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset < buffer.count {
-            let written = Foundation.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            if written < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                return false
-            }
-            offset += written
+        do {
+            try FileDescriptor(rawValue: fd).writeEverything(buffer)
+            return true
+        } catch {
+            return false
         }
-        return true
     }
 }

@@ -72,4 +72,131 @@ extension Session {
         }
         try sink.write(Self.columnated(list, width: Terminal.width() ?? 80))
     }
+
+    // MARK: - Output
+
+    /// Writes to the terminal (standard output, whatever `.output` says):
+    /// live queries' prints, the timer, the banner. A closed output ends
+    /// the session.
+    func write(_ text: String) {
+        do {
+            try sink.writeTerminal(text)
+        } catch {
+            stopped = true
+        }
+    }
+
+    /// Reports an error on standard error: `Error: near line 3: ...` in scripts.
+    func reportError(_ message: String, line: Int? = nil, source: Source = Source()) {
+        var text = "Error: "
+        if !interactive || source.name != nil {
+            if let name = source.name { text += name + " " }
+            if let line { text += "near line \(line): " }
+        }
+        text += message
+        sink.writeError(colourError(text) + "\n")
+    }
+
+    private func colourError(_ text: String) -> String {
+        colour && (colourForced || isatty(2) != 0) ? ANSI.red + text + ANSI.reset : text
+    }
+
+    /// Prints the live-query and trace events that arrived, and brings the
+    /// live panel up to date.
+    ///
+    /// Changes go to the panel when it is shown (or can be), else they are
+    /// re-printed above the prompt; other events always print there.
+    ///
+    /// - parameter around: runs its body with readline's line cleared, when
+    ///   something is written under the panel or the panel's height
+    ///   changes (a redraw of the panel alone leaves the line as it is).
+    func printEvents(around: (() -> Void) -> Void = { $0() }) {
+        wake.drainIfPosted()
+        let items = events.takeAll()
+        let settings = renderSettings
+        let printer = LiveQueryPrinter(settings: settings)
+        let toPanel = panel.isDisplayable
+        // What goes above the prompt, in order: standard output or error.
+        var pieces: [(error: Bool, text: String)] = []
+        func add(_ text: String, error: Bool = false) {
+            guard !text.isEmpty else { return }
+            if !error, let last = pieces.last, !last.error {
+                pieces[pieces.count - 1].text += text
+            } else {
+                pieces.append((error, text))
+            }
+        }
+        for item in items {
+            switch item {
+            case .live(.changed(let change)):
+                guard var watch = watches[change.name], change.version > watch.printedVersion else { continue }
+                panel.apply(change, shown: !toPanel)
+                if !toPanel { add(printer.changed(change)) }
+                watch.printedVersion = change.version
+                watches[change.name] = watch
+            case .live(.failed(let name, let error)):
+                guard watches[name] != nil else { continue }
+                panel.fail(name: name, message: error.description)
+                if !toPanel { add(printer.failed(name: name, error: error), error: true) }
+            case .live(.databaseFileChanged(let change)):
+                add("-- \(change.message)\n", error: true)
+            case .trace(let event):
+                guard trace != .off else { continue }
+                add(
+                    TraceLine.format(
+                        sql: event.sql, elapsed: event.elapsed, rows: event.rows, counters: event.counters,
+                        live: event.origin == .liveQuery))
+            }
+        }
+        let body = {
+            for piece in pieces {
+                if piece.error { self.sink.writeError(piece.text) } else { self.write(piece.text) }
+            }
+            self.syncPanel(settings: settings)
+        }
+        if pieces.isEmpty && !panel.needsLayoutChange(settings: settings) {
+            body()
+        } else {
+            around(body)
+        }
+    }
+
+    /// Brings the panel up to date; when it was just taken away, prints
+    /// the live queries' latest state above the prompt once.
+    func syncPanel(settings: RenderSettings) {
+        let left = panel.sync(settings: settings)
+        guard !left.isEmpty else { return }
+        write(Self.printed(left, printer: LiveQueryPrinter(settings: settings)))
+    }
+
+    /// The latest state of live queries, as re-prints show it.
+    static func printed(_ entries: [PanelEntry], printer: LiveQueryPrinter) -> String {
+        var output = ""
+        for entry in entries {
+            if let error = entry.error {
+                output += printer.colour(ANSI.red, "-- \(entry.name): error: \(error)") + "\n"
+            } else {
+                var copy = printer.settings
+                copy.headers = true
+                output += printer.header("-- \(entry.name) v\(entry.version) (\(entry.detail))")
+                output += render(
+                    columns: entry.result.columns, styledRows: printer.styledRows(entry.result, previous: nil),
+                    settings: copy)
+            }
+        }
+        return output
+    }
+
+    /// The session gives the terminal back (at exit): the panel goes away
+    /// and the scroll region is the whole screen again.
+    func releaseTerminal() {
+        panel.release()
+        panel.sync(settings: renderSettings)
+    }
+
+    /// Whether any command failed.
+    var hasFailed: Bool { failed }
+
+    /// Whether events are waiting to be printed.
+    var hasPendingEvents: Bool { !events.isEmpty }
 }

@@ -34,7 +34,7 @@ final class Session {
     let colour: Bool
     /// Whether colour was forced on (`SQLIVE_COLOR=always`): standard error
     /// is coloured even when it is not a terminal.
-    private let colourForced: Bool
+    let colourForced: Bool
     /// The live panel (interactive sessions on a terminal; otherwise never shown).
     let panel: LivePanel
 
@@ -53,16 +53,16 @@ final class Session {
     private var pumps: [Task<Void, Never>] = []
     var watches: [String: Watch] = [:]
     /// Whether any command failed.
-    private(set) var failed = false
+    var failed = false
     /// Set by `.quit` and `.exit`: the session ends with this code.
     var exitCode: Int32?
     /// Set when the session must stop (bail, closed output).
     var stopped = false
-    private var readDepth = 0
-    private var runDepth = 0
+    var readDepth = 0
+    var runDepth = 0
     /// A script's consecutive SQL commands that wait to run together
     /// (`submit`).
-    private var pendingSQL: [PendingSQL] = []
+    var pendingSQL: [PendingSQL] = []
     var completionSchema = CompletionSchema()
     private var completionSchemaDate = Date.distantPast
 
@@ -194,7 +194,7 @@ final class Session {
 
     /// Marks a command (or a batch of them) running; returns whether it is
     /// the outermost one, which Ctrl-C interrupts.
-    private func beginCommand() -> Bool {
+    func beginCommand() -> Bool {
         let outermost = runDepth == 0
         runDepth += 1
         if outermost {
@@ -205,7 +205,7 @@ final class Session {
     }
 
     /// Ends what `beginCommand` began; an interrupt left over is dropped.
-    private func endCommand(outermost: Bool) {
+    func endCommand(outermost: Bool) {
         runDepth -= 1
         if outermost {
             signals.setRunning(false)
@@ -215,14 +215,14 @@ final class Session {
 
     /// A command failed: the session's exit status says so, and `--bail`
     /// ends a script there.
-    private func commandFailed() {
+    func commandFailed() {
         failed = true
         if bail && !interactive { stopped = true }
     }
 
     /// Reports a statement's failure after what the statement rendered
     /// before it, at its line; an interactive session points at the error.
-    private func report(
+    func report(
         _ failure: SQLiteFailure, in sql: String, line: Int, source: Source, consumer: inout RenderingConsumer
     ) {
         flush(&consumer)
@@ -268,7 +268,7 @@ final class Session {
     }
 
     /// Writes what a failed script had rendered; a closed output ends the session.
-    private func flush(_ consumer: inout RenderingConsumer) {
+    func flush(_ consumer: inout RenderingConsumer) {
         do {
             try consumer.flush()
         } catch {
@@ -360,263 +360,6 @@ final class Session {
         else { return nil }
         return String(words[3])
     }
-
-    /// Runs a script's lines (a `-f` file, `.read`, the `-c` commands, piped input).
-    ///
-    /// - parameter firstLine: The number of the first line, when several inputs count as one script.
-    /// - returns: The number of the last line read.
-    @discardableResult
-    func runScript<Lines: Sequence<ScriptText>>(
-        _ lines: Lines, source: Source = Source(), firstLine: Int = 1
-    ) -> Int {
-        var input = InputAccumulator()
-        var number = firstLine - 1
-        defer { runPendingSQL() }
-        for line in lines {
-            number += 1
-            if let unit = input.add(line, lineNumber: number) { submit(unit, source: source) }
-            if isFinished { return number }
-        }
-        if let unit = input.finish() { submit(unit, source: source) }
-        return number
-    }
-
-    /// A script's SQL command, decoded, waiting to run.
-    private struct PendingSQL {
-        var sql: String
-        var line: Int
-        var source: Source
-    }
-
-    /// The most SQL commands that wait to run together.
-    private static let pendingSQLLimit = 512
-
-    /// Runs a unit of a script, or keeps it to run with the SQL commands
-    /// that follow it.
-    ///
-    /// A script's consecutive SQL commands run in one visit to the
-    /// database (`LiveDatabase.run(scripts:)`) rather than one each, when
-    /// nothing has to happen between two of them: in a scripted session
-    /// with no live query (whose updates print between commands), no
-    /// `.changes`, `.timer` or `.once`. Each keeps its own errors, line
-    /// numbers and results, in order; they run before any dot-command,
-    /// before the input is read again (`runPendingSQL`), at the script's
-    /// end, and every `pendingSQLLimit` commands.
-    private func submit(_ unit: InputAccumulator.Unit, source: Source) {
-        if !interactive, database != nil, watches.isEmpty, !changes, !timer, onceCountdown == nil,
-            case .sql(let text, let line) = unit, let sql = try? text.decoded(firstLine: line),
-            Self.explainedQuery(sql) == nil
-        {
-            pendingSQL.append(PendingSQL(sql: sql, line: line, source: source))
-            if pendingSQL.count >= Self.pendingSQLLimit { runPendingSQL() }
-            return
-        }
-        runPendingSQL()
-        run(unit, source: source)
-    }
-
-    /// Runs the SQL commands that `submit` kept, as `run` would run each.
-    func runPendingSQL() {
-        guard !pendingSQL.isEmpty else { return }
-        let batch = pendingSQL
-        pendingSQL = []
-        guard !isFinished, let database else { return }
-        let outermost = beginCommand()
-        var consumer = RenderingConsumer(settings: renderSettings, sink: sink, trace: trace, signals: nil)
-        do {
-            let signals = signals
-            try database.run(
-                scripts: batch.map(\.sql), isCancelled: { signals.isCommandCancelled }, consumer: &consumer
-            ) { index, failure, consumer in
-                let command = batch[index]
-                report(failure, in: command.sql, line: command.line, source: command.source, consumer: &consumer)
-                commandFailed()
-                return !isFinished
-            }
-        } catch is OutputSink.Closed {
-            stopped = true
-        } catch {
-            // The consumer's own errors, or a database that cannot run
-            // anything (closed): the commands left do not run.
-            flush(&consumer)
-            reportError("\(error)", source: batch[0].source)
-            commandFailed()
-        }
-        endCommand(outermost: outermost)
-        if sink.resultsFile != nil { sink.flush() }
-        printEvents()
-    }
-
-    /// `.read PATH`.
-    func read(path: String) throws {
-        guard readDepth < 16 else { throw CommandFailure(".read is nested too deeply") }
-        guard let text = FileManager.default.contents(atPath: path) else {
-            throw CommandFailure("cannot open \"\(path)\"")
-        }
-        readDepth += 1
-        defer { readDepth -= 1 }
-        let failedBefore = failed
-        failed = false
-        runScript(Self.lines(of: text), source: Source(name: path))
-        let nestedFailed = failed
-        failed = failedBefore || nestedFailed
-        if nestedFailed && !interactive && bail { stopped = true }
-    }
-
-    /// The lines of a script's bytes, without their line terminators.
-    static func lines(of bytes: some Collection<UInt8>) -> [ScriptText] {
-        let bytes = Array(bytes)
-        var lines: [ScriptText] = []
-        bytes.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var start = 0
-            while start <= buffer.count {
-                let rest = buffer.count - start
-                let end =
-                    memchr(base + start, 0x0A, rest).map {
-                        UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base
-                    } ?? buffer.count
-                var lineEnd = end
-                if lineEnd > start && buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-                lines.append(ScriptText(bytes: UnsafeBufferPointer(rebasing: buffer[start..<lineEnd])))
-                start = end + 1
-            }
-        }
-        if lines.last?.isEmpty == true { lines.removeLast() }
-        return lines
-    }
-
-    /// The lines of a text, without their line terminators.
-    static func lines(of text: String) -> [ScriptText] {
-        lines(of: Array(text.utf8))
-    }
-
-    // MARK: - Output
-
-    /// Writes to the terminal (standard output, whatever `.output` says):
-    /// live queries' prints, the timer, the banner. A closed output ends
-    /// the session.
-    func write(_ text: String) {
-        do {
-            try sink.writeTerminal(text)
-        } catch {
-            stopped = true
-        }
-    }
-
-    /// Reports an error on standard error: `Error: near line 3: ...` in scripts.
-    func reportError(_ message: String, line: Int? = nil, source: Source = Source()) {
-        var text = "Error: "
-        if !interactive || source.name != nil {
-            if let name = source.name { text += name + " " }
-            if let line { text += "near line \(line): " }
-        }
-        text += message
-        sink.writeError(colourError(text) + "\n")
-    }
-
-    private func colourError(_ text: String) -> String {
-        colour && (colourForced || isatty(2) != 0) ? ANSI.red + text + ANSI.reset : text
-    }
-
-    /// Prints the live-query and trace events that arrived, and brings the
-    /// live panel up to date.
-    ///
-    /// Changes go to the panel when it is shown (or can be), else they are
-    /// re-printed above the prompt; other events always print there.
-    ///
-    /// - parameter around: runs its body with readline's line cleared, when
-    ///   something is written under the panel or the panel's height
-    ///   changes (a redraw of the panel alone leaves the line as it is).
-    func printEvents(around: (() -> Void) -> Void = { $0() }) {
-        wake.drainIfPosted()
-        let items = events.takeAll()
-        let settings = renderSettings
-        let printer = LiveQueryPrinter(settings: settings)
-        let toPanel = panel.isDisplayable
-        // What goes above the prompt, in order: standard output or error.
-        var pieces: [(error: Bool, text: String)] = []
-        func add(_ text: String, error: Bool = false) {
-            guard !text.isEmpty else { return }
-            if !error, let last = pieces.last, !last.error {
-                pieces[pieces.count - 1].text += text
-            } else {
-                pieces.append((error, text))
-            }
-        }
-        for item in items {
-            switch item {
-            case .live(.changed(let change)):
-                guard var watch = watches[change.name], change.version > watch.printedVersion else { continue }
-                panel.apply(change, shown: !toPanel)
-                if !toPanel { add(printer.changed(change)) }
-                watch.printedVersion = change.version
-                watches[change.name] = watch
-            case .live(.failed(let name, let error)):
-                guard watches[name] != nil else { continue }
-                panel.fail(name: name, message: error.description)
-                if !toPanel { add(printer.failed(name: name, error: error), error: true) }
-            case .live(.databaseFileChanged(let change)):
-                add("-- \(change.message)\n", error: true)
-            case .trace(let event):
-                guard trace != .off else { continue }
-                add(
-                    TraceLine.format(
-                        sql: event.sql, elapsed: event.elapsed, rows: event.rows, counters: event.counters,
-                        live: event.origin == .liveQuery))
-            }
-        }
-        let body = {
-            for piece in pieces {
-                if piece.error { self.sink.writeError(piece.text) } else { self.write(piece.text) }
-            }
-            self.syncPanel(settings: settings)
-        }
-        if pieces.isEmpty && !panel.needsLayoutChange(settings: settings) {
-            body()
-        } else {
-            around(body)
-        }
-    }
-
-    /// Brings the panel up to date; when it was just taken away, prints
-    /// the live queries' latest state above the prompt once.
-    func syncPanel(settings: RenderSettings) {
-        let left = panel.sync(settings: settings)
-        guard !left.isEmpty else { return }
-        write(Self.printed(left, printer: LiveQueryPrinter(settings: settings)))
-    }
-
-    /// The latest state of live queries, as re-prints show it.
-    static func printed(_ entries: [PanelEntry], printer: LiveQueryPrinter) -> String {
-        var output = ""
-        for entry in entries {
-            if let error = entry.error {
-                output += printer.colour(ANSI.red, "-- \(entry.name): error: \(error)") + "\n"
-            } else {
-                var copy = printer.settings
-                copy.headers = true
-                output += printer.header("-- \(entry.name) v\(entry.version) (\(entry.detail))")
-                output += render(
-                    columns: entry.result.columns, styledRows: printer.styledRows(entry.result, previous: nil),
-                    settings: copy)
-            }
-        }
-        return output
-    }
-
-    /// The session gives the terminal back (at exit): the panel goes away
-    /// and the scroll region is the whole screen again.
-    func releaseTerminal() {
-        panel.release()
-        panel.sync(settings: renderSettings)
-    }
-
-    /// Whether any command failed.
-    var hasFailed: Bool { failed }
-
-    /// Whether events are waiting to be printed.
-    var hasPendingEvents: Bool { !events.isEmpty }
 
     // MARK: - Completion
 

@@ -39,12 +39,12 @@ final class LanguageService: Sendable {
         case sessionMemory
     }
 
-    private enum Work: Sendable {
+    enum Work: Sendable {
         case check(uri: String)
         case checkAll(DatabaseKey?)
     }
 
-    private struct Watch {
+    struct Watch {
         var task: Task<Void, Never>
         /// Whether it watches the session's database (and must move when
         /// the session opens another).
@@ -58,7 +58,7 @@ final class LanguageService: Sendable {
     // is queued, so that a burst of edits queues one. `checkers` caches a
     // checker per database; the session's in-memory database's checker
     // is dropped when its schema changes.
-    private struct State {
+    struct State {
         var documents: [String: TextDocument] = [:]
         var encoding = PositionEncoding.utf16
         var supportsProgress = false
@@ -80,8 +80,8 @@ final class LanguageService: Sendable {
         var nextRefreshID = 0
         var stopped = false
     }
-    private let state = Locked(State())
-    private let writer: MessageWriter
+    let state = Locked(State())
+    let writer: MessageWriter
     private let work: AsyncStream<Work>.Continuation
     /// The task that runs the checks, one at a time.
     private let checking = Locked<Task<Void, Never>?>(nil)
@@ -404,90 +404,5 @@ final class LanguageService: Sendable {
             state.withLock { _ = $0.checkers.removeValue(forKey: key) }
         }
         work.yield(.checkAll(key))
-    }
-
-    // MARK: - Checking
-
-    private func perform(_ item: Work) async {
-        switch item {
-        case .check(let uri):
-            state.withLock { _ = $0.pending.remove(uri) }
-            await check(uri)
-        case .checkAll(let key):
-            let documents = state.withLock { Array($0.documents.values) }
-            for document in documents where key == nil || databaseKey(for: document) == key {
-                await check(document.uri)
-            }
-        }
-    }
-
-    /// Checks a document's latest text and publishes its diagnostics,
-    /// unless they are those last published for the same version (a schema
-    /// change that changes nothing for it; a check queued twice).
-    private func check(_ uri: String) async {
-        guard let document = document(uri) else { return }
-        let encoding = self.encoding
-        var diagnostics: [Diagnostic] = []
-        do {
-            if let checker = try await checker(for: document) {
-                let source = SQLSource(bytes: document.bytes)
-                diagnostics = checker.check(source).map { problem in
-                    Diagnostic(
-                        range: document.range(of: problem.range, encoding: encoding), severity: Self.severity(problem),
-                        source: "sqlite", code: problem.codeName, message: problem.message)
-                }
-            } else {
-                diagnostics = [
-                    Diagnostic(
-                        range: TextRange(start: Position(line: 0, character: 0), end: Position(line: 0, character: 0)),
-                        severity: .information, source: "sqlive", code: nil,
-                        message:
-                            "No database to check this SQL against: start sqlive with one, "
-                            + "or make the first line \"-- sqlive: database=PATH\"")
-                ]
-            }
-        } catch {
-            diagnostics = [
-                Diagnostic(
-                    range: document.range(of: 0..<0, encoding: encoding), severity: .error, source: "sqlive",
-                    code: nil, message: "cannot check this SQL: \(error.description)")
-            ]
-        }
-        let params = PublishDiagnosticsNotification.Params(
-            uri: uri, version: document.version, diagnostics: diagnostics)
-        let send = state.withLock { state in
-            // A document closed meanwhile keeps its cleared diagnostics.
-            guard !state.stopped, state.documents[uri] != nil else { return false }
-            if let last = state.published[uri], last.version == params.version,
-                last.diagnostics == params.diagnostics
-            {
-                return false
-            }
-            state.published[uri] = params
-            return true
-        }
-        if send { publish(params) }
-    }
-
-    private static func severity(_ problem: SQLChecker.Problem) -> Diagnostic.Severity {
-        switch problem.severity {
-        case .error: .error
-        case .warning: .warning
-        case .information: .information
-        }
-    }
-
-    private func publish(_ params: PublishDiagnosticsNotification.Params) {
-        writer.send(OutgoingMessage.notification(method: PublishDiagnosticsNotification.method, params: params))
-    }
-
-    // MARK: - Progress
-
-    /// Reports progress for a token, when the client gave one.
-    func progress(_ token: JSONValue?, _ value: ProgressNotification.Value) {
-        guard let token else { return }
-        writer.send(
-            OutgoingMessage.notification(
-                method: ProgressNotification.method, params: ProgressNotification.Params(token: token, value: value)))
     }
 }

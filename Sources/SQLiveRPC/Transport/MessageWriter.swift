@@ -1,6 +1,7 @@
 import Foundation
 import SQLiveLocks
 import SQLiveProtocol
+import SystemPackage
 
 /// The one owner of the protocol's output: frames never interleave.
 ///
@@ -197,19 +198,13 @@ final class MessageWriter: Sendable {
     }
 
     private func write(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { buffer in
-                Foundation.write(fileDescriptor, buffer.baseAddress, buffer.count)
+        do {
+            try bytes.withUnsafeBytes { buffer in
+                try FileDescriptor(rawValue: fileDescriptor).writeEverything(buffer)
             }
-            if written < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                let reason = String(cString: strerror(errno))
-                state.withLock { $0.failed = true }
-                ServerLog.warning("cannot write to the client: \(reason); further messages are dropped")
-                return
-            }
-            offset += written
+        } catch {
+            state.withLock { $0.failed = true }
+            ServerLog.warning("cannot write to the client: \(error); further messages are dropped")
         }
     }
 }

@@ -4,10 +4,10 @@ import Testing
 
 @Suite("Completion")
 struct CompleterTests {
-    let schema = CompletionSchema(relations: [
-        .init(name: "games", columns: ["id", "title"]),
-        .init(name: "players", columns: ["id", "gameID", "name", "score"]),
-        .init(name: "player stats", columns: ["n"]),
+    let schema = CompletionSchema(tables: [
+        (name: "games", columns: ["id", "title"]),
+        (name: "players", columns: ["id", "gameID", "name", "score"]),
+        (name: "player stats", columns: ["n"]),
     ])
 
     var completer: Completer {
@@ -82,6 +82,14 @@ struct CompleterTests {
         #expect(candidates("SELECT * FROM players p WHERE p.na") == ["p.name"])
         #expect(candidates("SELECT * FROM games AS g JOIN players ON g.") == ["g.id", "g.title"])
         #expect(candidates("SELECT games.ti") == ["games.title"])
+    }
+
+    @Test("Through the language server's scope: aliases in any clause, CTEs and their columns")
+    func throughTheScope() {
+        #expect(candidates("SELECT p.na") == [], "no FROM yet: p is nothing")
+        #expect(candidates("WITH top AS (SELECT name FROM players) SELECT * FROM to") == ["top"])
+        #expect(candidates("WITH top AS (SELECT name FROM players) SELECT * FROM top t JOIN g") == ["games"])
+        #expect(candidates("SELECT * FROM players AS p, games WHERE p.sc") == ["p.score"])
     }
 
     @Test func multiLineStatements() {

@@ -11,6 +11,17 @@ public struct SQLCatalog: Hashable, Sendable {
         /// The row count `sqlite_stat1` holds, when `ANALYZE` ran.
         public var estimatedRows: Int?
 
+        public init(
+            name: String, kind: SchemaInfo.Relation.Kind, columns: [SchemaInfo.Column], indexes: [Index] = [],
+            estimatedRows: Int? = nil
+        ) {
+            self.name = name
+            self.kind = kind
+            self.columns = columns
+            self.indexes = indexes
+            self.estimatedRows = estimatedRows
+        }
+
         /// The column of that name, ignoring case as SQLite does.
         public func column(named name: String) -> SchemaInfo.Column? {
             columns.first(named: name)
@@ -31,6 +42,11 @@ public struct SQLCatalog: Hashable, Sendable {
 
     public init(relations: [Relation]) {
         self.relations = relations
+    }
+
+    /// The tables and views of a schema, without indexes or statistics.
+    public init(_ schema: SchemaInfo) {
+        relations = schema.relations.map { Relation(name: $0.name, kind: $0.kind, columns: $0.columns) }
     }
 
     /// The table or view of that name, ignoring case.

@@ -20,6 +20,13 @@ public struct SchemaInfo: Hashable, Sendable {
         /// The column's position in the primary key (1-based), or 0.
         public var primaryKeyIndex: Int
         public var isPrimaryKey: Bool { primaryKeyIndex > 0 }
+
+        public init(name: String, type: String = "", notNull: Bool = false, primaryKeyIndex: Int = 0) {
+            self.name = name
+            self.type = type
+            self.notNull = notNull
+            self.primaryKeyIndex = primaryKeyIndex
+        }
     }
 
     /// An index or a trigger, attached to a table.

@@ -172,84 +172,39 @@ public struct Completer: Sendable {
 
     // MARK: - SQL
 
+    /// The SQL candidates for the word ending `text`, as the language
+    /// server finds them (`SQLCompletion`: aliases, CTEs, subqueries), in
+    /// the REPL's form: quoted where needed, `qualifier.column` after a
+    /// dot, keywords in the case the word is typed in.
     private func completeSQL(text: String, head: Substring, word: String) -> [String] {
-        let identifiers = Self.identifiers(in: text.dropLast(word.count))
-        let aliases = aliasMap(identifiers)
-
-        if let dot = word.lastIndex(of: ".") {
-            let qualifier = String(word[..<dot])
-            let prefix = String(word[word.index(after: dot)...])
-            let table = aliases[qualifier.lowercased()] ?? schema.relation(named: qualifier)
-            guard let table else { return [] }
-            return Self.matching(table.columns.map(Self.quotedIfNeeded), prefix).map { qualifier + "." + $0 }
-        }
-
-        let previous = identifiers.last?.uppercased()
-        let relationNames = schema.relations.map { Self.quotedIfNeeded($0.name) }
-        if let previous, SQLKeywords.relationContext.contains(previous), previous != "ON" {
-            return Self.matching(relationNames, word)
-        }
-        var mentioned: [CompletionSchema.Relation] = []
-        for identifier in identifiers {
-            if let relation = schema.relation(named: identifier), !mentioned.contains(relation) {
-                mentioned.append(relation)
+        let source = SQLSource(text)
+        let end = source.bytes.count
+        let start = SQLCompletion.wordStart(in: source.bytes, at: end)
+        let typed = String(decoding: source.bytes[start..<end], as: UTF8.self)
+        // What the word holds before the name being typed (`p.`, a quote).
+        let lead = String(word.dropLast(typed.count))
+        let candidates = SQLCompletion.candidates(
+            source, wordStart: start, catalog: schema.catalog, functions: schema.functions
+        ) { _ in nil }
+        let lowercase = !typed.isEmpty && typed == typed.lowercased() && typed != typed.uppercased()
+        var names: [String] = []
+        for candidate in candidates {
+            switch candidate.kind {
+            case .keyword:
+                // Keywords only once a word is begun (not after a bare `WHERE `).
+                guard !typed.isEmpty else { continue }
+                names.append(lowercase ? candidate.name.lowercased() : candidate.name)
+            case .function:
+                guard !typed.isEmpty else { continue }
+                names.append(candidate.name)
+            default:
+                names.append(Self.quotedIfNeeded(candidate.name))
             }
         }
-        let lowercase = !word.isEmpty && word == word.lowercased() && word != word.uppercased()
-        let keywords = lowercase ? SQLKeywords.keywords.map { $0.lowercased() } : SQLKeywords.keywords
-        let columns = mentioned.flatMap(\.columns).map(Self.quotedIfNeeded)
-        var candidates = Self.matching(columns, word) + Self.matching(relationNames, word)
-        if !word.isEmpty {
-            candidates += Self.matching(keywords, word) + Self.matching(SQLKeywords.functions, word)
+        if lead.hasSuffix(".") {
+            return Self.matching(names, typed).map { lead + $0 }
         }
-        var seen = Set<String>()
-        return candidates.filter { seen.insert($0).inserted }.sorted()
-    }
-
-    /// Aliases of the statement: `players p`, `players AS p`.
-    private func aliasMap(_ identifiers: [String]) -> [String: CompletionSchema.Relation] {
-        var aliases: [String: CompletionSchema.Relation] = [:]
-        for (index, identifier) in identifiers.enumerated() {
-            guard let relation = schema.relation(named: identifier) else { continue }
-            var next = index + 1
-            if next < identifiers.count, identifiers[next].uppercased() == "AS" { next += 1 }
-            if next < identifiers.count, !SQLKeywords.keywordSet.contains(identifiers[next].uppercased()) {
-                aliases[identifiers[next].lowercased()] = relation
-            }
-        }
-        return aliases
-    }
-
-    /// The identifiers and keywords of SQL text, in order (strings and comments skipped).
-    static func identifiers(in text: Substring) -> [String] {
-        var result: [String] = []
-        var current = ""
-        var quote: Character?
-        for character in text {
-            if let open = quote {
-                if character == open {
-                    if open == "\"" || open == "`" || open == "]" { result.append(current) }
-                    current = ""
-                    quote = nil
-                } else {
-                    current.append(character)
-                }
-                continue
-            }
-            if character.isLetter || character.isNumber || character == "_" {
-                current.append(character)
-                continue
-            }
-            if !current.isEmpty, !(current.first?.isNumber ?? false) { result.append(current) }
-            current = ""
-            switch character {
-            case "'", "\"", "`": quote = character
-            case "[": quote = "]"
-            default: break
-            }
-        }
-        if !current.isEmpty, quote == nil, !(current.first?.isNumber ?? false) { result.append(current) }
-        return result
+        return Self.matching(names, word)
     }
 
     static func quotedIfNeeded(_ name: String) -> String {

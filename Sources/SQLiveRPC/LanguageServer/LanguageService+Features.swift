@@ -15,106 +15,39 @@ extension LanguageService {
         let checker = try? await checker(for: document)
         let catalog = checker?.catalog() ?? SQLCatalog(relations: [])
 
-        // The word being typed, and what stands before it.
-        var start = offset
-        while start > 0, SQLToken.isNameByte(document.bytes[start - 1]) { start -= 1 }
-        let prefix = String(decoding: document.bytes[start..<offset], as: UTF8.self)
-        let statement = source.statementBeingTyped(at: start)
-        let before =
-            statement.map { statement in
-                source.significantTokens(of: statement).filter { source.tokens[$0].range.upperBound <= start }
-            } ?? []
-        let scope = statement.map { statement in
-            SQLScope(source, statement, catalog: catalog) { checker?.columnNames(of: $0) }
-        }
-
-        var items: [CompletionRequest.Item] = []
-        if let last = before.last, source.tokens[last].kind == .dot, source.tokens[last].range.upperBound == start {
-            // `name.`: the columns of what `name` stands for.
-            guard before.count >= 2, source.tokens[before[before.count - 2]].isName else {
-                return CompletionRequest.Result(isIncomplete: false, items: [])
-            }
-            let qualifier = source.name(of: source.tokens[before[before.count - 2]])
-            if let entry = scope?.entry(named: qualifier) {
-                items = Self.columnItems(entry.columns, of: entry.relation ?? entry.name)
-            } else if let relation = catalog.relation(named: qualifier) {
-                items = Self.columnItems(relation.columns, of: relation.name)
-            } else if ["main", "temp"].contains(qualifier.lowercased()) {
-                items = Self.relationItems(catalog, scope: nil)
-            }
-        } else if Self.expectsTable(source, before) {
-            items = Self.relationItems(catalog, scope: scope)
-        } else {
-            var seen = Set<String>()
-            for entry in scope?.entries ?? [] {
-                for item in Self.columnItems(entry.columns, of: entry.relation ?? entry.name)
-                where seen.insert(item.label.lowercased()).inserted {
-                    items.append(item)
-                }
-            }
-            items += Self.relationItems(catalog, scope: scope)
-            items += (checker?.functionNames() ?? []).map {
-                CompletionRequest.Item(label: $0, kind: .function, detail: "function", sortText: "2" + $0)
-            }
-            items += SQLToken.keywords.sorted().map {
-                CompletionRequest.Item(label: $0, kind: .keyword, detail: "keyword", sortText: "3" + $0)
-            }
-        }
-        if !prefix.isEmpty {
-            items = items.filter { $0.label.lowercased().hasPrefix(prefix.lowercased()) }
-        }
+        let start = SQLCompletion.wordStart(in: document.bytes, at: offset)
+        let prefix = String(decoding: document.bytes[start..<offset], as: UTF8.self).lowercased()
+        let candidates = SQLCompletion.candidates(
+            source, wordStart: start, catalog: catalog, functions: checker?.functionNames() ?? []
+        ) { checker?.columnNames(of: $0) }
+        let items = candidates.filter { prefix.isEmpty || $0.name.lowercased().hasPrefix(prefix) }.map(Self.item)
         return CompletionRequest.Result(isIncomplete: false, items: items)
     }
 
-    /// Whether the word being typed names a table: after `FROM`, `JOIN`,
-    /// `INTO`, `UPDATE`, `TABLE`, `CREATE INDEX ... ON`, or a `,` in `FROM`.
-    private static func expectsTable(_ source: SQLSource, _ before: [Int]) -> Bool {
-        guard let last = before.last else { return false }
-        let token = source.tokens[last]
-        if token.kind == .comma {
-            // In a FROM clause, if FROM is the last clause word before it.
-            for index in before.reversed() where source.tokens[index].kind == .word {
-                let word = source.text(of: source.tokens[index]).uppercased()
-                if word == "FROM" || word == "JOIN" { return true }
-                if ["SELECT", "WHERE", "GROUP", "ORDER", "BY", "SET", "VALUES", "ON", "HAVING"].contains(word) {
-                    return false
+    /// A candidate as the client shows it: columns first, then relations,
+    /// functions and keywords.
+    private static func item(_ candidate: SQLCompletion.Candidate) -> CompletionRequest.Item {
+        let name = candidate.name
+        switch candidate.kind {
+        case .column:
+            let detail = candidate.column.map { Self.describe($0) + " · " } ?? ""
+            return CompletionRequest.Item(
+                label: name, kind: .field, detail: detail + (candidate.relation ?? ""), sortText: "0" + name,
+                insertText: insertText(name))
+        case .table, .view, .commonTableExpression:
+            let detail =
+                switch candidate.kind {
+                case .view: "view"
+                case .commonTableExpression: "common table expression"
+                default: "table"
                 }
-            }
-            return false
+            return CompletionRequest.Item(
+                label: name, kind: .class, detail: detail, sortText: "1" + name, insertText: insertText(name))
+        case .function:
+            return CompletionRequest.Item(label: name, kind: .function, detail: "function", sortText: "2" + name)
+        case .keyword:
+            return CompletionRequest.Item(label: name, kind: .keyword, detail: "keyword", sortText: "3" + name)
         }
-        guard token.kind == .word else { return false }
-        switch source.text(of: token).uppercased() {
-        case "FROM", "JOIN", "INTO", "UPDATE", "TABLE": return true
-        case "ON":
-            // CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON |
-            return before.contains {
-                source.tokens[$0].kind == .word && source.text(of: source.tokens[$0]).uppercased() == "INDEX"
-            }
-        default: return false
-        }
-    }
-
-    private static func columnItems(_ columns: [SchemaInfo.Column], of relation: String) -> [CompletionRequest.Item] {
-        columns.map { column in
-            CompletionRequest.Item(
-                label: column.name, kind: .field, detail: Self.describe(column) + " · " + relation,
-                sortText: "0" + column.name, insertText: Self.insertText(column.name))
-        }
-    }
-
-    private static func relationItems(_ catalog: SQLCatalog, scope: SQLScope?) -> [CompletionRequest.Item] {
-        let ctes = (scope?.commonTableExpressions ?? []).map { entry in
-            CompletionRequest.Item(
-                label: entry.name, kind: .class, detail: "common table expression", sortText: "1" + entry.name,
-                insertText: insertText(entry.name))
-        }
-        return ctes
-            + catalog.relations.map { relation in
-                CompletionRequest.Item(
-                    label: relation.name, kind: .class,
-                    detail: relation.kind == .view ? "view" : "table", sortText: "1" + relation.name,
-                    insertText: insertText(relation.name))
-            }
     }
 
     private static func insertText(_ name: String) -> String? {

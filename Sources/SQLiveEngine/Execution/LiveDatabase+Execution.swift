@@ -160,7 +160,7 @@ extension LiveDatabase {
     private static func run(
         _ runner: ScriptRunner, in db: Database, live: LiveQueryCenter, consumer: inout some ResultConsumer
     ) throws {
-        let observed = try live.scriptWillRun(db)
+        let observed = try live.scriptWillRun(db, script: runner.script)
         guard !observed else {
             try runner.run(in: db, consumer: &consumer)
             return

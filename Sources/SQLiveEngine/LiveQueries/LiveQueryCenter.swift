@@ -221,8 +221,13 @@ final class LiveQueryCenter: Sendable {
     /// statements must run through GRDB, whose transaction observation
     /// reports their row events (a live query exists). Otherwise they run
     /// on SQLite directly.
-    func scriptWillRun(_ db: Database) throws -> Bool {
-        try recorder.prepareForScript(db)
+    ///
+    /// A script that may set a pragma under which the session's connection
+    /// reads differently from the live queries' (`reverse_unordered_selects`,
+    /// `case_sensitive_like`) ends reading at commit for the session.
+    func scriptWillRun(_ db: Database, script: String? = nil) throws -> Bool {
+        if let script, script.mayChangeHowReadsAnswer { prefetch.stop() }
+        return try recorder.prepareForScript(db)
     }
 
     /// Called on the session's connection after a script that ran on

@@ -21,6 +21,9 @@ enum LiveQueryFetcher {
         var skipped = false
         /// The columns that identify a row, when asked (`keyColumns(of:_:)`).
         var keyColumns: [Int]?
+        /// For a read at commit (`LocalPrefetch`): when its job began, before
+        /// its snapshot was taken.
+        var begunAt: ContinuousClock.Instant?
     }
 
     /// A kept statement was prepared again by SQLite with other columns.

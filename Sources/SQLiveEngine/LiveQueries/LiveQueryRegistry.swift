@@ -34,6 +34,10 @@ struct LiveQueryRegistry {
         /// The result columns that identify a row, when a member asks for
         /// changes only (`LiveQueryFetcher.keyColumns`).
         var keyColumns: [Int]?
+        /// When its last read had ended, at the latest (it was delivered
+        /// then): a result read at a commit begun before it may be older
+        /// than what was delivered, and is not used (`LocalPrefetch`).
+        var lastReadAt: ContinuousClock.Instant?
     }
 
     /// One named live query.
@@ -98,6 +102,7 @@ struct LiveQueryRegistry {
         evaluation.lastCounters = fetched.counters
         evaluation.dependency = fetched.dependency
         evaluation.keyColumns = fetched.keyColumns ?? evaluation.keyColumns
+        evaluation.lastReadAt = .now
         store(evaluation)
     }
 
@@ -281,7 +286,7 @@ struct LiveQueryRegistry {
     /// the events to deliver, only for results (or errors) that changed.
     mutating func reduce(
         _ outcome: Result<LiveQueryFetcher.Fetched, SQLiveError>, for definition: LiveQueryDefinition,
-        pending: Pending, now: Date
+        pending: Pending, now: Date, readAt: ContinuousClock.Instant = .now
     ) -> Reduced {
         guard var evaluation = evaluations[definition] else { return Reduced() }
         var reduced = Reduced()
@@ -302,6 +307,7 @@ struct LiveQueryRegistry {
             evaluation.lastCounters = fetched.counters
             evaluation.keyColumns = fetched.keyColumns ?? evaluation.keyColumns
             evaluation.error = nil
+            evaluation.lastReadAt = readAt
             store(evaluation)
             for name in evaluation.members.sorted() {
                 guard var query = queries[name], !query.paused else { continue }
@@ -330,6 +336,7 @@ struct LiveQueryRegistry {
         case .failure(let error):
             evaluation.dependency = nil
             evaluation.error = error
+            evaluation.lastReadAt = readAt
             if !evaluation.region.isFullDatabase {
                 reduced.newRegion = .fullDatabase
             }

@@ -21,8 +21,12 @@ import SQLiveLocks
 ///   the committed connection (`LiveQueryReader.Home.committed`): the
 ///   session's statement waits for it, as a GRDB writer waits for its
 ///   observations;
-/// - at most `maximumPerCommit` queries per commit; the others are read by
-///   the refresh as usual.
+/// - its SQL answers the same on both connections (no `last_insert_rowid()`,
+///   `changes()`, pragma or `LIKE`; no script of the session has set
+///   `reverse_unordered_selects` or `case_sensitive_like`);
+/// - a commit reads only when its quick queries are every query it
+///   concerns on the committed connection, four at most: the refresh would
+///   read them all there otherwise.
 ///
 /// **One snapshot.** A commit's queries are read in one read transaction,
 /// and a refresh uses them only when they cover every query it reads on the
@@ -38,7 +42,10 @@ import SQLiveLocks
 /// writer's queue runs one commit at a time. So a result taken with a
 /// signal was read after every commit whose signal came before: a result
 /// that another writer's commit overtook is either dropped with that
-/// commit's signal, or used before it and refreshed again after it.
+/// commit's signal, or used before it and refreshed again after it. And a
+/// delivery never goes back: a result is used only when its job began after
+/// the query's last read had ended (a read that began later may have seen
+/// a later commit).
 final class LocalPrefetch: Sendable {
     /// The most queries read at one commit.
     static let maximumPerCommit = 4
@@ -51,11 +58,26 @@ final class LocalPrefetch: Sendable {
         var wantsKey: Bool
     }
 
+    /// What a commit may do for one evaluation.
+    enum Entry: Sendable {
+        /// Read it at commit.
+        case readable(Plan)
+        /// Read on the committed connection only (slow, big, or its SQL
+        /// answers differently on the session's connection): a commit that
+        /// concerns it reads nothing, since its refresh reads there anyway.
+        case committedOnly
+        /// Read on the session's connection: not the refresh's concern.
+        case session
+    }
+
     // Mutable State: guarded by the mutex; `plans` written by the scheduler
     // actor and read on GRDB's writer queue; `box` written on the writer
     // queue and emptied by the scheduler.
     private struct State {
-        var plans: [LiveQueryDefinition: Plan] = [:]
+        var entries: [LiveQueryDefinition: Entry] = [:]
+        /// Set for good by a script that may change how the session's
+        /// connection answers (`String.mayChangeHowReadsAnswer`).
+        var stopped = false
         var box: [LiveQueryDefinition: LiveQueryFetcher.Fetched] = [:]
         /// A commit's job is between `begin` and the end of its `read`.
         var inFlight = false
@@ -77,27 +99,48 @@ final class LocalPrefetch: Sendable {
         self.tracer = tracer
     }
 
-    /// Sets (or, with `nil`, removes) whether and how an evaluation is read at commit.
-    func set(_ definition: LiveQueryDefinition, _ plan: Plan?) {
-        state.withLock { $0.plans[definition] = plan }
+    /// Sets (or, with `nil`, removes) what a commit may do for an evaluation.
+    func set(_ definition: LiveQueryDefinition, _ entry: Entry?) {
+        state.withLock { $0.entries[definition] = entry }
     }
 
     func removeAll() {
-        state.withLock { $0.plans.removeAll() }
+        state.withLock { $0.entries.removeAll() }
     }
 
-    /// Whether an evaluation that was just read qualifies.
-    func plan(
-        home: LiveQueryReader.Home, elapsed: Duration, rows: Int, region: DatabaseRegion, wantsKey: Bool
-    ) -> Plan? {
-        guard home == .committed, elapsed < limit, rows <= Self.maximumRows else { return nil }
-        return Plan(region: region, wantsKey: wantsKey)
+    /// No more reading at commit, for the session's life.
+    func stop() {
+        state.withLock { $0.stopped = true }
+    }
+
+    /// What a commit may do for an evaluation that was just read.
+    func entry(
+        for definition: LiveQueryDefinition, home: LiveQueryReader.Home, elapsed: Duration, rows: Int,
+        region: DatabaseRegion, wantsKey: Bool
+    ) -> Entry {
+        guard home == .committed else { return .session }
+        guard elapsed < limit, rows <= Self.maximumRows, !Self.answersByConnection(definition.sql) else {
+            return .committedOnly
+        }
+        return .readable(Plan(region: region, wantsKey: wantsKey))
+    }
+
+    /// Whether SQL may answer differently on the session's connection than
+    /// on the live queries': it names a function of the connection's own
+    /// state (`last_insert_rowid()`, `changes()`, `total_changes()`), a
+    /// pragma, or `LIKE` (`PRAGMA case_sensitive_like` is the connection's).
+    /// Generous: a column named `likes` is left to the committed connection.
+    static func answersByConnection(_ sql: String) -> Bool {
+        let lowered = sql.lowercased()
+        return ["last_insert_rowid", "changes", "pragma", "like"].contains { lowered.contains($0) }
     }
 
     /// The reads one commit will make: its quick live queries.
     struct Job {
         fileprivate var plans: [(LiveQueryDefinition, Plan)]
         fileprivate var affected: Set<LiveQueryDefinition>
+        /// Before its snapshot is taken.
+        fileprivate var begunAt: ContinuousClock.Instant
     }
 
     /// On the session's connection, in `databaseDidCommit`, before the
@@ -106,14 +149,30 @@ final class LocalPrefetch: Sendable {
     /// now until `read` ends: a scheduler that takes the box meanwhile
     /// waits for it. `tempSchemaVersion` is the temp schema's version after
     /// the commit.
+    ///
+    /// Nothing is read unless it covers every evaluation `affected` that is
+    /// read on the committed connection, at most `maximumPerCommit` of them:
+    /// a refresh uses read-at-commit results only when they cover what it
+    /// reads there, so a partial read would make the statement wait for
+    /// nothing.
     func begin(_ db: Database, affected: Set<LiveQueryDefinition>, tempSchemaVersion: Int?) -> Job? {
         guard !affected.isEmpty, tempSchemaVersion == 0 else { return nil }
-        let plans = state.withLock { state in
-            affected.compactMap { definition in state.plans[definition].map { (definition, $0) } }
+        let plans = state.withLock { state -> [(LiveQueryDefinition, Plan)]? in
+            guard !state.stopped else { return nil }
+            var plans: [(LiveQueryDefinition, Plan)] = []
+            for definition in affected {
+                switch state.entries[definition] {
+                case .readable(let plan): plans.append((definition, plan))
+                case .session: continue
+                case .committedOnly, nil: return nil
+                }
+            }
+            return plans.count <= Self.maximumPerCommit ? plans : nil
         }
-        guard !plans.isEmpty, Self.isPlainWAL(db) else { return nil }
+        guard let plans, !plans.isEmpty, Self.isPlainWAL(db) else { return nil }
+        let begunAt = ContinuousClock.now
         state.withLock { $0.inFlight = true }
-        return Job(plans: Array(plans.prefix(Self.maximumPerCommit)), affected: affected)
+        return Job(plans: plans, affected: affected, begunAt: begunAt)
     }
 
     /// Reads a job's queries (on the session's connection, right after the
@@ -140,6 +199,9 @@ final class LocalPrefetch: Sendable {
         defer {
             if inTransaction, sqlite3_exec(connection, "COMMIT", nil, nil, nil) != SQLITE_OK {
                 sqlite3_exec(connection, "ROLLBACK", nil, nil, nil)
+                if sqlite3_get_autocommit(connection) == 0 {
+                    Log.engine.error("reading at commit left the session's connection in a transaction")
+                }
             }
         }
         for (definition, plan) in job.plans {
@@ -147,9 +209,11 @@ final class LocalPrefetch: Sendable {
             do {
                 let statement = try statements[definition] ?? Self.prepare(definition, db)
                 statements[definition] = statement
-                read[definition] = try LiveQueryFetcher.fetch(
+                var fetched = try LiveQueryFetcher.fetch(
                     definition, db, rowCap: rowCap, tracer: tracer, knownRegion: plan.region, wantsKey: plan.wantsKey,
                     byteCap: byteCap, prepared: statement)
+                fetched.begunAt = job.begunAt
+                read[definition] = fetched
             } catch {
                 statements[definition] = nil
             }
@@ -212,5 +276,35 @@ final class LocalPrefetch: Sendable {
         // 0 is main, 1 temp: a name at 2 is an attached database.
         guard sqlite3_db_name(db.sqliteConnection, 2) == nil else { return false }
         return sqlive_main_file_is_wal(db.sqliteConnection) != 0
+    }
+}
+
+extension String {
+    /// Whether a script may set a pragma that changes what a read answers
+    /// on its connection: it holds `_unordered_` or `sensitive_like`, in
+    /// any case. A generous test of the bytes, run before every script.
+    var mayChangeHowReadsAnswer: Bool {
+        utf8.withContiguousStorageIfAvailable { bytes in
+            Self.holds(Self.unordered, in: bytes) || Self.holds(Self.sensitiveLike, in: bytes)
+        } ?? (Self.holds(Self.unordered, in: Array(utf8)) || Self.holds(Self.sensitiveLike, in: Array(utf8)))
+    }
+
+    private static let unordered: [UInt8] = Array("_unordered_".utf8)
+    private static let sensitiveLike: [UInt8] = Array("sensitive_like".utf8)
+
+    /// Whether `bytes` hold `needle` (lowercase ASCII), letters in any case.
+    private static func holds(_ needle: [UInt8], in bytes: some Collection<UInt8>) -> Bool {
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            var probe = index
+            var matched = 0
+            while probe != bytes.endIndex, matched < needle.count, bytes[probe] | 0x20 == needle[matched] | 0x20 {
+                matched += 1
+                probe = bytes.index(after: probe)
+            }
+            if matched == needle.count { return true }
+            index = bytes.index(after: index)
+        }
+        return false
     }
 }

@@ -26,17 +26,23 @@ extension RefreshScheduler {
         let prefetched = self.prefetched
         self.prefetched = [:]
         // Used only when they cover every query the batch reads on the
-        // committed connection: a refresh reads them in one snapshot.
+        // committed connection (a refresh reads them in one snapshot), and
+        // each was begun after that query's last read had ended: a read
+        // that started after the commit's may have seen a later commit,
+        // and a delivery never goes back.
         let committed = batch.keys.filter { registry.evaluations[$0]?.home == .committed }
         if damage == nil, !cachesToDrop.contains(.committed), !committed.isEmpty,
-            committed.allSatisfy({ prefetched[$0] != nil })
+            committed.allSatisfy({ definition in
+                guard let begunAt = prefetched[definition]?.begunAt else { return false }
+                return registry.evaluations[definition]?.lastReadAt.map { begunAt > $0 } ?? true
+            })
         {
             for definition in committed {
                 let fetched = prefetched[definition]!
                 deliver(.success(fetched), for: definition, pending: batch[definition]!)
                 read.insert(definition)
-                prefetch.noteUsed()
             }
+            prefetch.noteUsed()
         }
         for home in [LiveQueryReader.Home.committed, .session] {
             let definitions = batch.keys

@@ -158,22 +158,24 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         }
     }
 
-    /// Tells the interest how many live queries exist or are being registered.
-    /// Whether an evaluation is read at sqlive's own commits, after each of its reads.
+    /// What sqlive's own commits may do for an evaluation, after each of its reads.
     func syncPrefetch(_ definition: LiveQueryDefinition) {
-        guard let evaluation = registry.evaluations[definition], evaluation.error == nil,
-            let result = evaluation.result
-        else {
+        guard let evaluation = registry.evaluations[definition] else {
             prefetch.set(definition, nil)
+            return
+        }
+        guard evaluation.error == nil, let result = evaluation.result else {
+            prefetch.set(definition, evaluation.home == .session ? .session : .committedOnly)
             return
         }
         prefetch.set(
             definition,
-            prefetch.plan(
-                home: evaluation.home, elapsed: evaluation.lastElapsed, rows: result.rows.count,
+            prefetch.entry(
+                for: definition, home: evaluation.home, elapsed: evaluation.lastElapsed, rows: result.rows.count,
                 region: evaluation.region, wantsKey: registry.wantsKey(definition)))
     }
 
+    /// Tells the interest how many live queries exist or are being registered.
     private func publishQueryCount() {
         interest.queryCount = registry.queries.count + registering
     }

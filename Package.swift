@@ -66,6 +66,8 @@ let package = Package(
             name: "SQLiveREPL",
             dependencies: [
                 "SQLiveEngine", "SQLiveLocks", "CReadline", .product(name: "SystemPackage", package: "swift-system"),
+                // The demo's writer is another app's connection: a GRDB one.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
 
         // The thin executable that parses arguments and picks a front end.

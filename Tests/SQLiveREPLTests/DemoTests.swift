@@ -1,5 +1,6 @@
 import Foundation
 import SQLiveEngine
+import SQLiveREPL
 import Testing
 
 @Suite("Demo database", .timeLimit(.minutes(2)))

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SQLiveEngine
 import SQLiveLocks
 
 /// The demo's second connection: it keeps writing to the demo database so

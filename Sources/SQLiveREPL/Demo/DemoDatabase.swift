@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SQLiveEngine
 
 /// The demo database of `--demo`: games and players, as in Point-Free's
 /// tour of SQLiteData.

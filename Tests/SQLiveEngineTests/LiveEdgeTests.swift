@@ -79,7 +79,7 @@ struct LiveEdgeTests {
         if mode == .wal {
             #expect(await database.liveQueries().first?.precision == .tables)
         }
-        let writer = try SQLite3CLI.Session(path, defaultTimeout: true)
+        let writer = try SQLite3CLI.Session(path)
         for step in 1...5 {
             writer.send("UPDATE t SET v = v + 1;")
             await writer.sync()

@@ -129,8 +129,11 @@ struct LiveWriterTests {
         let recorder = EventRecorder(database)
         _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM events"))
         _ = try await database.execute("BEGIN; SELECT count(*) FROM events;")
-        // The writer waits (busy timeout) for the session's read lock.
-        let writer = Task { try await SQLite3CLI.run(path, "INSERT INTO events(n) VALUES (1);") }
+        // The writer waits (a busy timeout: the user's own open transaction
+        // holds SQLite's ordinary read lock, as in the sqlite3 shell).
+        let writer = Task {
+            try await SQLite3CLI.run(path, "INSERT INTO events(n) VALUES (1);", defaultTimeout: false)
+        }
         try await Task.sleep(for: .milliseconds(300))
         #expect(recorder.changes("n").isEmpty)
         _ = try await database.execute("COMMIT")

@@ -9,9 +9,10 @@ import Testing
 /// temp schema and no attached database, and never a stale result.
 @Suite("Live queries read at sqlive's own commit", .timeLimit(.minutes(3)))
 struct ReadAtCommitTests {
-    /// A limit every quick query passes even on a loaded machine with a
-    /// debug build (the default, 0.5 ms, is for release builds).
-    static let generousLimit = Duration.milliseconds(200)
+    /// A limit every query of these tests passes even on a starved machine
+    /// with a debug build (a read's time is wall-clock time; the default,
+    /// 0.5 ms, is for release builds).
+    static let generousLimit = Duration.seconds(30)
 
     /// A database whose own commits are all there is to watch, unless
     /// `watchOthers`: no finding of the file watcher drops what a commit read.
@@ -93,7 +94,7 @@ struct ReadAtCommitTests {
         _ = try await database.execute("INSERT INTO games(title) VALUES ('Go')")
         try await recorder.waitForRows("all") { $0.count == 3 }
         let before = database.prefetchedRefreshCount
-        try await SQLite3CLI.run(path, "ALTER TABLE games ADD COLUMN seats INTEGER DEFAULT 4;", defaultTimeout: true)
+        try await SQLite3CLI.run(path, "ALTER TABLE games ADD COLUMN seats INTEGER DEFAULT 4;")
         try await recorder.waitForRows("all") { $0.first?.count == 3 }
         // Apart, so that each is a refresh's leading edge and the watcher's
         // findings about the previous one are in; until one is read at the
@@ -166,11 +167,10 @@ struct ReadAtCommitTests {
         await database.close()
     }
 
-    @Test("Two quick queries of one commit are read at it together; with a slow one beside them, none is")
+    @Test("Two queries of one commit are read at it together; with one that is not beside them, none is")
     func wholeCommitsOnly() async throws {
         let directory = try TemporaryDirectory()
-        let database = try await open(
-            try await makeDatabaseFile(in: directory, mode: .wal, playersSchema), limit: .milliseconds(20))
+        let database = try await open(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema))
         let recorder = EventRecorder(database)
         _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         _ = try await database.registerLiveQuery(
@@ -180,14 +180,13 @@ struct ReadAtCommitTests {
         try await recorder.waitForRows("top") { $0 == [[.integer(500)]] }
         #expect(database.prefetchedRefreshCount == 1, "one refresh, both queries read at the commit")
 
-        let slow = """
-            WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 1000000)
-            SELECT count(*) FROM k, players WHERE players.id = 1
-            """
-        _ = try await database.registerLiveQuery(name: "slow", LiveQueryDefinition(sql: slow))
-        _ = try await database.execute("INSERT INTO players(gameID, name, score) VALUES (1, 'B', 700)")
+        // LIKE is the connection's (case_sensitive_like): read on the live queries' connection only.
+        _ = try await database.registerLiveQuery(
+            name: "b", LiveQueryDefinition(sql: "SELECT count(*) FROM players WHERE name LIKE 'b%'"))
+        _ = try await database.execute("INSERT INTO players(gameID, name, score) VALUES (1, 'Bob', 700)")
         try await recorder.waitForRows("top") { $0 == [[.integer(700)]] }
-        #expect(database.prefetchedRefreshCount == 1, "the slow query is read on its connection: so are the others")
+        try await recorder.waitForRows("b") { $0 == [[.integer(4)]] }
+        #expect(database.prefetchedRefreshCount == 1, "one of them is read on its connection: so are the others")
         await database.close()
     }
 

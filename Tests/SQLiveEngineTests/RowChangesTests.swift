@@ -111,7 +111,7 @@ struct ChangesOnlyLiveTests {
         #expect(snapshot.result.rows.count == 20_000)
         #expect(!snapshot.result.truncated)
         try await SQLite3CLI.run(
-            path, "UPDATE items SET qty = 100 WHERE id = 777; DELETE FROM items WHERE id = 5;", defaultTimeout: true)
+            path, "UPDATE items SET qty = 100 WHERE id = 777; DELETE FROM items WHERE id = 5;")
         try await recorder.wait("a change") { _ in !recorder.changes("items").isEmpty }
         // Both statements may come as one change or as two: apply them all.
         var rows = snapshot.result.rows

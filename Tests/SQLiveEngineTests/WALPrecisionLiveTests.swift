@@ -88,7 +88,7 @@ struct WALPrecisionLiveTests {
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         try await Self.register(database)
-        let writer = try SQLite3CLI.Session(path, defaultTimeout: true)
+        let writer = try SQLite3CLI.Session(path)
         for pragma in journal.pragmas { writer.send(pragma + ";") }
         // A first commit may still re-read others (pages not compared yet);
         // after it, a commit to t3 re-reads t3's query only.

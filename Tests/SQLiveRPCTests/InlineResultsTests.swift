@@ -21,7 +21,7 @@ struct InlineResultsTests {
     /// Another process writes: the sqlite3 shell at its defaults (no busy
     /// timeout), as an application's writer would be.
     static func write(_ database: String, _ sql: String) throws {
-        try SQLite3CLI.runBlocking(database, sql, defaultTimeout: true)
+        try SQLite3CLI.runBlocking(database, sql)
     }
 
     /// The inlay hints of a whole document, by line.

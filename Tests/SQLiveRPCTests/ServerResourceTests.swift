@@ -45,7 +45,7 @@ struct ServerResourceTests {
         #expect(register["code"] == -32013)
         // A live query whose result grows past the limit fails, and says why.
         _ = try await server.result("liveQuery/register", ["name": "grows", "sql": "SELECT x FROM b WHERE rowid > 1"])
-        try SQLite3CLI.runBlocking(path, "UPDATE b SET x = randomblob(70000000) WHERE rowid = 2;", defaultTimeout: true)
+        try SQLite3CLI.runBlocking(path, "UPDATE b SET x = randomblob(70000000) WHERE rowid = 2;")
         let failed = try await server.notification("liveQuery/error") { $0["name"] == "grows" }
         #expect(failed["error"]?["code"] == -32013)
         // Memory: SQLite's own copy of the value, not three more of ours.

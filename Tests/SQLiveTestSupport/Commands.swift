@@ -22,7 +22,8 @@ public struct CommandFailure: Error, CustomStringConvertible {
 }
 
 /// Writes to a database with the sqlite3 command-line shell: a real second
-/// process, as another program would.
+/// process, as another program would, at the shell's defaults (no busy
+/// timeout: sqlive's watching must never make it wait).
 public func sqlite3(_ database: String, _ sql: String) throws {
-    try runCommand("/usr/bin/env", ["sqlite3", "-cmd", ".timeout 10000", database, sql])
+    try runCommand("/usr/bin/env", ["sqlite3", database, sql])
 }

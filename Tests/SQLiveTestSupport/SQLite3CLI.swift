@@ -10,9 +10,12 @@ public enum SQLite3CLI {
     /// returns standard output. Throws when sqlite3 fails.
     ///
     /// - parameter defaultTimeout: leave the busy timeout at the shell's
-    ///   default (none), as an application's writer has it, instead of 10 s.
+    ///   default (none), as an application's writer has it (the default);
+    ///   `false` gives it 10 s, for a writer that meets one of the session's
+    ///   own writes or open transactions (two writers, or SQLite's ordinary
+    ///   locks, as in the sqlite3 shell) — never for one beside watching alone.
     @discardableResult
-    public static func run(_ path: String, _ sql: String, defaultTimeout: Bool = false) async throws -> String {
+    public static func run(_ path: String, _ sql: String, defaultTimeout: Bool = true) async throws -> String {
         // Waiting for a process blocks a thread: keep it off Swift
         // concurrency's pool, which has only as many threads as cores.
         try await withCheckedThrowingContinuation { continuation in
@@ -23,7 +26,7 @@ public enum SQLite3CLI {
     }
 
     @discardableResult
-    public static func runBlocking(_ path: String, _ sql: String, defaultTimeout: Bool = false) throws -> String {
+    public static func runBlocking(_ path: String, _ sql: String, defaultTimeout: Bool = true) throws -> String {
         let outcome = try Spawn.run(
             "/usr/bin/sqlite3", defaultTimeout ? ["-bail", path] : ["-bail", "-cmd", ".timeout 10000", path],
             input: sql)
@@ -37,8 +40,8 @@ public enum SQLite3CLI {
         private let child: Spawn.PipedChild
 
         /// - parameter defaultTimeout: leave the busy timeout at the shell's
-        ///   default (none) instead of 10 s.
-        public init(_ path: String, defaultTimeout: Bool = false) throws {
+        ///   default (none; the default) instead of 10 s.
+        public init(_ path: String, defaultTimeout: Bool = true) throws {
             child = try Spawn.PipedChild(
                 "/usr/bin/sqlite3", defaultTimeout ? [path] : ["-cmd", ".timeout 10000", path])
         }

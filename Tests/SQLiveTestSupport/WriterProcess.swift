@@ -30,7 +30,7 @@ public final class WriterProcess: @unchecked Sendable {
         self.pragmas = pragmas
         switch kind {
         case .sqlite3CLI:
-            let session = try SQLite3CLI.Session(path, defaultTimeout: true)
+            let session = try SQLite3CLI.Session(path)
             for pragma in pragmas { session.send(pragma + ";") }
             cli = session
         case .python:

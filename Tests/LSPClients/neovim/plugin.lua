@@ -85,7 +85,7 @@ local function main()
 
   local database = dir .. "/games.sqlite"
   local function sqlite3(sql)
-    local output = vim.fn.system({ "sqlite3", "-cmd", ".timeout 10000", database, sql })
+    local output = vim.fn.system({ "sqlite3", database, sql })
     if vim.v.shell_error ~= 0 then
       fail("sqlite3 failed on " .. sql .. ": " .. output)
     end

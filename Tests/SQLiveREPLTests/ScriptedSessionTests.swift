@@ -495,42 +495,30 @@ struct ScriptedSessionTests {
         ".watch --changes re-prints only what another process changed, matched by the primary key; --max-rows caps and counts"
     )
     func changesOnlyWatch() async throws {
-        let (directory, database) = try fixture()
-        let script = try directory.write(
-            "changes.sql",
-            """
-            .watch --changes --max-rows 2 top SELECT id, name, score FROM players ORDER BY id
-            .print ready
-            .wait top --timeout 30
-            .print done
-
-            """)
-        let (process, out, err) = try Processes.start(
-            Processes.sqlive, [database, "-f", script],
-            environment: Processes.environment(directory: directory), directory: directory, name: "sqlive")
-        let ready = try await Processes.waitUntil {
-            try String(contentsOfFile: out, encoding: .utf8).contains("ready\n")
-        }
-        #expect(ready)
-        try Processes.sqlite3(database, "UPDATE players SET score = 7 WHERE id = 2;")
-        #expect(await Processes.wait(process))
-        let stdout = try String(contentsOfFile: out, encoding: .utf8)
+        let (stdout, stderr, status) = try await watchWhileAnotherProcessWrites(
+            ".watch --changes --max-rows 2 top SELECT id, name, score FROM players ORDER BY id",
+            "UPDATE players SET score = 7 WHERE id = 2;")
         #expect(
             stdout.hasSuffix(
                 "ready\n-- top v2 (external, coalesced 1)\nchange|row|id|name|score\n~|2|2|Blob Jr|7\n-- (the first 2 of 3 rows)\ndone\n"
             ), "\(stdout)")
         #expect(stdout.hasPrefix("-- top v1 (watching, reads players)\nid|name|score\n"))
         #expect(stdout.contains("-- (the first 2 of 3 rows)\nready"))
-        #expect(try String(contentsOfFile: err, encoding: .utf8) == "")
-        #expect(process.terminationStatus == 0)
+        #expect(stderr == "")
+        #expect(status == 0)
     }
 
-    @Test func waitSeesAnotherProcessWrite() async throws {
+    /// Runs a script that registers `watch` (a live query named `top`),
+    /// prints `ready`, waits for its next change and prints `done`; the
+    /// sqlite3 shell, at its defaults, runs `write` once `ready` is out.
+    private func watchWhileAnotherProcessWrites(_ watch: String, _ write: String) async throws -> (
+        stdout: String, stderr: String, status: Int32
+    ) {
         let (directory, database) = try fixture()
         let script = try directory.write(
             "watch.sql",
             """
-            .watch --diff top SELECT name, score FROM players ORDER BY score DESC
+            \(watch)
             .print ready
             .wait top --timeout 30
             .print done
@@ -543,9 +531,18 @@ struct ScriptedSessionTests {
             try String(contentsOfFile: out, encoding: .utf8).contains("ready\n")
         }
         #expect(ready)
-        try Processes.sqlite3(database, "INSERT INTO players VALUES (4, 2, 'Grandma Blob', 90);")
+        try Processes.sqlite3(database, write)
         #expect(await Processes.wait(process))
-        let stdout = try String(contentsOfFile: out, encoding: .utf8)
+        return (
+            try String(contentsOfFile: out, encoding: .utf8), try String(contentsOfFile: err, encoding: .utf8),
+            process.terminationStatus
+        )
+    }
+
+    @Test func waitSeesAnotherProcessWrite() async throws {
+        let (stdout, stderr, status) = try await watchWhileAnotherProcessWrites(
+            ".watch --diff top SELECT name, score FROM players ORDER BY score DESC",
+            "INSERT INTO players VALUES (4, 2, 'Grandma Blob', 90);")
         #expect(
             stdout == """
                 -- top v1 (watching, reads players)
@@ -560,8 +557,8 @@ struct ScriptedSessionTests {
                 done
 
                 """)
-        #expect(try String(contentsOfFile: err, encoding: .utf8) == "")
-        #expect(process.terminationStatus == 0)
+        #expect(stderr == "")
+        #expect(status == 0)
     }
 
     @Test func waitTimesOut() async throws {

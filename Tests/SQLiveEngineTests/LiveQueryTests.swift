@@ -365,6 +365,31 @@ struct LiveQueryTests {
         #expect(change.result.truncated)
         await database.close()
     }
+
+    @Test("Dropping every live query by name leaves the handles' own: the schema watch and unlisted queries go on")
+    func unregisterAllLeavesHandles() async throws {
+        let directory = try TemporaryDirectory()
+        let database = try await LiveDatabase.open(
+            .file(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)))
+        var schema = try await database.schemaChanges().makeAsyncIterator()
+        let unlisted = try await database.watchUnlisted(LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+        _ = try await database.registerLiveQuery(name: "a", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        await database.unregisterAllLiveQueries()
+        #expect(await database.liveQueries().isEmpty)
+        _ = try await database.execute(
+            "CREATE TABLE rounds(id INTEGER PRIMARY KEY); INSERT INTO games(title) VALUES ('Go')")
+        // The unlisted query is still live: it reaches the new count.
+        let deadline = ContinuousClock.now + .seconds(20)
+        var rows = try await unlisted.current().snapshot.result.rows
+        while rows != [[.integer(3)]] && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+            rows = try await unlisted.current().snapshot.result.rows
+        }
+        #expect(rows == [[.integer(3)]])
+        #expect(await schema.next() != nil, "the schema watch saw the new table")
+        await unlisted.cancel()
+        await database.close()
+    }
 }
 
 @Suite("Live queries: a slow query", .timeLimit(.minutes(5)))

@@ -61,9 +61,11 @@ extension LiveDatabase {
         try await live.scheduler.unregister(name: name)
     }
 
-    /// Drops every live query.
+    /// Drops every live query registered by name (`registerLiveQuery`,
+    /// `watch`). The engine's own (the schema watch) and the unlisted ones
+    /// belong to their handles' owners, and stay.
     public func unregisterAllLiveQueries() async {
-        await live.scheduler.unregisterAll()
+        await live.scheduler.unregisterAll { !Self.isInternal($0) }
     }
 
     /// Pauses a live query: it does no work until resumed.

@@ -139,6 +139,13 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         publishQueryCount()
     }
 
+    /// Drops the live queries whose names `matching` accepts.
+    func unregisterAll(matching: (String) -> Bool) {
+        for name in registry.queries.keys where matching(name) {
+            try? unregister(name: name)
+        }
+    }
+
     func unregisterAll() {
         for definition in registry.evaluations.keys { machine.forget(definition) }
         registry.removeAll()

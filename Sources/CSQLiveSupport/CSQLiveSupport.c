@@ -13,15 +13,6 @@ int sqlive_format_real_digits(double value, int digits, char *buffer, int size) 
     return (int)strlen(buffer);
 }
 
-int sqlive_main_file_is_wal(sqlite3 *db) {
-    sqlite3_file *file = NULL;
-    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK) return 0;
-    if (file == NULL || file->pMethods == NULL) return 0;
-    unsigned char mode[2] = {0, 0};
-    if (file->pMethods->xRead(file, mode, 2, 18) != SQLITE_OK) return 0;
-    return mode[0] == 2 && mode[1] == 2;
-}
-
 int sqlive_set_double_quoted_strings(sqlite3 *db, int enabled) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, enabled, (int *)0);
 }

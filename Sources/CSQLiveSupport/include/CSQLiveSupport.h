@@ -23,11 +23,6 @@ typedef struct sqlite3 sqlite3;
 /// code. `sqlite3_db_config` is variadic, which Swift cannot call.
 int sqlive_set_double_quoted_strings(sqlite3 *db, int enabled);
 
-/// Whether the connection's main database file says it is in WAL mode
-/// (header bytes 18 and 19 are 2): one read of two bytes, no lock, no
-/// transaction. While the connection is open in WAL mode, no other
-/// connection can take the file out of it.
-int sqlive_main_file_is_wal(sqlite3 *db);
 
 /// Receives what the planner asks of a probe table while a statement is
 /// prepared: a constraint on `column` (`SQLITE_INDEX_CONSTRAINT_*` in

@@ -180,29 +180,32 @@ final class ChangeRecorder: TransactionObserver, @unchecked Sendable {
         let touched = self.touched
         let missedChanges = self.missedChanges
         reset()
-        let versions: [Int?]?
-        do {
-            versions = try Self.schemaVersions(db)
-        } catch {
-            Log.monitor.warning("reading schema_version after a commit: \(error)")
-            versions = nil
+        // Read once, when first asked: before the signal only when a read
+        // at commit may start, else after it.
+        var read: [Int?]??
+        func versions() -> [Int?]? {
+            if let read { return read }
+            do {
+                read = try Self.schemaVersions(db)
+            } catch {
+                Log.monitor.warning("reading schema_version after a commit: \(error)")
+                read = .some(nil)
+            }
+            return read!
         }
         if missedChanges {
             emit(.localUnobserved)
         } else if !touched.isEmpty {
             // Begun before the signal goes (LocalPrefetch's freshness rule),
             // read after it, and only when the commit left the schema as it was.
-            let job =
-                if let prefetch, let versions, versions == schemaVersions {
-                    prefetch.begin(
-                        db, affected: interest.definitions(modifiedBy: touched), tempSchemaVersion: versions[1])
-                } else {
-                    nil as LocalPrefetch.Job?
-                }
+            let job = prefetch?.begin(db, affected: interest.definitions(modifiedBy: touched)) {
+                guard let versions = versions(), versions == schemaVersions else { return nil }
+                return versions[1]
+            }
             emit(.local(touched))
             if let prefetch, let job { prefetch.read(db, job, statements: &prefetchStatements) }
         }
-        if let versions, versions != schemaVersions {
+        if let versions = versions(), versions != schemaVersions {
             schemaVersions = versions
             prefetchStatements.removeAll()
             do {

@@ -117,11 +117,8 @@ final class DataVersionProbe {
     /// The header and size of the file the probe opened, read through
     /// SQLite's own open file, without a lock; `nil` when it cannot be read.
     func fileState() -> FileState? {
-        guard let connection else { return nil }
-        var file: UnsafeMutablePointer<sqlite3_file>?
-        guard sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
-            let file, let methods = file.pointee.pMethods, let xRead = methods.pointee.xRead,
-            let xFileSize = methods.pointee.xFileSize
+        guard let connection, let (file, methods) = DatabaseHeader.openFile(of: connection),
+            let xRead = methods.xRead, let xFileSize = methods.xFileSize
         else { return nil }
         var size: sqlite3_int64 = 0
         guard xFileSize(file, &size) == SQLITE_OK else { return nil }
@@ -131,7 +128,7 @@ final class DataVersionProbe {
             guard xRead(file, &header, Int32(length), 0) == SQLITE_OK else { return nil }
         }
         var reserved: Int32 = 0
-        if let xCheckReservedLock = methods.pointee.xCheckReservedLock {
+        if let xCheckReservedLock = methods.xCheckReservedLock {
             _ = xCheckReservedLock(file, &reserved)
         }
         return FileState(header: header, size: Int64(size), writerActive: reserved != 0)

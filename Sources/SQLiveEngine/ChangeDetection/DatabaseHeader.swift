@@ -1,3 +1,5 @@
+import GRDBSQLite
+
 /// Whether a database file's first 100 bytes and its size make sense, as
 /// SQLite's file format describes them.
 ///
@@ -57,8 +59,36 @@ enum DatabaseHeader {
     /// mode; `nil` in WAL mode (bytes 18 and 19 are 2) or when the header
     /// is too short.
     static func rollbackChangeCounter(_ header: [UInt8]) -> UInt32? {
-        guard header.count >= 28, header[18] != 2 || header[19] != 2 else { return nil }
+        guard header.count >= 28, !isWAL(header) else { return nil }
         return integer(header, at: 24)
+    }
+
+    /// Whether a header says WAL mode (bytes 18 and 19 are 2).
+    static func isWAL(_ header: [UInt8]) -> Bool {
+        header.count >= 20 && header[18] == 2 && header[19] == 2
+    }
+
+    /// The main database file a connection has open, as SQLite's VFS holds
+    /// it (`SQLITE_FCNTL_FILE_POINTER`): read through it without a lock,
+    /// and without opening (and closing) a descriptor of the file, which
+    /// would drop the process's POSIX locks on it.
+    static func openFile(of connection: OpaquePointer?)
+        -> (file: UnsafeMutablePointer<sqlite3_file>, methods: sqlite3_io_methods)?
+    {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
+            let file, let methods = file.pointee.pMethods
+        else { return nil }
+        return (file, methods.pointee)
+    }
+
+    /// The first `length` bytes of a connection's main file, read through
+    /// `openFile(of:)`; `nil` when they cannot be read.
+    static func read(_ length: Int, of connection: OpaquePointer?) -> [UInt8]? {
+        guard let (file, methods) = openFile(of: connection), let xRead = methods.xRead else { return nil }
+        var bytes = [UInt8](repeating: 0, count: length)
+        guard xRead(file, &bytes, Int32(length), 0) == SQLITE_OK else { return nil }
+        return bytes
     }
 
     private static func integer(_ header: [UInt8], at offset: Int) -> UInt32 {

@@ -222,9 +222,9 @@ final class LiveQueryCenter: Sendable {
     /// reports their row events (a live query exists). Otherwise they run
     /// on SQLite directly.
     ///
-    /// A script that may set a pragma under which the session's connection
-    /// reads differently from the live queries' (`reverse_unordered_selects`,
-    /// `case_sensitive_like`) ends reading at commit for the session.
+    /// A script that may set `reverse_unordered_selects`, under which the
+    /// session's connection reads in another order than the live queries',
+    /// ends reading at commit for the session.
     func scriptWillRun(_ db: Database, script: String? = nil) throws -> Bool {
         if let script, script.mayChangeHowReadsAnswer { prefetch.stop() }
         return try recorder.prepareForScript(db)

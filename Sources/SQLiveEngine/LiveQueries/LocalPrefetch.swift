@@ -1,4 +1,3 @@
-import CSQLiveSupport
 import GRDB
 import GRDBSQLite
 import SQLiveLocks
@@ -22,8 +21,8 @@ import SQLiveLocks
 ///   session's statement waits for it, as a GRDB writer waits for its
 ///   observations;
 /// - its SQL answers the same on both connections (no `last_insert_rowid()`,
-///   `changes()`, pragma or `LIKE`; no script of the session has set
-///   `reverse_unordered_selects` or `case_sensitive_like`);
+///   `changes()`, pragma or `LIKE`, which `case_sensitive_like` changes; no
+///   script of the session has set `reverse_unordered_selects`);
 /// - a commit reads only when its quick queries are every query it
 ///   concerns on the committed connection, four at most: the refresh would
 ///   read them all there otherwise.
@@ -147,16 +146,17 @@ final class LocalPrefetch: Sendable {
     /// commit's signal is sent: the quick live queries among `affected` it
     /// will read, when the connection qualifies. A job is in flight from
     /// now until `read` ends: a scheduler that takes the box meanwhile
-    /// waits for it. `tempSchemaVersion` is the temp schema's version after
-    /// the commit.
+    /// waits for it. `tempSchemaVersion` is asked last, only when all else
+    /// qualifies: the temp schema's version after a commit that left the
+    /// schema as it was, else `nil`.
     ///
     /// Nothing is read unless it covers every evaluation `affected` that is
     /// read on the committed connection, at most `maximumPerCommit` of them:
     /// a refresh uses read-at-commit results only when they cover what it
     /// reads there, so a partial read would make the statement wait for
     /// nothing.
-    func begin(_ db: Database, affected: Set<LiveQueryDefinition>, tempSchemaVersion: Int?) -> Job? {
-        guard !affected.isEmpty, tempSchemaVersion == 0 else { return nil }
+    func begin(_ db: Database, affected: Set<LiveQueryDefinition>, tempSchemaVersion: () -> Int?) -> Job? {
+        guard !affected.isEmpty else { return nil }
         let plans = state.withLock { state -> [(LiveQueryDefinition, Plan)]? in
             guard !state.stopped else { return nil }
             var plans: [(LiveQueryDefinition, Plan)] = []
@@ -169,7 +169,7 @@ final class LocalPrefetch: Sendable {
             }
             return plans.count <= Self.maximumPerCommit ? plans : nil
         }
-        guard let plans, !plans.isEmpty, Self.isPlainWAL(db) else { return nil }
+        guard let plans, !plans.isEmpty, Self.isPlainWAL(db), tempSchemaVersion() == 0 else { return nil }
         let begunAt = ContinuousClock.now
         state.withLock { $0.inFlight = true }
         return Job(plans: plans, affected: affected, begunAt: begunAt)
@@ -275,22 +275,22 @@ final class LocalPrefetch: Sendable {
     private static func isPlainWAL(_ db: Database) -> Bool {
         // 0 is main, 1 temp: a name at 2 is an attached database.
         guard sqlite3_db_name(db.sqliteConnection, 2) == nil else { return false }
-        return sqlive_main_file_is_wal(db.sqliteConnection) != 0
+        return DatabaseHeader.read(20, of: db.sqliteConnection).map(DatabaseHeader.isWAL) ?? false
     }
 }
 
 extension String {
-    /// Whether a script may set a pragma that changes what a read answers
-    /// on its connection: it holds `_unordered_` or `sensitive_like`, in
-    /// any case. A generous test of the bytes, run before every script.
+    /// Whether a script may set `reverse_unordered_selects`, under which a
+    /// query without `ORDER BY` answers in another order on its connection:
+    /// it holds `_unordered_`, in any case. A generous test of the bytes,
+    /// run before every script. (`case_sensitive_like` needs no test: SQL
+    /// with `LIKE` is never read at commit.)
     var mayChangeHowReadsAnswer: Bool {
-        utf8.withContiguousStorageIfAvailable { bytes in
-            Self.holds(Self.unordered, in: bytes) || Self.holds(Self.sensitiveLike, in: bytes)
-        } ?? (Self.holds(Self.unordered, in: Array(utf8)) || Self.holds(Self.sensitiveLike, in: Array(utf8)))
+        utf8.withContiguousStorageIfAvailable { Self.holds(Self.unordered, in: $0) }
+            ?? Self.holds(Self.unordered, in: Array(utf8))
     }
 
     private static let unordered: [UInt8] = Array("_unordered_".utf8)
-    private static let sensitiveLike: [UInt8] = Array("sensitive_like".utf8)
 
     /// Whether `bytes` hold `needle` (lowercase ASCII), letters in any case.
     private static func holds(_ needle: [UInt8], in bytes: some Collection<UInt8>) -> Bool {

@@ -56,14 +56,12 @@ final class StatementTracer: Sendable {
     func record(
         sql: String, elapsed: Duration, rows: Int, counters: StatementCounters? = nil, origin: TraceEvent.Origin
     ) {
-        let (settings, subscribers) = state.withLock { state in
-            // Nothing copied when nobody listens: every live-query read passes here.
-            guard state.settings.enabled, !state.subscribers.isEmpty || relay != nil else {
-                return (state.settings, [AsyncStream<TraceEvent>.Continuation]())
-            }
-            return (state.settings, Array(state.subscribers.values))
+        // Nothing copied when nobody listens: every live-query read passes here.
+        let listening = state.withLock { state in
+            state.settings.enabled && (!state.subscribers.isEmpty || relay != nil)
+                ? (state.settings, Array(state.subscribers.values)) : nil
         }
-        guard settings.enabled, !subscribers.isEmpty || relay != nil else { return }
+        guard let (settings, subscribers) = listening else { return }
         let event =
             settings.profile
             ? TraceEvent(sql: sql, elapsed: elapsed, rows: rows, counters: counters, origin: origin)

@@ -17,10 +17,8 @@ struct WALStorage {
     /// The two copies of the wal-index header, or `nil` when the
     /// connection has no wal-index mapped (not in WAL mode yet).
     func indexHeader() -> WALFormat.IndexHeader? {
-        var file: UnsafeMutablePointer<sqlite3_file>?
-        guard sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
-            let file, let methods = file.pointee.pMethods, methods.pointee.iVersion >= 2,
-            let xShmMap = methods.pointee.xShmMap
+        guard let (file, methods) = DatabaseHeader.openFile(of: connection), methods.iVersion >= 2,
+            let xShmMap = methods.xShmMap
         else { return nil }
         var region: UnsafeMutableRawPointer?
         // `void volatile **` in C: a pointer to the mapped region.
@@ -29,12 +27,12 @@ struct WALStorage {
         // Read both copies as SQLite's readers do, after a barrier; a
         // writer caught between them makes them differ: try again.
         for _ in 0..<8 {
-            methods.pointee.xShmBarrier?(file)
+            methods.xShmBarrier?(file)
             var copies = [UInt8](repeating: 0, count: 2 * WALFormat.indexHeaderSize)
             copies.withUnsafeMutableBytes { buffer in
                 // Copy 0 first, then copy 1 (writers write 1 then 0).
                 buffer.baseAddress!.copyMemory(from: region, byteCount: WALFormat.indexHeaderSize)
-                methods.pointee.xShmBarrier?(file)
+                methods.xShmBarrier?(file)
                 (buffer.baseAddress! + WALFormat.indexHeaderSize).copyMemory(
                     from: region + WALFormat.indexHeaderSize, byteCount: WALFormat.indexHeaderSize)
             }

@@ -390,6 +390,61 @@ struct LiveQueryTests {
         await unlisted.cancel()
         await database.close()
     }
+
+    @Test("An unlisted query is its handle's alone: no list, no name, no other stream sees it")
+    func unlistedQueryIsTheHandles() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(playersSchema)
+        let everyone = EventRecorder(database)
+        let session = StreamRecorder(database.sessionEvents())
+        let unlisted = try await database.watchUnlisted(LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+        _ = try await database.registerLiveQuery(name: "named", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+        #expect(await database.liveQueries().map(\.name) == ["named"])
+        // A caller that learnt its name still cannot reach it by name.
+        for attempt in [
+            { try await database.unregisterLiveQuery(name: unlisted.name) },
+            { try await database.pauseLiveQuery(name: unlisted.name) },
+            { _ = try await database.currentLiveQuery(name: unlisted.name) },
+            { _ = try await database.updateLiveQuery(name: unlisted.name, sql: "SELECT 1") },
+        ] as [@Sendable () async throws -> Void] {
+            await #expect(throws: SQLiveError.unknownLiveQuery(unlisted.name)) { try await attempt() }
+        }
+        var own = unlisted.events.makeAsyncIterator()
+        _ = try await database.execute("INSERT INTO games(title) VALUES ('Go')")
+        let change = try #require(await own.next())
+        #expect(change.name == unlisted.name)
+        // The named twin's change arrived everywhere; the unlisted one's only at its handle.
+        try await everyone.wait("the named query's change") { !$0.isEmpty }
+        try await session.wait("the named query's change") { !$0.isEmpty }
+        #expect(everyone.all.allSatisfy { $0.name == "named" })
+        #expect(
+            session.all.allSatisfy { event in
+                if case .live(let live) = event { return live.name == "named" }
+                return true
+            })
+        #expect(try await unlisted.current().snapshot.version == 2)
+        await unlisted.cancel()
+        await database.close()
+    }
+
+    @Test("Letting a handle go ends its live query")
+    func releasedHandleEndsQuery() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(playersSchema)
+        do {
+            let handle = try await database.watch(name: "kept", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+            #expect(handle.first.version == 1)
+            #expect(await database.liveQueries().map(\.name) == ["kept"])
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while await !database.liveQueries().isEmpty && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(await database.liveQueries().isEmpty)
+        // The name is free again.
+        _ = try await database.registerLiveQuery(name: "kept", LiveQueryDefinition(sql: "SELECT 1"))
+        await database.close()
+    }
 }
 
 @Suite("Live queries: a slow query", .timeLimit(.minutes(5)))

@@ -29,7 +29,7 @@ struct RealLiteralsTests {
         let queue = try DatabaseQueue()
         var random = SeededRandom(seed: 42)
         var values: [Double] = [
-            5e-324, -8.30684765175859250729e-305, 2.2250738585072014e-308, .greatestFiniteMagnitude,
+            .leastNonzeroMagnitude, -8.30684765175859250729e-305, 2.2250738585072014e-308, .greatestFiniteMagnitude,
         ]
         while values.count < 20_000 {
             let value = Double(bitPattern: random.next())

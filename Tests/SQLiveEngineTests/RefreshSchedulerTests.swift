@@ -19,8 +19,8 @@ struct RefreshSchedulerTests {
         _ = try await database.execute("CREATE TABLE t(x)")
         let clock = TestClock<Duration>()
         let start = clock.now
-        let events = Broadcaster<LiveQueryEvent>()
-        let recorder = StreamRecorder(events.subscribe())
+        let events = Broadcaster<LiveQueryNotice>()
+        let recorder = StreamRecorder(events.subscription { $0.event }.stream)
         let scheduler = RefreshScheduler(
             reader: database.live.reader, tracer: StatementTracer(), events: events, interest: Interest(),
             options: LiveQueryOptions(coalescingWindow: .seconds(10)), clock: clock)

@@ -27,7 +27,9 @@ extension LiveDatabase {
         // the call that yields it.
         let ordered = Broadcaster<SessionEvent>()
         let tracer = StatementTracer(relay: { ordered.yield(.trace($0)) })
-        let events = Broadcaster<LiveQueryEvent>(relay: { ordered.yield(.live($0)) })
+        let events = Broadcaster<LiveQueryNotice>(relay: { notice in
+            if notice.isListed { ordered.yield(.live(notice.event)) }
+        })
         // The watcher may report the file replaced before the database
         // exists; the relay hands it over once it does.
         let relay = Locked<LiveDatabase.Weak?>(nil)
@@ -43,7 +45,7 @@ extension LiveDatabase {
     /// Opens the file at `location` for a database: the session's
     /// connection, then the live-query machinery over it, started.
     static func openCore(
-        _ location: DatabaseLocation, options: Options, tracer: StatementTracer, events: Broadcaster<LiveQueryEvent>,
+        _ location: DatabaseLocation, options: Options, tracer: StatementTracer, events: Broadcaster<LiveQueryNotice>,
         fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void
     ) async throws -> Core {
         var readonly = options.readonly || location.uriRequestsReadOnly

@@ -51,7 +51,7 @@ public final class LiveDatabase: Sendable {
     var live: LiveQueryCenter { state.withLock { $0.core.live } }
     /// Every live-query event, whichever center yields it: subscribers keep
     /// their stream when the file is replaced and followed.
-    let events: Broadcaster<LiveQueryEvent>
+    let events: Broadcaster<LiveQueryNotice>
     /// Live-query and trace events together, in the order they happened.
     let ordered: Broadcaster<SessionEvent>
     let options: Options
@@ -78,7 +78,7 @@ public final class LiveDatabase: Sendable {
     private let state: Locked<State>
 
     init(
-        location: DatabaseLocation, tracer: StatementTracer, options: Options, events: Broadcaster<LiveQueryEvent>,
+        location: DatabaseLocation, tracer: StatementTracer, options: Options, events: Broadcaster<LiveQueryNotice>,
         ordered: Broadcaster<SessionEvent> = Broadcaster(), core: Core
     ) {
         self.location = location
@@ -127,10 +127,7 @@ public final class LiveDatabase: Sendable {
     /// front end with one consumer shows a refresh's trace line before the
     /// change it delivered. It ends when the database is closed.
     public func sessionEvents() -> AsyncStream<SessionEvent> {
-        ordered.subscribe { event in
-            guard case .live(let live) = event, let name = live.name else { return true }
-            return !Self.isInternal(name)
-        }
+        ordered.subscribe()
     }
 
     /// Stops observing, drops every live query, and closes the connections.
@@ -220,6 +217,7 @@ public final class LiveDatabase: Sendable {
             }
         } catch {
             events.yield(
+            LiveQueryNotice(
                 .databaseFileChanged(
                     DatabaseFileChange(
                         path: path, reason: .replaced,
@@ -227,7 +225,7 @@ public final class LiveDatabase: Sendable {
                             ? "\(path) was replaced by a file sqlive cannot open (\(error)); "
                                 + "the live queries go on reading the file it replaced"
                             : "\(path) was replaced by a file sqlive cannot open (\(error)); "
-                                + "its live queries ended with the file it replaced")))
+                                + "its live queries ended with the file it replaced"))))
             return
         }
         // The old scheduler stops taking changes as it hands its queries
@@ -249,10 +247,11 @@ public final class LiveDatabase: Sendable {
             return
         }
         events.yield(
+            LiveQueryNotice(
             .databaseFileChanged(
                 DatabaseFileChange(
                     path: path, reason: .replaced,
-                    message: "\(path) was replaced by another file: the live queries now read the new one")))
+                    message: "\(path) was replaced by another file: the live queries now read the new one"))))
         if moving == nil { await Self.shut(old) }
     }
 }

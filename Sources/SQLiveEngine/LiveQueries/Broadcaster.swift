@@ -22,9 +22,9 @@ final class Broadcaster<Element: Sendable>: Sendable {
     private let state = Locked(State())
 
     private struct Subscriber {
-        var continuation: AsyncStream<Element>.Continuation
-        /// Which values it gets; nil for all.
-        var filter: (@Sendable (Element) -> Bool)?
+        /// Hands a value on to its stream, when the subscriber takes it.
+        var deliver: @Sendable (Element) -> Void
+        var finish: @Sendable () -> Void
     }
 
     /// A stream of the values yielded from now on; with `filter`, only
@@ -38,11 +38,25 @@ final class Broadcaster<Element: Sendable>: Sendable {
     func subscription(where filter: (@Sendable (Element) -> Bool)? = nil)
         -> (stream: AsyncStream<Element>, finish: @Sendable () -> Void)
     {
-        let (stream, continuation) = AsyncStream<Element>.makeStream()
+        guard let filter else { return subscription { $0 } }
+        return subscription { filter($0) ? $0 : nil }
+    }
+
+    /// A stream of what `transform` makes of each value yielded from now
+    /// on (nothing when it answers `nil`), and a way to end it.
+    func subscription<Output: Sendable>(_ transform: @escaping @Sendable (Element) -> Output?)
+        -> (stream: AsyncStream<Output>, finish: @Sendable () -> Void)
+    {
+        let (stream, continuation) = AsyncStream<Output>.makeStream()
+        let subscriber = Subscriber(
+            deliver: { element in
+                if let output = transform(element) { continuation.yield(output) }
+            },
+            finish: { continuation.finish() })
         let id: Int? = state.withLock { state in
             guard !state.finished else { return nil }
             defer { state.nextID += 1 }
-            state.subscribers[state.nextID] = Subscriber(continuation: continuation, filter: filter)
+            state.subscribers[state.nextID] = subscriber
             return state.nextID
         }
         guard let id else {
@@ -58,9 +72,7 @@ final class Broadcaster<Element: Sendable>: Sendable {
     func yield(_ element: Element) {
         relay?(element)
         let subscribers = state.withLock { Array($0.subscribers.values) }
-        for subscriber in subscribers where subscriber.filter?(element) ?? true {
-            subscriber.continuation.yield(element)
-        }
+        for subscriber in subscribers { subscriber.deliver(element) }
     }
 
     func finish() {
@@ -69,6 +81,6 @@ final class Broadcaster<Element: Sendable>: Sendable {
             defer { state.subscribers.removeAll() }
             return Array(state.subscribers.values)
         }
-        for subscriber in subscribers { subscriber.continuation.finish() }
+        for subscriber in subscribers { subscriber.finish() }
     }
 }

@@ -28,9 +28,6 @@ extension LiveDatabase {
         guard !name.allSatisfy(\.isWhitespace) else {
             throw .invalidLiveQueryName("a live query needs a name that is not blank")
         }
-        guard !isInternal(name) else {
-            throw .invalidLiveQueryName("names that start with a NUL character are reserved")
-        }
         try check(definition)
     }
 
@@ -52,12 +49,14 @@ extension LiveDatabase {
         if case .some(.some(let maxRows)) = maxRows, maxRows < 1 {
             throw .invalidParameters("maxRows must be 1 or more (it was \(maxRows))")
         }
+        try await live.scheduler.requireListed(name)
         return try await live.scheduler.update(
             name: name, sql: sql, parameters: parameters, maxRows: maxRows, delivery: delivery)
     }
 
     /// Drops a live query; all its work stops at once.
     public func unregisterLiveQuery(name: String) async throws(SQLiveError) {
+        try await live.scheduler.requireListed(name)
         try await live.scheduler.unregister(name: name)
     }
 
@@ -65,16 +64,18 @@ extension LiveDatabase {
     /// `watch`). The engine's own (the schema watch) and the unlisted ones
     /// belong to their handles' owners, and stay.
     public func unregisterAllLiveQueries() async {
-        await live.scheduler.unregisterAll { !Self.isInternal($0) }
+        await live.scheduler.unregisterListed()
     }
 
     /// Pauses a live query: it does no work until resumed.
     public func pauseLiveQuery(name: String) async throws(SQLiveError) {
+        try await live.scheduler.requireListed(name)
         try await live.scheduler.pause(name: name)
     }
 
     /// Resumes a paused live query; it refreshes once if anything changed meanwhile.
     public func resumeLiveQuery(name: String) async throws(SQLiveError) {
+        try await live.scheduler.requireListed(name)
         try await live.scheduler.resume(name: name)
     }
 
@@ -90,7 +91,7 @@ extension LiveDatabase {
     /// The live queries, sorted by name.
     public func liveQueries() async -> [LiveQueryInfo] {
         let precision = live.precision
-        return await live.scheduler.list().filter { !Self.isInternal($0.name) }.map { info in
+        return await live.scheduler.list().map { info in
             var info = info
             info.precision = precision
             return info
@@ -102,7 +103,7 @@ extension LiveDatabase {
     /// Subscribe before registering to see every event; the stream ends
     /// when the database is closed.
     public func liveQueryEvents() -> AsyncStream<LiveQueryEvent> {
-        events.subscribe { event in !(event.name.map(Self.isInternal) ?? false) }
+        events.subscription { notice in notice.isListed ? notice.event : nil }.stream
     }
 
     /// A stream that yields each time the schema may have changed, whoever
@@ -115,8 +116,7 @@ extension LiveDatabase {
     /// database closed. Errors (a damaged file) yield too: the schema is
     /// worth reading again.
     public func schemaChanges() async throws(SQLiveError) -> AsyncStream<Void> {
-        let watch = try await handle(
-            name: "\u{0}schema.\(UUID().uuidString)",
+        let watch = try await watchUnlisted(
             LiveQueryDefinition(sql: "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY 1, 2"))
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         // The forwarder owns the handle: it ends when the events end (the
@@ -129,10 +129,5 @@ extension LiveDatabase {
         }
         continuation.onTermination = { _ in forwarder.cancel() }
         return stream
-    }
-
-    /// Whether a name is one of the engine's own live queries.
-    static func isInternal(_ name: String) -> Bool {
-        name.utf8.first == 0
     }
 }

@@ -13,18 +13,18 @@ import SQLiveLocks
 ///                   run loop: resolve ─────────────► AsyncStream<ChangeSignal> ─► RefreshScheduler (actor)
 ///                                                     Mark → Fetch → Reduce → Notify │
 ///                                                                                    ▼
-///                                                   Broadcaster<LiveQueryEvent> ─► front ends
+///                                                   Broadcaster<LiveQueryNotice> ─► front ends
 /// ```
 ///
 /// Ownership: `start` starts the watcher's thread and one run task, a task
-/// group whose children serve the signals, the scheduler's timer and its
-/// refreshes. `shutdown` (or `deinit`) stops the watcher and finishes the
+/// group whose children serve the signals, the scheduler's timer, its
+/// refreshes and the handles' releases. `shutdown` (or `deinit`) stops the watcher and finishes the
 /// streams; every child then ends, and `shutdown` waits for the run task.
 final class LiveQueryCenter: Sendable {
     let scheduler: RefreshScheduler<ContinuousClock>
     /// Where events go: the database's own broadcaster, which outlives a
     /// center replaced when the file was (`LiveDatabase.follow`).
-    let events: Broadcaster<LiveQueryEvent>
+    let events: Broadcaster<LiveQueryNotice>
     /// Called when the watched file was replaced by another one at its path.
     private let fileWasReplaced: @Sendable (DatabaseFileChange) -> Void
     let reader: LiveQueryReader
@@ -53,7 +53,7 @@ final class LiveQueryCenter: Sendable {
 
     init(
         session: any DatabaseWriter, location: DatabaseLocation, configuration: Configuration, tracer: StatementTracer,
-        options: LiveQueryOptions, events: Broadcaster<LiveQueryEvent> = Broadcaster(),
+        options: LiveQueryOptions, events: Broadcaster<LiveQueryNotice> = Broadcaster(),
         fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void = { _ in }
     ) throws {
         self.events = events
@@ -186,6 +186,11 @@ final class LiveQueryCenter: Sendable {
             group.addTask {
                 for await batch in scheduler.refreshes {
                     await scheduler.refresh(batch)
+                }
+            }
+            group.addTask {
+                for await name in scheduler.releases {
+                    try? await scheduler.unregister(name: name)
                 }
             }
             for await finding in findings {

@@ -66,11 +66,10 @@ public final class LiveQueryHandle: Sendable {
     deinit {
         guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return }
         finishEvents()
-        // The scheduler is an actor: the unregistration is one message to
-        // it, which ends by itself (the query may be gone with its
-        // database already).
-        guard let scheduler = database?.live.scheduler else { return }
-        Task { [name] in try? await scheduler.unregister(name: name) }
+        // The scheduler is an actor, which a deinit cannot wait for: its
+        // run loop unregisters the query (gone already if the database
+        // closed).
+        database?.live.scheduler.release(name: name)
     }
 }
 
@@ -93,18 +92,23 @@ extension LiveDatabase {
     /// - throws: as `registerLiveQuery(name:_:)`.
     public func watchUnlisted(_ definition: LiveQueryDefinition) async throws(SQLiveError) -> LiveQueryHandle {
         try Self.check(definition)
-        return try await handle(name: "\u{0}unlisted.\(UUID().uuidString)", definition)
+        // A name no caller knows, so none can reach it by name.
+        return try await handle(name: "unlisted-\(UUID().uuidString)", definition, visibility: .unlisted)
     }
 
     /// A handle on a new live query, its events subscribed before it is
     /// registered so that none is missed.
     func handle(
-        name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows
+        name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows,
+        visibility: LiveQueryVisibility = .listed
     ) async throws(SQLiveError) -> LiveQueryHandle {
-        let (events, finish) = events.subscription { $0.name == nil || $0.name == name }
+        let (events, finish) = events.subscription { notice in
+            notice.event.name == nil || notice.event.name == name ? notice.event : nil
+        }
         let first: LiveQuerySnapshot
         do {
-            first = try await live.scheduler.register(name: name, definition: definition, delivery: delivery)
+            first = try await live.scheduler.register(
+                name: name, definition: definition, delivery: delivery, visibility: visibility)
         } catch {
             finish()
             throw error
@@ -118,6 +122,7 @@ extension LiveDatabase {
     public func currentLiveQuery(name: String) async throws(SQLiveError)
         -> (snapshot: LiveQuerySnapshot, error: SQLiveError?)
     {
-        try await live.scheduler.current(name: name)
+        try await live.scheduler.requireListed(name)
+        return try await live.scheduler.current(name: name)
     }
 }

@@ -44,6 +44,7 @@ struct LiveQueryRegistry {
     struct Query {
         var definition: LiveQueryDefinition
         var delivery: LiveQueryDelivery = .rows
+        var visibility: LiveQueryVisibility = .listed
         var version: Int
         var refreshes = 0
         var lastRefresh: Date?
@@ -109,9 +110,10 @@ struct LiveQueryRegistry {
     /// Adds a live query, at version 1. The definition's first fetch was `record`ed.
     mutating func add(
         _ name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows,
-        delivered: LiveQueryResult
+        visibility: LiveQueryVisibility = .listed, delivered: LiveQueryResult
     ) {
-        queries[name] = Query(definition: definition, delivery: delivery, version: 1, delivered: delivered)
+        queries[name] = Query(
+            definition: definition, delivery: delivery, visibility: visibility, version: 1, delivered: delivered)
         evaluations[definition]?.members.insert(name)
     }
 
@@ -129,6 +131,7 @@ struct LiveQueryRegistry {
         var home: LiveQueryReader.Home
         var version: Int
         var delivery: LiveQueryDelivery
+        var visibility: LiveQueryVisibility
         var paused: Bool
         var delivered: LiveQueryResult
         var deliveredError: SQLiveError?
@@ -139,8 +142,8 @@ struct LiveQueryRegistry {
         queries.map { name, query in
             Moved(
                 name: name, definition: query.definition, home: evaluations[query.definition]?.home ?? .committed,
-                version: query.version, delivery: query.delivery, paused: query.paused, delivered: query.delivered,
-                deliveredError: query.deliveredError)
+                version: query.version, delivery: query.delivery, visibility: query.visibility, paused: query.paused,
+                delivered: query.delivered, deliveredError: query.deliveredError)
         }
     }
 
@@ -164,7 +167,8 @@ struct LiveQueryRegistry {
         evaluation.members.insert(moved.name)
         store(evaluation)
         var query = Query(
-            definition: moved.definition, delivery: moved.delivery, version: moved.version, delivered: moved.delivered)
+            definition: moved.definition, delivery: moved.delivery, visibility: moved.visibility, version: moved.version,
+            delivered: moved.delivered)
         query.paused = moved.paused
         query.deliveredError = moved.deliveredError
         queries[moved.name] = query
@@ -358,8 +362,14 @@ struct LiveQueryRegistry {
 
     // MARK: - Describe
 
+    /// Whether a live query is listed (an unknown one is not).
+    func isListed(_ name: String) -> Bool {
+        queries[name]?.visibility == .listed
+    }
+
+    /// The listed live queries, sorted by name.
     func list() -> [LiveQueryInfo] {
-        queries.keys.sorted().map { name in
+        queries.keys.filter(isListed).sorted().map { name in
             let query = queries[name]!
             let evaluation = evaluations[query.definition]
             return LiveQueryInfo(

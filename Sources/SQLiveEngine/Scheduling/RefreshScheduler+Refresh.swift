@@ -236,7 +236,9 @@ extension RefreshScheduler {
         } else {
             syncPrefetch(definition)
         }
-        for event in reduced.events { events.yield(event) }
+        for event in reduced.events {
+            events.yield(LiveQueryNotice(event, isListed: event.name.map(registry.isListed) ?? true))
+        }
     }
 }
 

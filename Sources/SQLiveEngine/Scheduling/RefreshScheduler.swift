@@ -13,10 +13,11 @@ import SQLiveLocks
 /// (`LiveQueryFetcher`, through the `LiveQueryReader`), reduces each
 /// outcome to the events that changed, and yields them to subscribers.
 ///
-/// The scheduler starts no task. Its decisions go out as requests on two
-/// streams, served by the `LiveQueryCenter`'s run loop: `wakes` (sleep on
-/// the injected clock until an instant, then call `timerDidFire`) and
-/// `refreshes` (call `refresh` with a batch). `shutdown` finishes both.
+/// The scheduler starts no task. Its decisions go out as requests on
+/// streams served by the `LiveQueryCenter`'s run loop: `wakes` (sleep on
+/// the injected clock until an instant, then call `timerDidFire`),
+/// `refreshes` (call `refresh` with a batch) and `releases` (unregister a
+/// query whose handle was let go). `shutdown` finishes them.
 actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     typealias Batch = [LiveQueryDefinition: PendingChange]
     /// Results read at sqlive's own commit (`LocalPrefetch`).
@@ -24,7 +25,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
 
     let reader: LiveQueryReader
     let tracer: StatementTracer
-    let events: Broadcaster<LiveQueryEvent>
+    let events: Broadcaster<LiveQueryNotice>
     let interest: Interest
     let prefetch: LocalPrefetch
     let rowCap: Int
@@ -36,6 +37,10 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// Requests to refresh a batch.
     nonisolated let refreshes: AsyncStream<Batch>
     private let refreshRequests: AsyncStream<Batch>.Continuation
+    /// The names of live queries whose handles were released (`release`):
+    /// the run loop unregisters them.
+    nonisolated let releases: AsyncStream<String>
+    private let releaseRequests: AsyncStream<String>.Continuation
 
     // (Members without `private` are the refresh's too:
     // RefreshScheduler+Refresh.swift.)
@@ -66,7 +71,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     var prefetched: Prefetched = [:]
 
     init(
-        reader: LiveQueryReader, tracer: StatementTracer, events: Broadcaster<LiveQueryEvent>, interest: Interest,
+        reader: LiveQueryReader, tracer: StatementTracer, events: Broadcaster<LiveQueryNotice>, interest: Interest,
         prefetch: LocalPrefetch? = nil, options: LiveQueryOptions, clock: C
     ) {
         self.prefetch = prefetch ?? LocalPrefetch(options: options, tracer: tracer)
@@ -80,13 +85,15 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         self.machine = CoalescingStateMachine(window: options.coalescingWindow)
         (wakes, wakeRequests) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         (refreshes, refreshRequests) = AsyncStream.makeStream()
+        (releases, releaseRequests) = AsyncStream.makeStream()
     }
 
     // MARK: - Registry
 
-    func register(name: String, definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows)
-        async throws(SQLiveError) -> LiveQuerySnapshot
-    {
+    func register(
+        name: String, definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows,
+        visibility: LiveQueryVisibility = .listed
+    ) async throws(SQLiveError) -> LiveQuerySnapshot {
         guard !isShutDown else { throw .closed }
         guard registry.queries[name] == nil else { throw .liveQueryNameTaken(name) }
         // Counted before the first read: a script that commits meanwhile
@@ -104,7 +111,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             registry.dropIfUnused(definition)
             throw isShutDown ? .closed : .liveQueryNameTaken(name)
         }
-        registry.add(name, definition, delivery: delivery, delivered: result)
+        registry.add(name, definition, delivery: delivery, visibility: visibility, delivered: result)
         syncInterest(definition)
         return LiveQuerySnapshot(name: name, version: 1, result: result, tables: tables)
     }
@@ -139,11 +146,24 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         publishQueryCount()
     }
 
-    /// Drops the live queries whose names `matching` accepts.
-    func unregisterAll(matching: (String) -> Bool) {
-        for name in registry.queries.keys where matching(name) {
+    /// Asks the run loop to drop a live query: its handle was released,
+    /// in a `deinit` that cannot wait for the actor.
+    nonisolated func release(name: String) {
+        releaseRequests.yield(name)
+    }
+
+    /// Drops the listed live queries; the unlisted ones belong to their
+    /// handles' owners.
+    func unregisterListed() {
+        for name in registry.queries.keys where registry.isListed(name) {
             try? unregister(name: name)
         }
+    }
+
+    /// Throws unless a live query of this name is listed: what a caller
+    /// that knows only a name may reach.
+    func requireListed(_ name: String) throws(SQLiveError) {
+        guard registry.isListed(name) else { throw .unknownLiveQuery(name) }
     }
 
     func unregisterAll() {
@@ -250,6 +270,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         unregisterAll()
         wakeRequests.finish()
         refreshRequests.finish()
+        releaseRequests.finish()
     }
 
     private func forgetIfInactive(_ definition: LiveQueryDefinition) {
@@ -300,10 +321,10 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         let cause: ChangeCause
         switch signal {
         case .fileChanged(let change):
-            events.yield(.databaseFileChanged(change))
+            events.yield(LiveQueryNotice(.databaseFileChanged(change)))
             return
         case .damage(let failure, let change):
-            events.yield(.databaseFileChanged(change))
+            events.yield(LiveQueryNotice(.databaseFileChanged(change)))
             damage = failure
             if let failure {
                 // Every live query fails at once; none is read until the file is repaired.

@@ -6,27 +6,20 @@ import SQLiveLocks
 extension SQLChecker {
     /// A raw SQLite connection, used only under the checker's mutex.
     final class Connection {
-        let handle: OpaquePointer
+        private let raw: RawConnection
+        var handle: OpaquePointer { raw.handle }
 
-        struct Failure: Hashable {
-            var code: Int32
-            var message: String
-            /// The byte of the prepared text SQLite blames, if it knows.
-            var offset: Int?
-        }
+        /// A failure, its code the primary one.
+        typealias Failure = RawSQLiteError
 
         enum Prepared {
-            case prepared(OpaquePointer)
+            case prepared(RawStatement)
             case failed(Failure)
         }
 
-        private init(handle: OpaquePointer) {
-            self.handle = handle
-            sqlive_set_double_quoted_strings(handle, 0)
-        }
-
-        deinit {
-            sqlite3_close_v2(handle)
+        private init(_ raw: RawConnection) {
+            self.raw = raw
+            sqlive_set_double_quoted_strings(raw.handle, 0)
         }
 
         /// Opens a file read-only; where that is refused (a WAL database
@@ -35,28 +28,29 @@ extension SQLChecker {
         static func openReadOnly(_ path: String, busyTimeout: Duration) throws(SQLiveError) -> Connection {
             var failure = "cannot open"
             for flags in [SQLITE_OPEN_READONLY, SQLITE_OPEN_READWRITE] {
-                var handle: OpaquePointer?
-                // Through the observer VFS: no lock held on a
-                // rollback-journal file, each read proven whole or read again.
-                let vfs = ObserverVFS.isRegistered ? ObserverVFS.observer : nil
-                let code = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, vfs)
-                guard code == SQLITE_OK, let handle else {
-                    failure = handle.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "cannot open"
-                    sqlite3_close_v2(handle)
+                let raw: RawConnection
+                do {
+                    // Through the observer VFS: no lock held on a
+                    // rollback-journal file, each read proven whole or read again.
+                    raw = try RawConnection(
+                        path: path, flags: flags | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                        vfs: ObserverVFS.isRegistered ? ObserverVFS.observer : nil)
+                } catch {
+                    failure = error.message
                     continue
                 }
-                let connection = Connection(handle: handle)
-                sqlite3_busy_timeout(handle, Int32(busyTimeout / .milliseconds(1)))
+                let connection = Connection(raw)
+                sqlite3_busy_timeout(raw.handle, Int32(busyTimeout / .milliseconds(1)))
                 if flags == SQLITE_OPEN_READWRITE { connection.execute("PRAGMA query_only = ON") }
                 // Reading the schema tells a database from any other file.
                 switch connection.prepare(Array("SELECT 1 FROM sqlite_schema".utf8)[...]) {
                 case .failed(let error):
                     failure = error.message
                     continue
-                case .prepared(let statement):
-                    // Finalized, or the connection could never close (a
-                    // zombie holding its file open).
-                    sqlite3_finalize(statement)
+                case .prepared:
+                    // Finalized as it goes, or the connection could never
+                    // close (a zombie holding its file open).
+                    break
                 }
                 if connection.rows("SELECT count(*) FROM sqlite_schema").isEmpty {
                     failure = connection.lastError
@@ -70,21 +64,17 @@ extension SQLChecker {
         /// An in-memory database holding these `CREATE` statements (those that
         /// fail, such as a virtual table's own tables, are left out).
         static func copyingSchema(_ statements: [String]) throws(SQLiveError) -> Connection {
-            var handle: OpaquePointer?
-            guard sqlite3_open_v2(":memory:", &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
-                let handle
-            else {
-                sqlite3_close_v2(handle)
-                throw .cannotOpen(path: ":memory:", reason: "cannot open an in-memory database")
+            let connection: Connection
+            do {
+                connection = Connection(try RawConnection.inMemory())
+            } catch {
+                throw .cannotOpen(path: ":memory:", reason: "cannot open an in-memory database: \(error.message)")
             }
-            let connection = Connection(handle: handle)
             for statement in statements { connection.execute(statement) }
             return connection
         }
 
-        var lastError: String {
-            sqlite3_errmsg(handle).map { String(cString: $0) } ?? "unknown error"
-        }
+        var lastError: String { raw.lastError }
 
         /// Whether the last call failed because a writer overtook its read
         /// (observer VFS): then it is made again, at most
@@ -97,35 +87,41 @@ extension SQLChecker {
             return true
         }
 
+        /// Prepares the first statement of the bytes (again when a writer
+        /// overtook it): the statement, `nil` for blanks and comments, and
+        /// the offset of the byte after it.
+        func prepareFirst(_ bytes: ArraySlice<UInt8>) -> Result<(statement: RawStatement?, end: Int), Failure> {
+            for attempt in 1... {
+                let result = bytes.withUnsafeBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) { RawStatement.first(of: $0, on: handle) }
+                }
+                guard case .failure(var failure) = result else { return result }
+                guard wasOvertaken(attempt: attempt) else {
+                    failure.code &= 0xFF
+                    return .failure(failure)
+                }
+            }
+            fatalError("unreachable")
+        }
+
         /// Prepares the first statement of the bytes.
         func prepare(_ bytes: ArraySlice<UInt8>) -> Prepared {
-            var statement: OpaquePointer?
-            var code = SQLITE_OK
-            for attempt in 1... {
-                code = bytes.withUnsafeBufferPointer { buffer in
-                    buffer.withMemoryRebound(to: CChar.self) { text in
-                        sqlite3_prepare_v3(handle, text.baseAddress, Int32(text.count), 0, &statement, nil)
-                    }
-                }
-                guard code != SQLITE_OK, wasOvertaken(attempt: attempt) else { break }
-            }
-            // The offset is only good right after the failing call.
-            let offset = Int(sqlite3_error_offset(handle))
-            if code == SQLITE_OK, let statement { return .prepared(statement) }
-            sqlite3_finalize(statement)
-            if code == SQLITE_OK {
+            switch prepareFirst(bytes) {
+            case .success((let statement?, _)):
+                return .prepared(statement)
+            case .success:
                 // Only blanks and comments: nothing to judge.
-                return .failed(Failure(code: SQLITE_MISUSE, message: "no statement", offset: nil))
+                return .failed(Failure(code: SQLITE_MISUSE, message: "no statement"))
+            case .failure(let failure):
+                return .failed(failure)
             }
-            return .failed(Failure(code: code & 0xFF, message: lastError, offset: offset >= 0 ? offset : nil))
         }
 
         /// Whether the text prepares with double-quoted strings allowed.
         func preparesWithDoubleQuotedStrings(_ bytes: ArraySlice<UInt8>) -> Bool {
             sqlive_set_double_quoted_strings(handle, 1)
             defer { sqlive_set_double_quoted_strings(handle, 0) }
-            guard case .prepared(let statement) = prepare(bytes) else { return false }
-            sqlite3_finalize(statement)
+            guard case .prepared = prepare(bytes) else { return false }
             return true
         }
 
@@ -139,7 +135,6 @@ extension SQLChecker {
                         code: failure.code, extendedCode: failure.code, message: failure.message,
                         offset: failure.offset.map { max(0, $0 - 19) }))
             case .prepared(let prepared):
-                defer { sqlite3_finalize(prepared) }
                 let nodes = rows(of: prepared) { statement in
                     QueryPlan.Node(
                         id: Int(sqlite3_column_int64(statement, 0)), parent: Int(sqlite3_column_int64(statement, 1)),
@@ -150,8 +145,8 @@ extension SQLChecker {
         }
 
         /// Runs a schema change prepared on this (in-memory) connection.
-        func apply(_ statement: OpaquePointer) {
-            while sqlite3_step(statement) == SQLITE_ROW {}
+        func apply(_ statement: RawStatement) {
+            while statement.step() == SQLITE_ROW {}
         }
 
         /// Runs SQL, ignoring its outcome.
@@ -175,21 +170,22 @@ extension SQLChecker {
 
         /// The rows of a query, every value as text.
         func rows(_ sql: String, _ arguments: [String] = []) -> [[String?]] {
-            guard case .prepared(let statement) = prepare(Array(sql.utf8)[...]) else { return [] }
-            defer { sqlite3_finalize(statement) }
+            guard case .prepared(let prepared) = prepare(Array(sql.utf8)[...]) else { return [] }
             let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
             for (index, argument) in arguments.enumerated() {
-                sqlite3_bind_text(statement, Int32(index + 1), argument, -1, transient)
+                sqlite3_bind_text(prepared.handle, Int32(index + 1), argument, -1, transient)
             }
-            let count = sqlite3_column_count(statement)
-            return rows(of: statement) { statement in
+            let count = Int32(prepared.columnCount)
+            return rows(of: prepared) { statement in
                 (0..<count).map { column in sqlite3_column_text(statement, column).map { String(cString: $0) } }
             }
         }
 
         /// Steps a statement to its end, reading each row; read again from
         /// the start when a writer overtook it (`wasOvertaken`).
-        private func rows<Row>(of statement: OpaquePointer, _ read: (OpaquePointer) -> Row) -> [Row] {
+        func rows<Row>(of prepared: RawStatement, _ read: (OpaquePointer) -> Row) -> [Row] {
+            let statement = prepared.handle
+            defer { withExtendedLifetime(prepared) {} }
             var rows: [Row] = []
             for attempt in 1... {
                 rows = []

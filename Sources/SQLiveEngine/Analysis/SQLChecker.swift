@@ -125,8 +125,7 @@ public final class SQLChecker: Sendable {
                 let bytes = source.bytes[statement.range]
                 switch connection.prepare(bytes) {
                 case .prepared(let prepared):
-                    defer { sqlite3_finalize(prepared) }
-                    guard Self.changesSchema(source, statement, prepared) else { continue }
+                    guard Self.changesSchema(source, statement, prepared.handle) else { continue }
                     if copy == nil {
                         // The first schema change: the rest is judged on a copy.
                         copy = try? Connection.copyingSchema(real.schemaStatements())
@@ -282,8 +281,7 @@ public final class SQLChecker: Sendable {
     public func columnNames(of query: String) -> [String]? {
         state.withLock { state in
             guard case .prepared(let prepared) = state.connection.prepare(Array(query.utf8)[...]) else { return nil }
-            defer { sqlite3_finalize(prepared) }
-            return (0..<sqlite3_column_count(prepared)).map { String(cString: sqlite3_column_name(prepared, $0)) }
+            return (0..<Int32(prepared.columnCount)).map { String(cString: sqlite3_column_name(prepared.handle, $0)) }
         }
     }
 
@@ -291,8 +289,7 @@ public final class SQLChecker: Sendable {
     public func isReadOnly(_ sql: String) -> Bool? {
         state.withLock { state in
             guard case .prepared(let prepared) = state.connection.prepare(Array(sql.utf8)[...]) else { return nil }
-            defer { sqlite3_finalize(prepared) }
-            return sqlite3_stmt_readonly(prepared) != 0
+            return sqlite3_stmt_readonly(prepared.handle) != 0
         }
     }
 

@@ -127,14 +127,9 @@ extension SQLChecker {
             var orderBy: [String: [Int]] = [:]
         }
         let recorder = Recorder()
-        var handle: OpaquePointer?
-        guard sqlite3_open_v2(":memory:", &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
-            let handle
-        else {
-            sqlite3_close_v2(handle)
-            return [:]
-        }
-        defer { sqlite3_close_v2(handle) }
+        guard let connection = try? RawConnection.inMemory() else { return [:] }
+        defer { withExtendedLifetime(connection) {} }
+        let handle = connection.handle
         let context = Unmanaged.passUnretained(recorder).toOpaque()
         let record: sqlive_probe_record = { context, table, column, op, usable, orderBy, _ in
             guard let context, let table else { return }
@@ -170,19 +165,15 @@ extension SQLChecker {
         guard sqlive_register_planner_probe(handle, record, context) == SQLITE_OK else { return [:] }
         for relation in catalog.relations where relation.kind == .table && tables.contains(relation.name.lowercased()) {
             let columns = relation.columns.map { SQLToken.quoted($0.name) }.joined(separator: ", ")
-            sqlite3_exec(
-                handle,
-                "CREATE VIRTUAL TABLE \(SQLToken.quoted(relation.name)) USING sqlive_planner_probe(\(columns))",
-                nil, nil, nil)
+            connection.execute(
+                "CREATE VIRTUAL TABLE \(SQLToken.quoted(relation.name)) USING sqlive_planner_probe(\(columns))")
         }
         // Views over the probe tables, in the order they were made.
         for create in views {
-            sqlite3_exec(handle, create, nil, nil, nil)
+            connection.execute(create)
         }
-        var prepared: OpaquePointer?
-        if sqlite3_prepare_v3(handle, statement, -1, 0, &prepared, nil) == SQLITE_OK {
-            sqlite3_finalize(prepared)
-        }
+        // Preparing plans the statement: the probe records what it asks.
+        _ = try? connection.prepare(statement)
         return withExtendedLifetime(recorder) { recorder.wanted }
     }
 

@@ -45,34 +45,20 @@ final class DataVersionProbe {
 
     let path: String
     /// The probe's connection (its WAL and wal-index are read through it: `WALStorage`).
-    private(set) var connection: OpaquePointer?
-    private var statement: OpaquePointer?
+    private let raw: RawConnection
+    private let version: RawStatement
+    var connection: OpaquePointer { raw.handle }
 
     /// Opens the probe's read-only connection.
     init(path: String) throws(SQLiveError) {
         self.path = path
         let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
-        var connection: OpaquePointer?
-        let code = sqlite3_open_v2(path, &connection, flags, nil)
-        guard code == SQLITE_OK, let connection else {
-            let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close_v2(connection)
-            throw .cannotOpen(path: path, reason: "probe connection: \(message)")
+        do {
+            raw = try RawConnection(path: path, flags: flags)
+            version = try raw.prepare("PRAGMA data_version")
+        } catch {
+            throw .cannotOpen(path: path, reason: "probe connection: \(error.message)")
         }
-        self.connection = connection
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(connection, "PRAGMA data_version", -1, &statement, nil) == SQLITE_OK else {
-            let message = String(cString: sqlite3_errmsg(connection))
-            sqlite3_close_v2(connection)
-            self.connection = nil
-            throw .cannotOpen(path: path, reason: "probe connection: \(message)")
-        }
-        self.statement = statement
-    }
-
-    deinit {
-        sqlite3_finalize(statement)
-        sqlite3_close_v2(connection)
     }
 
     /// The database file as SQLite's open file sees it: its header, its
@@ -97,11 +83,10 @@ final class DataVersionProbe {
         if let header = file?.header, let counter = DatabaseHeader.rollbackChangeCounter(header) {
             return .version(Int64(counter) | (1 << 40))
         }
-        guard let statement else { return .failed("closed") }
-        defer { sqlite3_reset(statement) }
-        switch sqlite3_step(statement) {
+        defer { version.reset() }
+        switch version.step() {
         case SQLITE_ROW:
-            return .version(sqlite3_column_int64(statement, 0))
+            return .version(sqlite3_column_int64(version.handle, 0))
         case SQLITE_BUSY, SQLITE_LOCKED:
             return .busy
         case let code:
@@ -117,7 +102,7 @@ final class DataVersionProbe {
     /// The header and size of the file the probe opened, read through
     /// SQLite's own open file, without a lock; `nil` when it cannot be read.
     func fileState() -> FileState? {
-        guard let connection, let (file, methods) = DatabaseHeader.openFile(of: connection),
+        guard let (file, methods) = DatabaseHeader.openFile(of: connection),
             let xRead = methods.xRead, let xFileSize = methods.xFileSize
         else { return nil }
         var size: sqlite3_int64 = 0

@@ -96,9 +96,10 @@ final class ExternalChangeWatcher: Sendable {
         // The log's position is taken before the baseline: a commit in
         // between is read twice, never missed.
         var tracker: WALChangeTracker?
-        if walPrecision, let connection = probe.connection, probe.fileState()?.isWAL ?? false {
+        if walPrecision, probe.fileState()?.isWAL ?? false {
             _ = Self.readWaitingOutLocks(probe)
-            tracker = WALChangeTracker(path: path, storage: WALStorage(connection: connection), statistics: statistics)
+            tracker = WALChangeTracker(
+                path: path, storage: WALStorage(connection: probe.connection), statistics: statistics)
             tracker?.start()
         }
         let precision = Locked(tracker?.isAvailable ?? false ? ExternalPrecision.tables : .all)
@@ -326,14 +327,14 @@ extension ExternalChangeWatcher {
         /// The tables the commits since the last reading wrote, from the
         /// WAL; `nil` when unknown (not in WAL mode, or not provable).
         private func changedTables(_ file: DataVersionProbe.FileState?) -> Set<String>? {
-            guard walPrecision, let file, file.isWAL, let connection = probe.connection else {
+            guard walPrecision, let file, file.isWAL else {
                 precision.withLock { $0 = .all }
                 return nil
             }
             guard let tracker else {
                 // Now in WAL mode: start from here (this commit refreshes everything).
                 let tracker = WALChangeTracker(
-                    path: probe.path, storage: WALStorage(connection: connection), statistics: statistics)
+                    path: probe.path, storage: WALStorage(connection: probe.connection), statistics: statistics)
                 tracker.start()
                 self.tracker = tracker
                 precision.withLock { $0 = tracker.isAvailable ? .tables : .all }

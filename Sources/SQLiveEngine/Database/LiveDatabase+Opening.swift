@@ -182,12 +182,13 @@ extension SQLiveError {
     /// SQLite's message for a URI it refuses to open ("no such access
     /// mode: bogus"), asked of SQLite directly; `nil` when it opens.
     private static func uriError(_ uri: String, readonly: Bool) -> String? {
-        var connection: OpaquePointer?
         let flags = (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_URI
-        let code = sqlite3_open_v2(uri, &connection, flags, nil)
-        defer { sqlite3_close_v2(connection) }
-        guard code != SQLITE_OK else { return nil }
-        return connection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        do {
+            _ = try RawConnection(path: uri, flags: flags)
+            return nil
+        } catch {
+            return error.message
+        }
     }
 }
 

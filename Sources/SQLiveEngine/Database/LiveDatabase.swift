@@ -217,15 +217,15 @@ public final class LiveDatabase: Sendable {
             }
         } catch {
             events.yield(
-            LiveQueryNotice(
-                .databaseFileChanged(
-                    DatabaseFileChange(
-                        path: path, reason: .replaced,
-                        message: moving == nil
-                            ? "\(path) was replaced by a file sqlive cannot open (\(error)); "
-                                + "the live queries go on reading the file it replaced"
-                            : "\(path) was replaced by a file sqlive cannot open (\(error)); "
-                                + "its live queries ended with the file it replaced"))))
+                LiveQueryNotice(
+                    .databaseFileChanged(
+                        DatabaseFileChange(
+                            path: path, reason: .replaced,
+                            message: moving == nil
+                                ? "\(path) was replaced by a file sqlive cannot open (\(error)); "
+                                    + "the live queries go on reading the file it replaced"
+                                : "\(path) was replaced by a file sqlive cannot open (\(error)); "
+                                    + "its live queries ended with the file it replaced"))))
             return
         }
         // The old scheduler stops taking changes as it hands its queries
@@ -248,10 +248,10 @@ public final class LiveDatabase: Sendable {
         }
         events.yield(
             LiveQueryNotice(
-            .databaseFileChanged(
-                DatabaseFileChange(
-                    path: path, reason: .replaced,
-                    message: "\(path) was replaced by another file: the live queries now read the new one"))))
+                .databaseFileChanged(
+                    DatabaseFileChange(
+                        path: path, reason: .replaced,
+                        message: "\(path) was replaced by another file: the live queries now read the new one"))))
         if moving == nil { await Self.shut(old) }
     }
 }

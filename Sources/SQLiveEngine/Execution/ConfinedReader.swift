@@ -106,8 +106,9 @@ public final class ConfinedReader: Sendable {
             let deadline = sqlive_deadline_begin(connection.handle, Int64(limits.time / .nanoseconds(1)))
             defer { sqlive_deadline_end(connection.handle, deadline) }
             connection.refreshSchema()
-            let statement = try prepareOne(sql, on: connection)
-            defer { sqlite3_finalize(statement) }
+            let prepared = try prepareOne(sql, on: connection)
+            let statement = prepared.handle
+            defer { withExtendedLifetime(prepared) {} }
             guard sqlite3_stmt_readonly(statement) != 0 else { return .writes }
             var binder = ScriptRunner.ParameterBinder(parameters)
             do throws(ScriptRunner.ParameterBinder.Failure) {
@@ -121,41 +122,28 @@ public final class ConfinedReader: Sendable {
     }
 
     /// The one statement of the text, prepared.
-    private func prepareOne(_ sql: String, on connection: SQLChecker.Connection) throws(SQLiveError) -> OpaquePointer {
+    private func prepareOne(_ sql: String, on connection: SQLChecker.Connection) throws(SQLiveError) -> RawStatement {
         let bytes = Array(sql.utf8)
-        var statement: OpaquePointer?
-        var tail = 0
-        var code = SQLITE_OK
-        for attempt in 1... {
-            code = bytes.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { text in
-                    var end: UnsafePointer<CChar>?
-                    let code = sqlite3_prepare_v3(
-                        connection.handle, text.baseAddress, Int32(text.count), 0, &statement, &end)
-                    if let end, let base = text.baseAddress { tail = end - base }
-                    return code
-                }
-            }
-            guard code != SQLITE_OK, connection.wasOvertaken(attempt: attempt) else { break }
-        }
-        guard code == SQLITE_OK, let statement else {
-            throw .sqlite(failure(code, on: connection.handle))
+        let statement: RawStatement
+        let tail: Int
+        switch connection.prepareFirst(bytes[...]) {
+        case .success((let first?, let end)):
+            (statement, tail) = (first, end)
+        case .success:
+            throw .sqlite(failure(SQLITE_MISUSE, on: connection.handle))
+        case .failure(let error):
+            throw .sqlite(failure(error.code, on: connection.handle))
         }
         // What follows must be blanks and comments: SQLite says whether the
         // rest holds a statement by preparing it.
         if tail < bytes.count {
-            var next: OpaquePointer?
-            let rest = Array(bytes[tail...])
-            _ = rest.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { text in
-                    sqlite3_prepare_v3(connection.handle, text.baseAddress, Int32(text.count), 0, &next, nil)
-                }
+            let another: Bool
+            switch connection.prepareFirst(bytes[tail...]) {
+            case .success((nil, _)): another = false
+            default: another = true
             }
-            let another = next != nil || sqlite3_errcode(connection.handle) != SQLITE_OK
-            sqlite3_finalize(next)
             if another {
-                sqlite3_finalize(statement)
-                let offset = tail + (rest.firstIndex { !Self.isBlank($0) } ?? 0)
+                let offset = tail + (bytes[tail...].firstIndex { !Self.isBlank($0) }.map { $0 - tail } ?? 0)
                 throw .invalidSQL("holds more than one statement: send one per call", offset: offset)
             }
         }

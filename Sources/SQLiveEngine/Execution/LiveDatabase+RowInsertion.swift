@@ -85,13 +85,13 @@ extension LiveDatabase {
             if count > 0 {
                 let sql =
                     "INSERT INTO \(name) VALUES(" + Array(repeating: "?", count: count).joined(separator: ",") + ")"
-                var prepared: OpaquePointer?
-                guard sqlite3_prepare_v3(connection, sql, -1, 0, &prepared, nil) == SQLITE_OK, let statement = prepared
-                else {
-                    sqlite3_finalize(prepared)
-                    throw failure(connection, code: sqlite3_errcode(connection), sql: sql)
+                let insert: RawStatement
+                do {
+                    insert = try RawStatement(on: connection, sql)
+                } catch {
+                    throw failure(connection, code: error.code, sql: sql)
                 }
-                defer { sqlite3_finalize(statement) }
+                let statement = insert.handle
                 var row = RowBinding(statement: statement, columnCount: count)
                 while true {
                     sqlite3_reset(statement)
@@ -108,6 +108,7 @@ extension LiveDatabase {
                     insertion.failed += 1
                     source.rowDidFail(failure)
                 }
+                withExtendedLifetime(insert) {}
             }
             if observed && insertion.inserted > 0 {
                 live.rowsWereInsertedDirectly(
@@ -128,11 +129,11 @@ extension LiveDatabase {
     /// The number of columns `INSERT INTO name VALUES(...)` takes, as the
     /// sqlite3 shell counts them: those of `SELECT *`.
     private static func columnCount(of name: String, connection: OpaquePointer) -> Result<Int, SQLiteFailure> {
-        var statement: OpaquePointer?
-        let code = sqlite3_prepare_v2(connection, "SELECT * FROM \(name)", -1, &statement, nil)
-        defer { sqlite3_finalize(statement) }
-        guard code == SQLITE_OK, let statement else { return .failure(failure(connection, code: code, sql: nil)) }
-        return .success(Int(sqlite3_column_count(statement)))
+        do {
+            return .success(try RawStatement(on: connection, "SELECT * FROM \(name)").columnCount)
+        } catch {
+            return .failure(failure(connection, code: error.code, sql: nil))
+        }
     }
 
     /// Whether a failed `INSERT` leaves the others worth trying: SQLite

@@ -120,23 +120,25 @@ extension ScriptRunner {
             var binder = ParameterBinder(parameters)
             while offset < end, let base = buffer.baseAddress {
                 let start = clock.now
-                var prepared: OpaquePointer?
-                var tail: UnsafePointer<CChar>?
-                let code = sqlite3_prepare_v3(
-                    connection, base + offset, Int32(end - offset), 0, &prepared, &tail)
-                if code != SQLITE_OK {
-                    let errorOffset = Int(sqlite3_error_offset(connection))
+                let first = RawStatement.first(
+                    of: UnsafeBufferPointer(start: base + offset, count: end - offset), on: connection)
+                let prepared: RawStatement?
+                let next: Int
+                switch first {
+                case .success(let success):
+                    prepared = success.statement
+                    next = offset + success.end
+                case .failure(let error):
                     throw Self.failure(
-                        connection, code: code, offset: errorOffset >= 0 ? offset + errorOffset : nil,
-                        statementIndex: index)
+                        connection, code: error.code, offset: error.offset.map { offset + $0 }, statementIndex: index)
                 }
-                let next = tail.map { $0 - base } ?? end
-                guard let statement = prepared else {
+                guard let prepared else {
                     // Only blanks and comments were left.
                     offset = next
                     continue
                 }
-                defer { sqlite3_finalize(statement) }
+                let statement = prepared.handle
+                defer { withExtendedLifetime(prepared) {} }
                 do throws(ParameterBinder.Failure) {
                     try binder.bind(statement)
                 } catch {
@@ -336,16 +338,14 @@ extension ScriptRunner {
     /// again after a failed prepare; so the statement is prepared once more,
     /// raw, just to ask. This only happens on an error.
     private func errorOffset(in db: Database, from start: Int) -> Int? {
-        let utf8 = Array(script.utf8) + [0]
-        guard start < utf8.count - 1 else { return nil }
-        return utf8.withUnsafeBufferPointer { buffer -> Int? in
-            let base = UnsafeRawPointer(buffer.baseAddress! + start).assumingMemoryBound(to: CChar.self)
-            var statement: OpaquePointer?
-            let code = sqlite3_prepare_v2(db.sqliteConnection, base, -1, &statement, nil)
-            defer { sqlite3_finalize(statement) }
-            guard code != SQLITE_OK else { return nil }
-            let offset = Int(sqlite3_error_offset(db.sqliteConnection))
-            return offset >= 0 ? offset : nil
+        let utf8 = script.utf8
+        guard start < utf8.count, let connection = db.sqliteConnection else { return nil }
+        let rest = String(decoding: utf8.dropFirst(start), as: UTF8.self)
+        do {
+            _ = try RawStatement(on: connection, rest)
+            return nil
+        } catch {
+            return error.offset
         }
     }
 }

@@ -255,16 +255,13 @@ extension LiveQueryFetcher {
     /// How many columns a table's primary key has (1 for a rowid table
     /// without a declared one: the rowid).
     private static func primaryKeyWidth(_ schema: String, _ table: String, _ connection: OpaquePointer) -> Int {
-        var statement: OpaquePointer?
         guard
-            sqlite3_prepare_v2(
-                connection, "SELECT count(*) FROM pragma_table_info(?1, ?2) WHERE pk > 0", -1, &statement, nil)
-                == SQLITE_OK
+            let statement = try? RawStatement(
+                on: connection, "SELECT count(*) FROM pragma_table_info(?1, ?2) WHERE pk > 0")
         else { return -1 }
-        defer { sqlite3_finalize(statement) }
-        SQLValue.text(table).bind(to: statement!, at: 1)
-        SQLValue.text(schema).bind(to: statement!, at: 2)
-        guard sqlite3_step(statement) == SQLITE_ROW else { return -1 }
-        return max(1, Int(sqlite3_column_int64(statement, 0)))
+        SQLValue.text(table).bind(to: statement.handle, at: 1)
+        SQLValue.text(schema).bind(to: statement.handle, at: 2)
+        guard statement.step() == SQLITE_ROW else { return -1 }
+        return max(1, Int(sqlite3_column_int64(statement.handle, 0)))
     }
 }

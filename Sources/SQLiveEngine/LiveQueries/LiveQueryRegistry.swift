@@ -167,7 +167,8 @@ struct LiveQueryRegistry {
         evaluation.members.insert(moved.name)
         store(evaluation)
         var query = Query(
-            definition: moved.definition, delivery: moved.delivery, visibility: moved.visibility, version: moved.version,
+            definition: moved.definition, delivery: moved.delivery, visibility: moved.visibility,
+            version: moved.version,
             delivered: moved.delivered)
         query.paused = moved.paused
         query.deliveredError = moved.deliveredError

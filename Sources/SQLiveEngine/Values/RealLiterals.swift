@@ -25,35 +25,24 @@ import GRDBSQLite
 ///
 /// Not thread-safe: use one instance from one thread at a time.
 public final class RealLiterals {
-    private let connection: OpaquePointer
+    private let connection: RawConnection
     /// `SELECT ?1`: a value read back as a REAL goes through SQLite's own text-to-double converter.
-    private let reader: OpaquePointer
+    private let statement: RawStatement
+    private var reader: OpaquePointer { statement.handle }
     /// The inverse of the scale used for tiny values: 2^-100, read back exactly.
     private var downScale = ""
     /// The inverse of the scale used for huge values: 2^100.
     private var upScale = ""
 
     public init() throws(SQLiveError) {
-        var connection: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY
-        guard sqlite3_open_v2(":memory:", &connection, flags, nil) == SQLITE_OK, let connection else {
-            sqlite3_close(connection)
-            throw .cannotOpen(path: ":memory:", reason: "cannot open SQLite to check REAL literals")
+        do {
+            connection = try RawConnection.inMemory()
+            statement = try connection.prepare("SELECT ?1")
+        } catch {
+            throw .cannotOpen(path: ":memory:", reason: "cannot check REAL literals: \(error.message)")
         }
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(connection, "SELECT ?1", -1, &statement, nil) == SQLITE_OK, let statement else {
-            sqlite3_close(connection)
-            throw .cannotOpen(path: ":memory:", reason: "cannot prepare the REAL literal check")
-        }
-        self.connection = connection
-        self.reader = statement
         downScale = decimal(for: 0x1p-100) ?? "7.8886090522101180541e-31"
         upScale = decimal(for: 0x1p100) ?? "1267650600228229401496703205376.0"
-    }
-
-    deinit {
-        sqlite3_finalize(reader)
-        sqlite3_close(connection)
     }
 
     /// An SQL literal that SQLite reads back as exactly `value` (NaN, which

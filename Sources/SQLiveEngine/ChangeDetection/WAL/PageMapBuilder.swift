@@ -95,20 +95,25 @@ final class PageMapBuilder: Sendable {
 
     /// Builds the map now, on the calling thread (the build thread, or a test).
     func build() throws(Failure) -> PageMap {
-        var connection: OpaquePointer?
-        let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
-        guard sqlite3_open_v2(path, &connection, flags, nil) == SQLITE_OK, let connection else {
-            sqlite3_close_v2(connection)
-            throw Failure(message: "cannot open \(path)")
+        let raw: RawConnection
+        do {
+            raw = try RawConnection(path: path, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI)
+        } catch {
+            throw Failure(message: "cannot open \(path): \(error.message)")
         }
-        defer { sqlite3_close_v2(connection) }
+        defer {
+            // Unregistered (under the lock) before the connection closes,
+            // so `stop` never interrupts a closed one.
+            state.withLock { $0.connection = nil }
+            withExtendedLifetime(raw) {}
+        }
         let registered = state.withLock { state -> Bool in
-            state.connection = connection
+            state.connection = raw.handle
             return !state.stopped
         }
         guard registered else { throw Failure(message: "stopped") }
-        sqlite3_busy_timeout(connection, 1000)
-        return try Self.build(connection)
+        sqlite3_busy_timeout(raw.handle, 1000)
+        return try Self.build(raw.handle)
     }
 
     /// Builds the map through an open connection.
@@ -218,26 +223,28 @@ final class PageMapBuilder: Sendable {
             return value
         }
 
+        /// Each row, NULL as "".
         func rows(_ sql: String, _ body: ([String]) -> Void) throws(Failure) {
-            var statement: OpaquePointer?
-            guard sqlite3_prepare_v2(connection, sql, -1, &statement, nil) == SQLITE_OK else {
-                throw Failure(message: "\(sql): \(String(cString: sqlite3_errmsg(connection)))")
-            }
-            defer { sqlite3_finalize(statement) }
-            let columns = sqlite3_column_count(statement)
-            var row = [String](repeating: "", count: Int(columns))
-            while true {
-                switch sqlite3_step(statement) {
-                case SQLITE_ROW:
-                    for column in 0..<columns {
-                        row[Int(column)] = sqlite3_column_text(statement, column).map { String(cString: $0) } ?? ""
+            do throws(RawSQLiteError) {
+                let statement = try RawStatement(on: connection, sql)
+                let columns = statement.columnCount
+                var row = [String](repeating: "", count: columns)
+                while true {
+                    switch statement.step() {
+                    case SQLITE_ROW:
+                        for column in 0..<columns {
+                            row[column] =
+                                sqlite3_column_text(statement.handle, Int32(column)).map { String(cString: $0) } ?? ""
+                        }
+                        body(row)
+                    case SQLITE_DONE:
+                        return
+                    case let code:
+                        throw RawSQLiteError(code: code, on: connection)
                     }
-                    body(row)
-                case SQLITE_DONE:
-                    return
-                default:
-                    throw Failure(message: "\(sql): \(String(cString: sqlite3_errmsg(connection)))")
                 }
+            } catch {
+                throw Failure(message: "\(sql): \(error.message)")
             }
         }
     }

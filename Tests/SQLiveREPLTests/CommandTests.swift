@@ -174,21 +174,22 @@ struct SessionHelperTests {
     @Test func errorLineComesFromTheOffset() {
         let sql = "SELECT 1;\nSELECT 2;\nSELEC 3;"
         let failure = SQLiteFailure(code: 1, extendedCode: 1, message: "x", offset: 20, statementIndex: 2)
-        #expect(Session.line(of: failure, in: sql, current: nil, startLine: 5) == 7)
+        #expect(ErrorPosition.line(of: failure, in: sql, current: nil, startLine: 5) == 7)
         // A runtime error has no offset: the line where the failing
         // statement's own text starts (after the line break before it).
         let runtime = SQLiteFailure(code: 1, extendedCode: 1, message: "x", statementIndex: 1)
         let second = StatementHeader(index: 1, script: sql, range: 9..<19, columns: ["2"])
-        #expect(Session.line(of: runtime, in: sql, current: second, startLine: 1) == 2)
+        #expect(ErrorPosition.line(of: runtime, in: sql, current: second, startLine: 1) == 2)
         let third = StatementHeader(index: 2, script: sql, range: 19..<28, columns: [])
-        #expect(Session.line(of: runtime, in: sql, current: third, startLine: 1) == 1)
+        #expect(ErrorPosition.line(of: runtime, in: sql, current: third, startLine: 1) == 1)
     }
 
     @Test func pointerShowsWhereTheErrorIs() {
-        #expect(Session.pointer(at: 0, in: "SELEC 1;") == "  SELEC 1;\n  ^--- error here\n")
+        #expect(ErrorPosition.pointer(at: 0, in: "SELEC 1;") == "  SELEC 1;\n  ^--- error here\n")
         #expect(
-            Session.pointer(at: 17, in: "SELECT 1;\nSELECT nope(;") == "  SELECT nope(;\n         ^--- error here\n")
-        #expect(Session.pointer(at: 99, in: "x") == nil)
+            ErrorPosition.pointer(at: 17, in: "SELECT 1;\nSELECT nope(;")
+                == "  SELECT nope(;\n         ^--- error here\n")
+        #expect(ErrorPosition.pointer(at: 99, in: "x") == nil)
     }
 
     @Test func tablesAreColumnated() {

@@ -54,27 +54,27 @@ extension Session {
             }
 
         case .trace(let mode):
-            trace = mode
-            database?.traceSettings = TraceSettings(enabled: mode != .off, profile: mode == .profile)
+            shell.trace = mode
+            database?.traceSettings = shell.traceSettings
 
         case .timer(let on):
-            timer = on
+            shell.timer = on
 
         case .panel(let on):
             try setPanel(on)
 
         case .mode(let newMode):
             if let newMode {
-                mode = newMode
+                shell.mode = newMode
             } else {
-                try sink.write("current output mode: \(mode.rawValue)\n")
+                try sink.write("current output mode: \(shell.mode.rawValue)\n")
             }
 
         case .headers(let on):
-            headers = on
+            shell.headers = on
 
         case .nullValue(let text):
-            nullText = text
+            shell.nullText = text
 
         case .tables(let pattern):
             let database = try requireDatabase()
@@ -104,7 +104,7 @@ extension Session {
             try listIndexes(pattern: pattern)
 
         case .changes(let on):
-            changes = on
+            shell.changes = on
 
         case .print(let text):
             try sink.write(text + "\n")

@@ -14,7 +14,7 @@ extension Session {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw CommandFailure("cannot open \"\(path)\"") }
         defer { Glibc.close(descriptor) }
-        let separator: UInt8 = (format ?? (mode == .tabs ? .tsv : .csv)) == .tsv ? 0x09 : UInt8(ascii: ",")
+        let separator: UInt8 = (format ?? (shell.mode == .tabs ? .tsv : .csv)) == .tsv ? 0x09 : UInt8(ascii: ",")
         let sink = sink
         var readError: Int32 = 0
         let reader = DelimitedTextReader(
@@ -51,7 +51,7 @@ extension Session {
         } catch let stopped as DelimitedTextRows.Stopped {
             throw CommandFailure(stopped.message)
         }
-        if insertion.createdTable { schemaMayHaveChanged() }
+        if insertion.createdTable { completion.invalidate() }
         if insertion.failed > 0 {
             let rowsText = insertion.failed == 1 ? "1 row" : "\(insertion.failed) rows"
             throw CommandFailure("\(rowsText) of \(path) could not be inserted into \(table)")

@@ -141,7 +141,7 @@ extension Session {
             case .live(.databaseFileChanged(let change)):
                 add("-- \(change.message)\n", error: true)
             case .trace(let event):
-                guard trace != .off else { continue }
+                guard shell.trace != .off else { continue }
                 add(
                     TraceLine.format(
                         sql: event.sql, elapsed: event.elapsed, rows: event.rows, counters: event.counters,

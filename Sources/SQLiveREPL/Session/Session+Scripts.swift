@@ -45,7 +45,7 @@ extension Session {
     /// before the input is read again (`runPendingSQL`), at the script's
     /// end, and every `pendingSQLLimit` commands.
     func submit(_ unit: InputAccumulator.Unit, source: Source) {
-        if !interactive, database != nil, watches.isEmpty, !changes, !timer, onceCountdown == nil,
+        if !interactive, database != nil, watches.isEmpty, !shell.changes, !shell.timer, onceCountdown == nil,
             case .sql(let text, let line) = unit, let sql = try? text.decoded(firstLine: line),
             Self.explainedQuery(sql) == nil
         {
@@ -64,7 +64,7 @@ extension Session {
         pendingSQL = []
         guard !isFinished, let database else { return }
         let outermost = beginCommand()
-        var consumer = RenderingConsumer(settings: renderSettings, sink: sink, trace: trace, signals: nil)
+        var consumer = RenderingConsumer(settings: renderSettings, sink: sink, trace: shell.trace, signals: nil)
         do {
             let signals = signals
             try database.run(

@@ -39,13 +39,8 @@ final class Session {
     let panel: LivePanel
 
     // Mutable State: only touched on the session thread.
-    var mode: OutputMode
-    var headers = false
-    var nullText = "NULL"
-    var timer = false
-    var trace = DotCommand.TraceMode.off
-    /// `.changes on`: print the change counters after each SQL command.
-    var changes = false
+    /// What the dot-commands set: how results print, what prints beside them.
+    var shell: ShellSettings
     /// Set by `.once`: the commands left before results go back to
     /// standard output (the `.once` itself counts, as in sqlite3).
     var onceCountdown: Int?
@@ -63,13 +58,13 @@ final class Session {
     /// A script's consecutive SQL commands that wait to run together
     /// (`submit`).
     var pendingSQL: [PendingSQL] = []
-    var completionSchema = CompletionSchema()
-    private var completionSchemaDate = Date.distantPast
+    /// The schema completion offers, read again at most once a second.
+    let completion = CompletionCache()
 
     init(interactive: Bool, mode: OutputMode?, bail: Bool) {
         self.interactive = interactive
         self.bail = bail
-        self.mode = mode ?? (interactive ? .box : .list)
+        shell = ShellSettings(mode: mode ?? (interactive ? .box : .list))
         do {
             wake = try WakePipe()
         } catch {
@@ -90,7 +85,7 @@ final class Session {
 
     /// The settings renderers use now (the terminal may have been resized).
     var renderSettings: RenderSettings {
-        RenderSettings(mode: mode, headers: headers, nullText: nullText, maxWidth: Terminal.width(), colour: colour)
+        shell.renderSettings(maxWidth: Terminal.width(), colour: colour)
     }
 
     // MARK: - Database
@@ -108,9 +103,9 @@ final class Session {
         closeDatabase()
         self.database = database
         signals.setDatabase(database)
-        database.traceSettings = TraceSettings(enabled: trace != .off, profile: trace == .profile)
+        database.traceSettings = shell.traceSettings
         pumps = events.pump(database)
-        completionSchemaDate = .distantPast
+        completion.invalidate()
     }
 
     /// Drops the live queries and closes the database.
@@ -178,10 +173,10 @@ final class Session {
             }
         }
         endCommand(outermost: outermost)
-        if ok && changes && !isFinished, case .sql(_, let line) = unit {
+        if ok && shell.changes && !isFinished, case .sql(_, let line) = unit {
             printChangeCounts(line: line, source: source)
         }
-        if timer && !isFinished, case .sql = unit {
+        if shell.timer && !isFinished, case .sql = unit {
             let elapsed = ContinuousClock.now - start
             write(String(format: "Run Time: real %.3f\n", elapsed.milliseconds / 1000))
         }
@@ -226,9 +221,10 @@ final class Session {
         _ failure: SQLiteFailure, in sql: String, line: Int, source: Source, consumer: inout RenderingConsumer
     ) {
         flush(&consumer)
-        let errorLine = Self.line(of: failure, in: sql, current: consumer.current, startLine: line)
+        let errorLine = ErrorPosition.line(of: failure, in: sql, current: consumer.current, startLine: line)
         reportError(failure.message, line: errorLine, source: source)
-        if interactive, source.name == nil, let offset = failure.offset, let pointer = Self.pointer(at: offset, in: sql)
+        if interactive, source.name == nil, let offset = failure.offset,
+            let pointer = ErrorPosition.pointer(at: offset, in: sql)
         {
             sink.writeError(pointer)
         }
@@ -248,7 +244,7 @@ final class Session {
             }
         }
         var consumer = RenderingConsumer(
-            settings: renderSettings, sink: sink, trace: trace, signals: interactive ? signals : nil)
+            settings: renderSettings, sink: sink, trace: shell.trace, signals: interactive ? signals : nil)
         do {
             let signals = signals
             try database.run(sql, isCancelled: { signals.isCommandCancelled }, consumer: &consumer)
@@ -274,44 +270,6 @@ final class Session {
         } catch {
             stopped = true
         }
-    }
-
-    /// The line of SQL where an error is, with a caret under it, as sqlite3 shows it:
-    ///
-    /// ```text
-    ///   SELEC 1;
-    ///   ^--- error here
-    /// ```
-    static func pointer(at offset: Int, in sql: String) -> String? {
-        let utf8 = Array(sql.utf8)
-        guard offset >= 0, offset <= utf8.count else { return nil }
-        let lineStart = utf8[..<offset].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
-        let lineEnd = utf8[offset...].firstIndex(of: 0x0A) ?? utf8.count
-        let line = String(decoding: utf8[lineStart..<lineEnd], as: UTF8.self)
-        let before = String(decoding: utf8[lineStart..<offset], as: UTF8.self)
-        let column = CellText.width(before.replacingOccurrences(of: "\t", with: " "))
-        return "  " + line + "\n  " + String(repeating: " ", count: column) + "^--- error here\n"
-    }
-
-    /// The line of the script where a failure happened: where SQLite
-    /// located it, or else where the failing statement starts.
-    static func line(of failure: SQLiteFailure, in sql: String, current: StatementHeader?, startLine: Int) -> Int {
-        let utf8 = Array(sql.utf8)
-        var offset: Int?
-        if let errorOffset = failure.offset, errorOffset <= utf8.count {
-            offset = errorOffset
-        } else if let current, current.index == failure.statementIndex, current.belongs(to: sql),
-            current.range.upperBound <= utf8.count
-        {
-            // Where the statement's own text starts, after blanks and comments.
-            offset = current.range.lowerBound + SQLScript.blankPrefixLength(utf8[current.range])
-        }
-        guard let offset else {
-            // The first non-blank line of the input.
-            let leading = sql.prefix { $0.isWhitespace }
-            return startLine + leading.filter { $0 == "\n" }.count
-        }
-        return startLine + utf8[..<offset].filter { $0 == 0x0A }.count
     }
 
     private func runDotCommand(_ line: String, line number: Int, source: Source) -> Bool {
@@ -360,40 +318,6 @@ final class Session {
         else { return nil }
         return String(words[3])
     }
-
-    // MARK: - Completion
-
-    /// The completer, with a schema at most a second old.
-    func completer() -> Completer {
-        if let database, Date().timeIntervalSince(completionSchemaDate) > 1 {
-            do {
-                let schema = try Blocking.run { try await database.schema() }
-                completionSchema = CompletionSchema(schema)
-            } catch {
-                // Completion goes on with the schema it had.
-            }
-            completionSchemaDate = Date()
-        }
-        return Completer(schema: completionSchema, liveQueryNames: watches.keys.sorted())
-    }
-
-    /// Reads the schema for completion from any thread; `nil` when it cannot be read now.
-    var completionSchemaSource: (@Sendable () -> CompletionSchema?)? {
-        guard let database else { return nil }
-        return {
-            do {
-                return CompletionSchema(try Blocking.run { try await database.schema() })
-            } catch {
-                // Completion goes on with the schema it had.
-                return nil
-            }
-        }
-    }
-
-    /// Forgets the cached schema (after a command that may have changed it).
-    func schemaMayHaveChanged() {
-        completionSchemaDate = .distantPast
-    }
 }
 
 /// A dot-command failed; `message` says why.
@@ -401,4 +325,12 @@ struct CommandFailure: Error, CustomStringConvertible {
     var message: String
     init(_ message: String) { self.message = message }
     var description: String { message }
+}
+
+extension Session {
+    /// The completer for the next line: the cached schema and the live
+    /// queries' names.
+    func completer() -> Completer {
+        completion.completer(database: database, liveQueryNames: watches.keys.sorted())
+    }
 }

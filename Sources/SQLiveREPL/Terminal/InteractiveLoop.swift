@@ -37,7 +37,8 @@ struct InteractiveLoop {
         }
         session.printEvents(around: aroundLine)
         editor.setClearScreen { panel.clearUnder() }
-        editor.setCompletion(session.completer(), pendingText: "", schemaSource: session.completionSchemaSource)
+        editor.setCompletion(
+            session.completer(), pendingText: "", schemaSource: CompletionCache.source(for: session.database))
         editor.setScreenSize(panel.readlineSize)
         editor.install(prompt: prompt)
         defer {
@@ -96,13 +97,14 @@ struct InteractiveLoop {
                         editor.record(text.description)
                     }
                     session.run(unit)
-                    session.schemaMayHaveChanged()
+                    session.completion.invalidate()
                 }
                 if session.isFinished { return }
             }
             if !editor.isInstalled {
                 editor.setCompletion(
-                    session.completer(), pendingText: input.pendingText, schemaSource: session.completionSchemaSource)
+                    session.completer(), pendingText: input.pendingText,
+                    schemaSource: CompletionCache.source(for: session.database))
                 editor.setScreenSize(panel.readlineSize)
                 editor.install(prompt: prompt)
             }

@@ -124,7 +124,11 @@ let package = Package(
             dependencies: ["SQLiveRPC", "SQLiveProtocol", "SQLiveEngine", "SQLiveLocks", "SQLiveTestSupport"]),
         .testTarget(
             name: "SQLiveREPLTests",
-            dependencies: ["SQLiveREPL", "SQLiveEngine", "SQLiveTestSupport"]),
+            dependencies: [
+                "SQLiveREPL", "SQLiveEngine", "SQLiveTestSupport",
+                // SQLite's own LIKE, beside the REPL's name patterns.
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

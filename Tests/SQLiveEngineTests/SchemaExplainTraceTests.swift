@@ -44,7 +44,6 @@ struct SchemaExplainTraceTests {
         #expect(players.columns.map(\.isPrimaryKey) == [true, false, false, false])
         #expect(schema.indexes.map(\.name) == ["players_gameID"])
         #expect(schema.triggers.map(\.name) == ["no_negative"])
-        #expect(schema.createStatements(matching: "play%").count == 3)  // table, index, trigger
     }
 
     @Test("EXPLAIN QUERY PLAN is a tree rendered like sqlite3's")

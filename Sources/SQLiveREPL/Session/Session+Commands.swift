@@ -79,7 +79,7 @@ extension Session {
         case .tables(let pattern):
             let database = try requireDatabase()
             let schema = try Blocking.run { try await database.schema() }
-            let names = schema.relations.map(\.name).filter { pattern == nil || Self.like(pattern!, $0) }.sorted()
+            let names = schema.relations.map(\.name).filter { pattern == nil || NamePattern.like(pattern!, $0) }.sorted()
             try sink.write(Self.columnated(names, width: Terminal.width() ?? 80))
 
         case .schema(let pattern):
@@ -288,10 +288,5 @@ extension Session {
             output += line + "\n"
         }
         return output
-    }
-
-    /// SQL `LIKE`, as the engine matches it (`SchemaInfo.like`).
-    static func like(_ pattern: String, _ text: String) -> Bool {
-        SchemaInfo.like(pattern, text)
     }
 }

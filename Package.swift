@@ -19,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.0"),
         // Tests only: a clock that suspends its sleepers until advanced.
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
+        // Tests only: the one launcher of the tests' child processes.
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),
     ],
     targets: [
         // GNU readline, through a module map and a small shim (no pkgConfig).
@@ -105,6 +107,10 @@ let package = Package(
         // CLI and other writer processes, the sqlive binary.
         .target(
             name: "SQLiveTestSupport",
+            dependencies: [
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             path: "Tests/SQLiveTestSupport"),
 
         .testTarget(

@@ -50,10 +50,10 @@ struct ConfinedReaderTests {
         let directory: TemporaryDirectory
         let path: String
 
-        init(mode: String) throws {
+        init(mode: String) async throws {
             directory = try TemporaryDirectory()
             path = directory.path("db.sqlite")
-            try sqlite3(
+            try await sqlite3(
                 path,
                 "PRAGMA journal_mode=\(mode); CREATE TABLE t(x); INSERT INTO t VALUES (1), (2), (3); "
                     + "CREATE INDEX tx ON t(x); CREATE TABLE big(b); INSERT INTO big VALUES (zeroblob(100000));")
@@ -66,8 +66,8 @@ struct ConfinedReaderTests {
     }
 
     @Test("Nothing that writes runs, and the file is unchanged", arguments: ["delete", "wal"])
-    func refused(mode: String) throws {
-        let fixture = try Fixture(mode: mode)
+    func refused(mode: String) async throws {
+        let fixture = await try Fixture(mode: mode)
         let reader = try ConfinedReader(path: fixture.path)
         let (bytes, names) = (fixture.bytes, fixture.names)
         for sql in Self.attempts(in: fixture.directory.url.path) {
@@ -89,8 +89,8 @@ struct ConfinedReaderTests {
     }
 
     @Test("SQLite's own refusals: not authorized, one statement per call")
-    func messages() throws {
-        let fixture = try Fixture(mode: "delete")
+    func messages() async throws {
+        let fixture = await try Fixture(mode: "delete")
         let reader = try ConfinedReader(path: fixture.path)
         for sql in ["ATTACH 'evil.sqlite' AS evil", "PRAGMA writable_schema = ON", "SELECT load_extension('x')"] {
             #expect {
@@ -106,8 +106,8 @@ struct ConfinedReaderTests {
     }
 
     @Test("CTEs, EXPLAIN, read-only PRAGMAs and parameters work")
-    func reads() throws {
-        let fixture = try Fixture(mode: "wal")
+    func reads() async throws {
+        let fixture = await try Fixture(mode: "wal")
         let reader = try ConfinedReader(path: fixture.path)
         func rows(_ sql: String, _ parameters: QueryParameters = .none) throws -> [[SQLValue]] {
             guard case .rows(let rows) = try reader.run(sql, parameters: parameters) else { return [] }
@@ -128,8 +128,8 @@ struct ConfinedReaderTests {
     }
 
     @Test("The row cap, the size cap and the time limit")
-    func limits() throws {
-        let fixture = try Fixture(mode: "delete")
+    func limits() async throws {
+        let fixture = await try Fixture(mode: "delete")
         let reader = try ConfinedReader(path: fixture.path)
         guard
             case .rows(let many) = try reader.run(

@@ -122,7 +122,7 @@ struct ReplacedFileTests {
             // `-shm`): without it, the next opener truncates `-shm` under
             // our mapping (the old connections, closed after the new ones
             // opened, used to drop it: SIGBUS in the suite).
-            let probe = try Spawn.run(
+            let probe = try await Launcher.run(
                 "/usr/bin/env",
                 [
                     "python3", "-c",

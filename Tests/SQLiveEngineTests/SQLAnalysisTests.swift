@@ -44,10 +44,10 @@ struct SQLAnalysisTests {
         #expect(source.firstWord(of: source.statements[0]) == "CREATE")
     }
 
-    @Test func checkerPlacesErrorsAndJudgesMigrations() throws {
+    @Test func checkerPlacesErrorsAndJudgesMigrations() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("db.sqlite")
-        try sqlite3(path, "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT NOT NULL);")
+        try await sqlite3(path, "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT NOT NULL);")
         let checker = try SQLChecker(.file(path))
         let text = "SELECT c FROM t;\nCREATE TABLE u(x);\nINSERT INTO u VALUES (1);\nSELECT \"b2\" FROM t;"
         let source = SQLSource(text)
@@ -56,7 +56,7 @@ struct SQLAnalysisTests {
         #expect(problems.map { String(decoding: source.bytes[$0.range], as: UTF8.self) } == ["c", "\"b2\""])
         #expect(problems.map(\.severity) == [.error, .warning])
         // The table created by the document was never created for real.
-        #expect(try runCommand("/usr/bin/env", ["sqlite3", path, "SELECT count(*) FROM sqlite_schema"]) == "1\n")
+        #expect(try await runCommand("/usr/bin/env", ["sqlite3", path, "SELECT count(*) FROM sqlite_schema"]) == "1\n")
 
         let relation = try #require(checker.catalog().relation(named: "T"))
         #expect(relation.columns.map(\.name) == ["a", "b"])
@@ -66,10 +66,10 @@ struct SQLAnalysisTests {
     }
 
     @Test("A qualified column that does not exist is underlined whole, not at its qualifier")
-    func qualifiedColumnRange() throws {
+    func qualifiedColumnRange() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("db.sqlite")
-        try sqlite3(path, "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT);")
+        try await sqlite3(path, "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT);")
         let checker = try SQLChecker(.file(path))
         let source = SQLSource("SELECT x.b, x.zz3 FROM t AS x WHERE x.a > 0;")
         let problems = checker.check(source)
@@ -78,10 +78,10 @@ struct SQLAnalysisTests {
     }
 
     @Test("A count that takes longer than its budget leaves the size out, and a count without one is made")
-    func countBudget() throws {
+    func countBudget() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("db.sqlite")
-        try sqlite3(
+        try await sqlite3(
             path,
             """
             CREATE TABLE big(x); CREATE TABLE small(x);

@@ -81,7 +81,7 @@ struct DumpTests {
     /// A database made by the sqlite3 CLI, and its contents.
     func database(_ sql: String, in directory: TemporaryDirectory) async throws -> (String, DatabaseContents) {
         let path = directory.file("original.sqlite")
-        try Processes.sqlite3(path, sql)
+        try await Processes.sqlite3(path, sql)
         return (path, try await DatabaseContents.read(path, directory: directory))
     }
 

@@ -212,7 +212,7 @@ struct HighlightSessionTests {
     func run(_ environment: [String: String]) async throws -> ProcessOutput {
         let directory = try TemporaryDirectory()
         let database = directory.file("games.sqlite")
-        try Processes.sqlite3(database, ScriptedSessionTests.fixture)
+        try await Processes.sqlite3(database, ScriptedSessionTests.fixture)
         var output = try await Processes.sqlive(
             [database], stdin: script, environment: environment, directory: directory)
         // Under load the session's own commit may be counted as another writer's (its connection was

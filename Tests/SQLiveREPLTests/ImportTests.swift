@@ -214,7 +214,8 @@ struct ImportTests {
         let csv = (1...1000).map { "\($0),name \($0)" }.joined(separator: "\n") + "\n"
         try directory.write("rows.csv", csv)
         let database = directory.file("live.sqlite")
-        try Processes.sqlite3(database, "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE other(x);")
+        try await Processes.sqlite3(
+            database, "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE other(x);")
         let begin = insideTransaction ? "BEGIN;\n" : ""
         let commit = insideTransaction ? "COMMIT;\n" : ""
         let output = try await Processes.sqlive(
@@ -266,7 +267,7 @@ struct ImportTests {
         let directory = try TemporaryDirectory()
         try directory.write("rows.csv", "1\n2\n3\n")
         let database = directory.file("db.sqlite")
-        try Processes.sqlite3(
+        try await Processes.sqlite3(
             database,
             """
             CREATE TABLE t(x); CREATE TABLE log(n);

@@ -8,69 +8,71 @@ struct TmuxSession {
     let environment: [String: String]
 
     /// Runs a tmux command and returns what it printed.
-    ///
-    /// Through `Spawn` (posix_spawn, output in files), not Foundation's
-    /// `Process`: on Linux, `Process` learns that a child ended from a
-    /// descriptor the child inherits, and the tmux server that
-    /// `new-session` leaves running would keep it open forever.
     @discardableResult
-    func tmux(_ arguments: [String]) throws -> (output: String, status: Int32) {
-        let outcome = try Spawn.run("/usr/bin/tmux", ["-L", socket] + arguments, environment: environment)
+    func tmux(_ arguments: [String]) async throws -> (output: String, status: Int32) {
+        let outcome = try await Launcher.run("/usr/bin/tmux", ["-L", socket] + arguments, environment: environment)
         return (outcome.stdout, outcome.status)
     }
 
-    func start(_ command: [String], width: Int = 120, height: Int = 40) throws {
+    func start(_ command: [String], width: Int = 120, height: Int = 40) async throws {
         let line = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        try tmux(["-f", "/dev/null", "new-session", "-d", "-x", "\(width)", "-y", "\(height)", "-s", "main", line])
+        try await tmux([
+            "-f", "/dev/null", "new-session", "-d", "-x", "\(width)", "-y", "\(height)", "-s", "main", line,
+        ])
     }
 
     /// Resizes the window, as a user dragging its corner (the program gets SIGWINCH).
-    func resize(width: Int, height: Int) throws {
-        try tmux(["resize-window", "-t", "main", "-x", "\(width)", "-y", "\(height)"])
+    func resize(width: Int, height: Int) async throws {
+        try await tmux(["resize-window", "-t", "main", "-x", "\(width)", "-y", "\(height)"])
     }
 
     /// The visible screen with its attributes as escape sequences (`capture-pane -e`).
-    func screenWithAttributes() throws -> String {
-        try tmux(["capture-pane", "-p", "-e", "-t", "main"]).output
+    func screenWithAttributes() async throws -> String {
+        try await tmux(["capture-pane", "-p", "-e", "-t", "main"]).output
     }
 
     /// Types text literally. A `;` is sent on its own: tmux reads a trailing `;` as a command separator.
-    func type(_ text: String) throws {
+    func type(_ text: String) async throws {
         for (index, part) in text.split(separator: ";", omittingEmptySubsequences: false).enumerated() {
-            if index > 0 { try tmux(["send-keys", "-t", "main", "-H", "3b"]) }
-            if !part.isEmpty { try tmux(["send-keys", "-t", "main", "-l", String(part)]) }
+            if index > 0 { try await tmux(["send-keys", "-t", "main", "-H", "3b"]) }
+            if !part.isEmpty { try await tmux(["send-keys", "-t", "main", "-l", String(part)]) }
         }
     }
 
     /// Presses keys by name: `Enter`, `Tab`, `C-c`, `C-d`.
-    func press(_ key: String) throws {
-        try tmux(["send-keys", "-t", "main", key])
+    func press(_ key: String) async throws {
+        try await tmux(["send-keys", "-t", "main", key])
     }
 
     /// The visible screen, without trailing spaces and blank lines.
-    func screen() throws -> [String] {
-        var lines = try tmux(["capture-pane", "-p", "-J", "-t", "main"]).output.components(separatedBy: "\n").map {
+    func screen() async throws -> [String] {
+        var lines = try await tmux(["capture-pane", "-p", "-J", "-t", "main"]).output.components(separatedBy: "\n").map
+        {
             String($0.reversed().drop { $0 == " " }.reversed())
         }
         while let last = lines.last, last.trimmingCharacters(in: .whitespaces).isEmpty { lines.removeLast() }
         return lines
     }
 
-    var isRunning: Bool {
-        (try? tmux(["has-session", "-t", "main"]).status == 0) ?? false
+    /// Whether the session (and the program in it) still runs.
+    func isRunning() async -> Bool {
+        (try? await tmux(["has-session", "-t", "main"]).status == 0) ?? false
     }
 
     func waitForScreen(timeout: Duration = .seconds(20), _ condition: ([String]) -> Bool) async throws -> [String] {
         var lines: [String] = []
         _ = try await Processes.waitUntil(timeout: timeout) {
-            lines = try screen()
+            lines = try await screen()
             return condition(lines)
         }
         return lines
     }
 
+    /// Ends the tmux server, without waiting (for a `defer`, which cannot
+    /// await): the launcher's task sees it through.
     func kill() {
-        _ = try? tmux(["kill-server"])
+        _ = try? Launcher.start(
+            "/usr/bin/tmux", ["-L", socket, "kill-server"], stdout: .null, stderr: .null, environment: environment)
     }
 }
 
@@ -79,41 +81,41 @@ struct InteractiveSessionTests {
     @Test func liveUpdatesCompletionInterruptAndHistory() async throws {
         let directory = try TemporaryDirectory()
         let database = directory.file("games.sqlite")
-        try Processes.sqlite3(database, ScriptedSessionTests.fixture)
+        try await Processes.sqlite3(database, ScriptedSessionTests.fixture)
         let environment = Processes.environment(["TERM": "xterm-256color", "NO_COLOR": "1"], directory: directory)
         let tmux = TmuxSession(environment: environment)
         defer { tmux.kill() }
-        try tmux.start([Processes.sqlive, database])
+        try await tmux.start([Processes.sqlive, database])
 
         var screen = try await tmux.waitForScreen { $0.last == "sqlive>" || $0.last == "sqlive> " }
         #expect(screen.contains { $0.hasPrefix("sqlive ") && $0.contains("games.sqlite") })
         #expect(!screen.contains { $0.contains("transient") }, "a file is not a transient database")
 
         // A live query prints its first result.
-        try tmux.type(".watch top SELECT name, score FROM players ORDER BY score DESC")
-        try tmux.press("Enter")
+        try await tmux.type(".watch top SELECT name, score FROM players ORDER BY score DESC")
+        try await tmux.press("Enter")
         screen = try await tmux.waitForScreen {
             $0.contains("-- top v1 (watching, reads players)") && $0.last == "sqlive>"
         }
         #expect(screen.contains("│ Blob Jr    │   100 │"))
 
         // Tab completes a table name.
-        try tmux.type("SELECT name FROM pla")
-        try tmux.press("Tab")
+        try await tmux.type("SELECT name FROM pla")
+        try await tmux.press("Tab")
         screen = try await tmux.waitForScreen { $0.last == "sqlive> SELECT name FROM players" }
         #expect(screen.last == "sqlive> SELECT name FROM players")
 
         // Another process writes: the re-print appears above the prompt,
         // and the partial line is redrawn intact.
-        try Processes.sqlite3(database, "INSERT INTO players VALUES (4, 2, 'Grandma Blob', 90);")
+        try await Processes.sqlite3(database, "INSERT INTO players VALUES (4, 2, 'Grandma Blob', 90);")
         screen = try await tmux.waitForScreen { $0.contains { $0.hasPrefix("-- top v2 (external") } }
         let header = try #require(screen.lastIndex { $0.hasPrefix("-- top v2 (external, coalesced ") })
         #expect(screen[header...].contains("│ Grandma Blob │    90 │"))
         #expect(screen.last == "sqlive> SELECT name FROM players")
 
         // The line goes on where it was.
-        try tmux.type("WHERE score > 80;")
-        try tmux.press("Enter")
+        try await tmux.type("WHERE score > 80;")
+        try await tmux.press("Enter")
         screen = try await tmux.waitForScreen { $0.last == "sqlive>" && $0.contains("│ Grandma Blob │") }
         #expect(
             screen.suffix(8) == [
@@ -122,45 +124,45 @@ struct InteractiveSessionTests {
             ])
 
         // Ctrl-C interrupts a long statement without ending the session.
-        try tmux.type("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;")
-        try tmux.press("Enter")
+        try await tmux.type("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;")
+        try await tmux.press("Enter")
         screen = try await tmux.waitForScreen { $0.last?.hasPrefix("⏱") == true }
         #expect(screen.last?.contains("Ctrl-C") == true, "the elapsed-time indicator shows after a second")
         // Another process writes while the statement runs: the re-print appears above the indicator.
-        try Processes.sqlite3(database, "UPDATE players SET score = 95 WHERE name = 'Grandma Blob';")
+        try await Processes.sqlite3(database, "UPDATE players SET score = 95 WHERE name = 'Grandma Blob';")
         screen = try await tmux.waitForScreen {
             $0.contains { $0.hasPrefix("-- top v3 (external") } && $0.last?.hasPrefix("⏱") == true
         }
         #expect(screen.contains("│ Grandma Blob │    95 │"))
-        try tmux.press("C-c")
+        try await tmux.press("C-c")
         screen = try await tmux.waitForScreen { $0.suffix(2) == ["Error: interrupted", "sqlive>"] }
         #expect(screen.suffix(2) == ["Error: interrupted", "sqlive>"])
-        #expect(tmux.isRunning)
+        #expect(await tmux.isRunning())
 
         // A table another process creates is completed too (the schema is refreshed when over a second old).
-        try Processes.sqlite3(database, "CREATE TABLE scoreboard(x);")
+        try await Processes.sqlite3(database, "CREATE TABLE scoreboard(x);")
         try await Task.sleep(for: .milliseconds(1500))
-        try tmux.type("SELECT * FROM scor")
-        try tmux.press("Tab")
+        try await tmux.type("SELECT * FROM scor")
+        try await tmux.press("Tab")
         screen = try await tmux.waitForScreen { $0.last == "sqlive> SELECT * FROM scoreboard" }
         #expect(screen.last == "sqlive> SELECT * FROM scoreboard")
-        try tmux.press("C-c")
+        try await tmux.press("C-c")
         // Ctrl-C reaches sqlive as a signal, on its own path: keys typed
         // before the fresh prompt shows could still land on the old line.
         _ = try await tmux.waitForScreen { $0.last == "sqlive>" }
 
         // Ctrl-C at the prompt clears the line.
-        try tmux.type("SELECT 'half typed")
-        try tmux.press("C-c")
+        try await tmux.type("SELECT 'half typed")
+        try await tmux.press("C-c")
         screen = try await tmux.waitForScreen { $0.suffix(2) == ["sqlive> SELECT 'half typed^C", "sqlive>"] }
         #expect(screen.suffix(2) == ["sqlive> SELECT 'half typed^C", "sqlive>"])
 
         // A multi-line statement shows the continuation prompt.
-        try tmux.type("SELECT 40")
-        try tmux.press("Enter")
+        try await tmux.type("SELECT 40")
+        try await tmux.press("Enter")
         screen = try await tmux.waitForScreen { $0.last == "   ...>" }
-        try tmux.type("+ 2 AS answer;")
-        try tmux.press("Enter")
+        try await tmux.type("+ 2 AS answer;")
+        try await tmux.press("Enter")
         screen = try await tmux.waitForScreen { $0.contains("│     42 │") && $0.last == "sqlive>" }
         #expect(
             screen.suffix(8) == [
@@ -169,15 +171,15 @@ struct InteractiveSessionTests {
             ])
 
         // The same entry twice is recorded once.
-        try tmux.type("SELECT 1;")
-        try tmux.press("Enter")
-        try tmux.type("SELECT 1;")
-        try tmux.press("Enter")
+        try await tmux.type("SELECT 1;")
+        try await tmux.press("Enter")
+        try await tmux.type("SELECT 1;")
+        try await tmux.press("Enter")
         _ = try await tmux.waitForScreen { $0.last == "sqlive>" && $0.filter { $0 == "sqlive> SELECT 1;" }.count == 2 }
 
         // Ctrl-D on an empty line exits.
-        try tmux.press("C-d")
-        #expect(await Processes.waitUntil { !tmux.isRunning })
+        try await tmux.press("C-d")
+        #expect(await Processes.waitUntil { await !tmux.isRunning() })
 
         let history = try String(contentsOfFile: directory.file("state/sqlive/history"), encoding: .utf8)
         let entries = history.split(separator: "\n").map(String.init)
@@ -197,7 +199,7 @@ struct InteractiveSessionTests {
         let tmux = TmuxSession(
             environment: Processes.environment(["TERM": "xterm-256color", "NO_COLOR": "1"], directory: directory))
         defer { tmux.kill() }
-        try tmux.start([Processes.sqlive])
+        try await tmux.start([Processes.sqlive])
         let screen = try await tmux.waitForScreen { $0.last == "sqlive>" }
         #expect(screen.first?.hasPrefix("sqlive ") == true)
         #expect(screen.first?.hasSuffix(" on :memory:") == true)
@@ -206,9 +208,9 @@ struct InteractiveSessionTests {
                 "Enter \".help\" for usage hints.", "Connected to a transient in-memory database.",
                 "Use \".open FILENAME\" to reopen on a persistent database.", "sqlive>",
             ])
-        try tmux.type(".quit")
-        try tmux.press("Enter")
-        #expect(await Processes.waitUntil { !tmux.isRunning })
+        try await tmux.type(".quit")
+        try await tmux.press("Enter")
+        #expect(await Processes.waitUntil { await !tmux.isRunning() })
     }
 
     /// The file is a pipe the test writes: the import is certainly running
@@ -221,15 +223,15 @@ struct InteractiveSessionTests {
         let tmux = TmuxSession(
             environment: Processes.environment(["TERM": "xterm-256color", "NO_COLOR": "1"], directory: directory))
         defer { tmux.kill() }
-        try tmux.start([Processes.sqlive])
+        try await tmux.start([Processes.sqlive])
         _ = try await tmux.waitForScreen { $0.last == "sqlive>" }
-        try tmux.type(".import \(fifo) t")
-        try tmux.press("Enter")
+        try await tmux.type(".import \(fifo) t")
+        try await tmux.press("Enter")
         // Opening blocks until sqlive opens the pipe to read it.
         let writer = try await Task.detached { try FileHandle(forWritingTo: URL(fileURLWithPath: fifo)) }.value
         try writer.write(contentsOf: Data(("a,b\n" + (1...100).map { "\($0),x\n" }.joined()).utf8))
         var screen = try await tmux.waitForScreen { $0.last?.hasPrefix("⏱") == true }
-        try tmux.press("C-c")
+        try await tmux.press("C-c")
         // More rows: the import notices Ctrl-C between two of them (it looks
         // every 4,096 rows), then stops reading. They fit in the pipe's
         // buffer (64 KiB), so this write never waits for a reader that left.
@@ -239,20 +241,20 @@ struct InteractiveSessionTests {
         try writer.close()
         screen = try await tmux.waitForScreen { $0.suffix(2) == ["Error: interrupted", "sqlive>"] }
         #expect(screen.suffix(2) == ["Error: interrupted", "sqlive>"])
-        try tmux.type("SELECT count(*) AS tables FROM sqlite_schema;")
-        try tmux.press("Enter")
+        try await tmux.type("SELECT count(*) AS tables FROM sqlite_schema;")
+        try await tmux.press("Enter")
         screen = try await tmux.waitForScreen { $0.last == "sqlive>" && $0.contains("│      0 │") }
         #expect(screen.contains("│      0 │"))
-        try tmux.type(".quit")
-        try tmux.press("Enter")
-        #expect(await Processes.waitUntil { !tmux.isRunning })
+        try await tmux.type(".quit")
+        try await tmux.press("Enter")
+        #expect(await Processes.waitUntil { await !tmux.isRunning() })
     }
 
     @Test func demoStartsWithALiveLeaderboard() async throws {
         let directory = try TemporaryDirectory()
         let tmux = TmuxSession(environment: Processes.environment(["TERM": "xterm-256color"], directory: directory))
         defer { tmux.kill() }
-        try tmux.start([Processes.sqlive, "--demo"])
+        try await tmux.start([Processes.sqlive, "--demo"])
         let screen = try await tmux.waitForScreen { $0.contains { $0.hasPrefix("-- leaderboard v2 (external") } }
         // The banner says where the database file is, and it is there.
         let banner = try #require(screen.first { $0.hasPrefix("sqlive demo:") })
@@ -261,8 +263,8 @@ struct InteractiveSessionTests {
         #expect(!screen.contains { $0.contains("transient") })
         #expect(screen.contains { $0.hasPrefix("-- leaderboard v1 (watching, reads games, players)") })
         #expect(screen.contains { $0.contains("Family gin rummy") })
-        try tmux.type(".quit")
-        try tmux.press("Enter")
-        #expect(await Processes.waitUntil { !tmux.isRunning })
+        try await tmux.type(".quit")
+        try await tmux.press("Enter")
+        #expect(await Processes.waitUntil { await !tmux.isRunning() })
     }
 }

@@ -24,13 +24,13 @@ struct OutputParityTests {
     func csvNonASCII() async throws {
         let directory = try TemporaryDirectory()
         let database = directory.file("t.sqlite")
-        try Processes.sqlite3(database, Self.rows)
+        try await Processes.sqlite3(database, Self.rows)
         let ours = try await Processes.sqlive(
             [database, "--mode", "csv", "-c", "SELECT * FROM t WHERE b = 0.1"], directory: directory)
         #expect(ours.stdout == "ünïcödé ✓,0.1\r\n")
     }
 
-    func shell(_ arguments: [String]) throws -> String {
+    func shell(_ arguments: [String]) async throws -> String {
         let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         process.arguments = arguments
@@ -38,7 +38,7 @@ struct OutputParityTests {
         process.standardOutput = pipe
         try process.run()
         let output = pipe.fileHandleForReading.readToEndRetrying()
-        process.waitUntilExit()
+        await process.exit()
         return String(decoding: output, as: UTF8.self)
     }
 
@@ -46,12 +46,12 @@ struct OutputParityTests {
     func csv(headers: Bool) async throws {
         let directory = try TemporaryDirectory()
         let database = directory.file("t.sqlite")
-        try Processes.sqlite3(database, Self.rows)
+        try await Processes.sqlite3(database, Self.rows)
         let ours = try await Processes.sqlive(
             [database, "--mode", "csv", "-c", ".headers \(headers ? "on" : "off")", "-c", Self.csvQuery],
             directory: directory)
         #expect(ours.status == 0)
-        let theirs = try shell(["-csv"] + (headers ? ["-header"] : []) + [database, Self.csvQuery])
+        let theirs = await try shell(["-csv"] + (headers ? ["-header"] : []) + [database, Self.csvQuery])
         // sqlive ends lines with CRLF (RFC 4180); sqlite3 3.40 on Linux with LF.
         #expect(ours.stdout.contains("\r\n"))
         #expect(ours.stdout.replacingOccurrences(of: "\r\n", with: "\n") == theirs)
@@ -61,23 +61,23 @@ struct OutputParityTests {
     func list() async throws {
         let directory = try TemporaryDirectory()
         let database = directory.file("t.sqlite")
-        try Processes.sqlite3(database, Self.rows)
+        try await Processes.sqlite3(database, Self.rows)
         let query = "SELECT a, b FROM t WHERE b IS NOT NULL"
         let ours = try await Processes.sqlive([database, "-c", query], directory: directory)
         #expect(ours.status == 0)
-        #expect(ours.stdout == (try shell([database, query])))
+        await #expect(ours.stdout == (try shell([database, query])))
     }
 
     @Test("tabs mode is the shell's, headers and all")
     func tabs() async throws {
         let directory = try TemporaryDirectory()
         let database = directory.file("t.sqlite")
-        try Processes.sqlite3(database, Self.rows)
+        try await Processes.sqlite3(database, Self.rows)
         let query = "SELECT a, b FROM t WHERE b IS NOT NULL"
         let ours = try await Processes.sqlive(
             [database, "--mode", "tabs", "-c", ".headers on", "-c", query], directory: directory)
         #expect(ours.status == 0)
-        #expect(ours.stdout == (try shell(["-tabs", "-header", database, query])))
+        await #expect(ours.stdout == (try shell(["-tabs", "-header", database, query])))
         #expect(ours.stdout.hasPrefix("a\tb\nplain\t1\n"))
     }
 
@@ -114,7 +114,7 @@ struct OutputParityTests {
     func indexes() async throws {
         let directory = try TemporaryDirectory()
         let database = directory.file("t.sqlite")
-        try Processes.sqlite3(
+        try await Processes.sqlite3(
             database,
             """
             CREATE TABLE games(id INTEGER PRIMARY KEY, title TEXT UNIQUE);
@@ -124,11 +124,11 @@ struct OutputParityTests {
             CREATE TABLE scores(p, points);
             CREATE INDEX scores_p ON scores(p);
             """)
-        try Processes.sqlite3(directory.file("other.sqlite"), "CREATE TABLE x(a); CREATE INDEX x_a ON x(a);")
+        try await Processes.sqlite3(directory.file("other.sqlite"), "CREATE TABLE x(a); CREATE INDEX x_a ON x(a);")
         let attach = "ATTACH '\(directory.file("other.sqlite"))' AS other;"
         for arguments in [[".indexes"], [".indexes players"], [".indexes g%"], [".indices %s"], [".indexes none"]] {
             let ours = try await Processes.sqlive([database, "-c", attach, "-c"] + arguments, directory: directory)
-            let theirs = try shell([database, attach] + arguments)
+            let theirs = await try shell([database, attach] + arguments)
             // sqlite3 pads every name to the widest; sqlive does not pad the last of a line.
             let trimmed = theirs.split(separator: "\n", omittingEmptySubsequences: false).map {
                 String($0.reversed().drop { $0 == " " }.reversed())
@@ -145,7 +145,7 @@ struct OutputParityTests {
     func bufferedOrder() async throws {
         let directory = try TemporaryDirectory()
         let database = directory.file("t.sqlite")
-        try Processes.sqlite3(database, "CREATE TABLE n(i);")
+        try await Processes.sqlite3(database, "CREATE TABLE n(i);")
         let script = (1...3000).map { "SELECT \($0);" }.joined(separator: "\n") + "\nSELECT * FROM missing;\n"
         let ours = try await Processes.sqlive([database], stdin: script, directory: directory)
         #expect(ours.stdout == (1...3000).map { "\($0)\n" }.joined())

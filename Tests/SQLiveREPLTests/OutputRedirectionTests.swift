@@ -63,7 +63,7 @@ struct OutputRedirectionTests {
         let directory = try TemporaryDirectory()
         let file = directory.file("out.txt")
         let database = directory.file("db.sqlite")
-        try Processes.sqlite3(database, "CREATE TABLE t(a);")
+        try await Processes.sqlite3(database, "CREATE TABLE t(a);")
         let output = try await Processes.sqlive(
             [database],
             stdin: """

@@ -15,15 +15,15 @@ struct PanelTerminalTests {
     ) {
         let directory = try TemporaryDirectory()
         let database = directory.file("games.sqlite")
-        try Processes.sqlite3(database, ScriptedSessionTests.fixture)
+        try await Processes.sqlite3(database, ScriptedSessionTests.fixture)
         // The test runner may set NO_COLOR; an empty one is as good as unset.
         let environment = Processes.environment(
             ["TERM": "xterm-256color", "NO_COLOR": colour ? "" : "1"], directory: directory)
         let tmux = TmuxSession(environment: environment)
-        try tmux.start([Processes.sqlive, database], width: width, height: height)
+        try await tmux.start([Processes.sqlive, database], width: width, height: height)
         _ = try await tmux.waitForScreen { $0.last == "sqlive>" }
-        try tmux.type(Self.watch)
-        try tmux.press("Enter")
+        try await tmux.type(Self.watch)
+        try await tmux.press("Enter")
         let screen = try await tmux.waitForScreen {
             $0.first?.hasPrefix("-- top v1 (watching, reads players) ") == true && $0.last == "sqlive>"
         }
@@ -52,7 +52,7 @@ struct PanelTerminalTests {
         let (tmux, directory, database) = try await start(colour: true)
         defer { tmux.kill() }
         _ = directory
-        try tmux.type(Self.halfTyped)
+        try await tmux.type(Self.halfTyped)
         _ = try await tmux.waitForScreen { $0.last == "sqlive> " + Self.halfTyped }
 
         // Fifty commits by the real sqlite3 shell at its default settings, one process each. It has
@@ -60,7 +60,7 @@ struct PanelTerminalTests {
         // SQLITE_BUSY, and is run again, as a user would.
         for _ in 0..<50 {
             var attempts = 0
-            while try sqlite3Status(database, "UPDATE players SET score = score + 1 WHERE name = 'Blob';") != 0 {
+            while await try sqlite3Status(database, "UPDATE players SET score = score + 1 WHERE name = 'Blob';") != 0 {
                 attempts += 1
                 try #require(attempts < 100, "sqlite3 kept failing")
             }
@@ -74,12 +74,12 @@ struct PanelTerminalTests {
         #expect(screen.contains("sqlive> " + Self.watch), "the lines under the panel stay")
 
         // The changed value is highlighted (reverse video), NULL dimmed.
-        let attributes = try tmux.screenWithAttributes()
+        let attributes = try await tmux.screenWithAttributes()
         #expect(attributes.contains("\u{1B}[7m70"), "\(attributes)")
         #expect(attributes.contains("\u{1B}[2mNULL"))
 
         // The line runs as typed.
-        try tmux.press("Enter")
+        try await tmux.press("Enter")
         let after = try await tmux.waitForScreen { $0.last == "sqlive>" && $0.contains("│ Blob    │") }
         #expect(
             after.suffix(8) == [
@@ -91,8 +91,8 @@ struct PanelTerminalTests {
     }
 
     /// Runs the sqlite3 shell; its exit status (5 when the database was busy).
-    func sqlite3Status(_ database: String, _ sql: String) throws -> Int32 {
-        try Spawn.run("/usr/bin/sqlite3", [database, sql]).status
+    func sqlite3Status(_ database: String, _ sql: String) async throws -> Int32 {
+        try await Launcher.run("/usr/bin/sqlite3", [database, sql]).status
     }
 
     @Test("A resize redraws the panel to the new width and height, once")
@@ -100,12 +100,12 @@ struct PanelTerminalTests {
         let (tmux, directory, database) = try await start()
         defer { tmux.kill() }
         _ = directory
-        try tmux.type("SELECT 'half")
-        try Processes.sqlite3(database, "UPDATE players SET score = 21 WHERE name = 'Blob';")
+        try await tmux.type("SELECT 'half")
+        try await Processes.sqlite3(database, "UPDATE players SET score = 21 WHERE name = 'Blob';")
         _ = try await tmux.waitForScreen { blobRow($0, score: "21") }
 
         // Narrower and lower: the whole grid still fits in half of 20 rows.
-        try tmux.resize(width: 70, height: 20)
+        try await tmux.resize(width: 70, height: 20)
         var screen = try await tmux.waitForScreen { $0.contains(String(repeating: "─", count: 70)) }
         #expect(screen.count <= 20 && screen.allSatisfy { $0.count <= 70 })
         #expect(panelHeaders(screen).count == 1)
@@ -115,7 +115,7 @@ struct PanelTerminalTests {
         #expect(screen.last == "sqlive> SELECT 'half")
 
         // Lower still: the panel (8 rows of 16) shows the first row and how many more.
-        try tmux.resize(width: 70, height: 16)
+        try await tmux.resize(width: 70, height: 16)
         screen = try await tmux.waitForScreen { $0.contains("… 2 more rows") }
         #expect(panelHeaders(screen).count == 1)
         #expect(blobRow(screen, score: "21"))
@@ -124,21 +124,21 @@ struct PanelTerminalTests {
         #expect(screen.last == "sqlive> SELECT 'half")
 
         // Too small for a panel: the latest result is printed above the prompt, once.
-        try tmux.resize(width: 70, height: 10)
+        try await tmux.resize(width: 70, height: 10)
         screen = try await tmux.waitForScreen { !$0.contains(String(repeating: "─", count: 70)) }
         #expect(screen.contains("-- top v2 (external, coalesced 1)"))
         #expect(screen.suffix(2) == ["└────────────┴───────┘", "sqlive> SELECT 'half"])
-        try Processes.sqlite3(database, "UPDATE players SET score = 22 WHERE name = 'Blob';")
+        try await Processes.sqlite3(database, "UPDATE players SET score = 22 WHERE name = 'Blob';")
         screen = try await tmux.waitForScreen { $0.contains("-- top v3 (external, coalesced 1)") }
         #expect(screen.last == "sqlive> SELECT 'half")
 
         // Large again: the panel is back, and the line goes on.
-        try tmux.resize(width: 80, height: 24)
+        try await tmux.resize(width: 80, height: 24)
         screen = try await tmux.waitForScreen { $0.contains(String(repeating: "─", count: 80)) }
         #expect(screen.first?.hasPrefix("-- top v3 (external, coalesced 1) ") == true)
         #expect(blobRow(screen, score: "22"))
-        try tmux.type("' AS x;")
-        try tmux.press("Enter")
+        try await tmux.type("' AS x;")
+        try await tmux.press("Enter")
         screen = try await tmux.waitForScreen { $0.last == "sqlive>" && $0.contains("│ half │") }
         #expect(panelHeaders(screen).count == 1)
     }
@@ -148,8 +148,8 @@ struct PanelTerminalTests {
         let (tmux, directory, database) = try await start()
         defer { tmux.kill() }
         _ = directory
-        try tmux.type(".panel off")
-        try tmux.press("Enter")
+        try await tmux.type(".panel off")
+        try await tmux.press("Enter")
         var screen = try await tmux.waitForScreen {
             !$0.contains(String(repeating: "─", count: 100)) && $0.last == "sqlive>"
         }
@@ -162,8 +162,8 @@ struct PanelTerminalTests {
             ])
 
         // A change is re-printed above the prompt, with the line being typed redrawn.
-        try tmux.type("SELECT 'half")
-        try Processes.sqlite3(database, "UPDATE players SET score = 25 WHERE name = 'Blob';")
+        try await tmux.type("SELECT 'half")
+        try await Processes.sqlite3(database, "UPDATE players SET score = 25 WHERE name = 'Blob';")
         screen = try await tmux.waitForScreen { $0.contains { $0.hasPrefix("-- top v2 (external") } }
         let header = try #require(screen.lastIndex { $0.hasPrefix("-- top v2 (external, coalesced 1)") })
         #expect(screen[header] == "-- top v2 (external, coalesced 1)", "a re-print's header has no time")
@@ -171,9 +171,9 @@ struct PanelTerminalTests {
         #expect(screen.last == "sqlive> SELECT 'half")
         #expect(!screen.contains(String(repeating: "─", count: 100)))
 
-        try tmux.press("C-u")
-        try tmux.type(".panel on")
-        try tmux.press("Enter")
+        try await tmux.press("C-u")
+        try await tmux.type(".panel on")
+        try await tmux.press("Enter")
         screen = try await tmux.waitForScreen {
             $0.contains(String(repeating: "─", count: 100)) && $0.last == "sqlive>"
         }
@@ -182,15 +182,15 @@ struct PanelTerminalTests {
         let panelRows = try #require(screen.firstIndex(of: String(repeating: "─", count: 100))) + 1
 
         // Ctrl-L clears under the panel, which stays.
-        try tmux.type("SELECT 'half")
-        try tmux.press("C-l")
+        try await tmux.type("SELECT 'half")
+        try await tmux.press("C-l")
         screen = try await tmux.waitForScreen { $0.count == panelRows + 1 }
         #expect(screen.first?.hasPrefix("-- top v2 (external, coalesced 1) ") == true)
         #expect(screen.last == "sqlive> SELECT 'half")
-        try tmux.press("C-u")
+        try await tmux.press("C-u")
 
-        try tmux.type(".unwatch top")
-        try tmux.press("Enter")
+        try await tmux.type(".unwatch top")
+        try await tmux.press("Enter")
         screen = try await tmux.waitForScreen {
             !$0.contains(String(repeating: "─", count: 100)) && $0.last == "sqlive>"
         }
@@ -206,23 +206,23 @@ struct PanelTerminalTests {
     func noPanelWhereItCannotBe(term: String, height: Int) async throws {
         let directory = try TemporaryDirectory()
         let database = directory.file("games.sqlite")
-        try Processes.sqlite3(database, ScriptedSessionTests.fixture)
+        try await Processes.sqlite3(database, ScriptedSessionTests.fixture)
         let tmux = TmuxSession(
             environment: Processes.environment(["TERM": term, "NO_COLOR": "1"], directory: directory))
         defer { tmux.kill() }
         // tmux sets TERM in its panes: `env` sets it again.
-        try tmux.start(["/usr/bin/env", "TERM=\(term)", Processes.sqlive, database], width: 80, height: height)
+        try await tmux.start(["/usr/bin/env", "TERM=\(term)", Processes.sqlive, database], width: 80, height: height)
         _ = try await tmux.waitForScreen { $0.last == "sqlive>" }
-        try tmux.type(Self.watch)
-        try tmux.press("Enter")
+        try await tmux.type(Self.watch)
+        try await tmux.press("Enter")
         var screen = try await tmux.waitForScreen { $0.last == "sqlive>" && $0.contains("└────────────┴───────┘") }
         #expect(screen.contains("-- top v1 (watching, reads players)"))
-        try Processes.sqlite3(database, "UPDATE players SET score = 23 WHERE name = 'Blob';")
+        try await Processes.sqlite3(database, "UPDATE players SET score = 23 WHERE name = 'Blob';")
         screen = try await tmux.waitForScreen { blobRow($0, score: "23") && $0.last == "sqlive>" }
         #expect(screen.suffix(9).first == "-- top v2 (external, coalesced 1)")
         #expect(!screen.contains(String(repeating: "─", count: 80)))
-        try tmux.type(".panel on")
-        try tmux.press("Enter")
+        try await tmux.type(".panel on")
+        try await tmux.press("Enter")
         screen = try await tmux.waitForScreen {
             $0.last == "sqlive>" && $0.contains { $0.hasPrefix("sqlive> .panel on") }
         }
@@ -236,34 +236,34 @@ struct PanelTerminalTests {
     func quitLeavesTheTerminalClean() async throws {
         let directory = try TemporaryDirectory()
         let database = directory.file("games.sqlite")
-        try Processes.sqlite3(database, ScriptedSessionTests.fixture)
+        try await Processes.sqlite3(database, ScriptedSessionTests.fixture)
         let environment = Processes.environment(["TERM": "xterm-256color", "NO_COLOR": "1"], directory: directory)
         let tmux = TmuxSession(environment: environment)
         defer { tmux.kill() }
-        try tmux.start(["/bin/sh"], width: 80, height: 24)
-        try tmux.type("PS1='$ '")
-        try tmux.press("Enter")
-        try tmux.type("clear")
-        try tmux.press("Enter")
+        try await tmux.start(["/bin/sh"], width: 80, height: 24)
+        try await tmux.type("PS1='$ '")
+        try await tmux.press("Enter")
+        try await tmux.type("clear")
+        try await tmux.press("Enter")
         _ = try await tmux.waitForScreen { $0 == ["$"] }
 
         for exit in [".quit", "C-d", "SIGTERM"] {
-            try tmux.type("'\(Processes.sqlive)' '\(database)'")
-            try tmux.press("Enter")
+            try await tmux.type("'\(Processes.sqlive)' '\(database)'")
+            try await tmux.press("Enter")
             _ = try await tmux.waitForScreen { $0.last == "sqlive>" }
-            try tmux.type(Self.watch)
-            try tmux.press("Enter")
+            try await tmux.type(Self.watch)
+            try await tmux.press("Enter")
             _ = try await tmux.waitForScreen { $0.first?.hasPrefix("-- top v1 ") == true && $0.last == "sqlive>" }
             switch exit {
             case ".quit":
-                try tmux.type(".quit")
-                try tmux.press("Enter")
+                try await tmux.type(".quit")
+                try await tmux.press("Enter")
             case "C-d":
-                try tmux.press("C-d")
+                try await tmux.press("C-d")
             default:
-                let shell = try tmux.tmux(["list-panes", "-t", "main", "-F", "#{pane_pid}"]).output
+                let shell = try await tmux.tmux(["list-panes", "-t", "main", "-F", "#{pane_pid}"]).output
                     .trimmingCharacters(in: .whitespacesAndNewlines)
-                let child = try #require(try Processes.childProcess(of: shell))
+                let child = try #require(try await Processes.childProcess(of: shell))
                 kill(child, SIGTERM)
             }
             var screen = try await tmux.waitForScreen { $0.last == "$" }
@@ -278,18 +278,18 @@ struct PanelTerminalTests {
                 #expect(screen.suffix(4).prefix(2) == ["-- top v1 (watching, reads players)", "sqlive>"])
             }
 
-            try tmux.type("echo done")
-            try tmux.press("Enter")
+            try await tmux.type("echo done")
+            try await tmux.press("Enter")
             screen = try await tmux.waitForScreen { $0.suffix(2) == ["done", "$"] }
             #expect(screen.suffix(3) == ["$ echo done", "done", "$"])
 
             // With a scroll region left behind, the top rows would stay put.
-            try tmux.type("seq 100")
-            try tmux.press("Enter")
+            try await tmux.type("seq 100")
+            try await tmux.press("Enter")
             screen = try await tmux.waitForScreen { $0.suffix(2) == ["100", "$"] }
             #expect(screen == (78...100).map(String.init) + ["$"])
-            try tmux.type("clear")
-            try tmux.press("Enter")
+            try await tmux.type("clear")
+            try await tmux.press("Enter")
             _ = try await tmux.waitForScreen { $0 == ["$"] }
         }
     }

@@ -30,10 +30,10 @@ struct ProfilingTests {
         "SELECT id FROM scores WHERE playedAt >= '2024-12-01' ORDER BY playedAt",
     ]
 
-    func database() throws -> (TemporaryDirectory, String) {
+    func database() async throws -> (TemporaryDirectory, String) {
         let directory = try TemporaryDirectory()
         let path = directory.file("games.sqlite")
-        try Processes.sqlite3(path, Self.schema)
+        try await Processes.sqlite3(path, Self.schema)
         return (directory, path)
     }
 
@@ -56,28 +56,28 @@ struct ProfilingTests {
     }
 
     /// What the sqlite3 shell's `.expert` proposes for a statement.
-    static func expert(_ database: String, _ statement: String) throws -> String {
-        try Processes.sqlite3Output(database, statement + ";", options: ["-cmd", ".expert"])
+    static func expert(_ database: String, _ statement: String) async throws -> String {
+        try await Processes.sqlite3Output(database, statement + ";", options: ["-cmd", ".expert"])
     }
 
     @Test(arguments: slow)
     func adviceIsWhatTheSQLite3ShellsExpertProposes(_ statement: String) async throws {
-        let (directory, database) = try database()
-        let before = try Processes.sqlite3Output(database, "SELECT sql FROM sqlite_schema ORDER BY name")
+        let (directory, database) = await try database()
+        let before = try await Processes.sqlite3Output(database, "SELECT sql FROM sqlite_schema ORDER BY name")
 
         let advised = try await sqlive(database, [".explain --advise \(statement)"], in: directory)
         #expect(advised.contains("⚠ "), "no hint for a plan that scans or sorts:\n\(advised)")
         let ours = Self.proposals(in: advised)
-        let expert = Self.proposals(in: try Self.expert(database, statement))
+        let expert = await Self.proposals(in: try Self.expert(database, statement))
         #expect(!ours.isEmpty, "\(advised)")
         #expect(ours == expert, "sqlive proposed \(ours), .expert \(expert):\n\(advised)")
         // Advice never changes the database.
-        #expect(try Processes.sqlite3Output(database, "SELECT sql FROM sqlite_schema ORDER BY name") == before)
+        #expect(try await Processes.sqlite3Output(database, "SELECT sql FROM sqlite_schema ORDER BY name") == before)
 
         // Following the advice: the plan searches with the index, and
         // nothing is costly any more.
         let create = try #require(advised.split(separator: "\n").first { $0.hasPrefix("-- advice: CREATE INDEX") })
-        try Processes.sqlite3(database, String(create.dropFirst("-- advice: ".count)))
+        try await Processes.sqlite3(database, String(create.dropFirst("-- advice: ".count)))
         let after = try await sqlive(database, [".explain \(statement)"], in: directory)
         let name = try #require(create.split(separator: " ").dropFirst(4).first)
         #expect(after.contains("USING INDEX \(name)") || after.contains("USING COVERING INDEX \(name)"), "\(after)")
@@ -85,7 +85,7 @@ struct ProfilingTests {
     }
 
     @Test func aPlanThatSearchesNeedsNoAdvice() async throws {
-        let (directory, database) = try database()
+        let (directory, database) = await try database()
         let output = try await sqlive(
             database, [".explain --advise SELECT name FROM players WHERE id = 7"], in: directory)
         #expect(
@@ -95,19 +95,19 @@ struct ProfilingTests {
     }
 
     @Test func hintsNameTheTableBehindAnAliasAndItsSize() async throws {
-        let (directory, database) = try database()
+        let (directory, database) = await try database()
         let output = try await sqlive(database, [".explain \(Self.slow[0])"], in: directory)
         #expect(output.contains("`--SCAN s\n") || output.contains("|--SCAN s\n"), "\(output)")
         // No sqlite_stat1: the rows are counted.
         #expect(output.contains("⚠ full scan of scores (as s, about 100000 rows)"), "\(output)")
         // With statistics, they are read from sqlite_stat1.
-        try Processes.sqlite3(database, "ANALYZE")
+        try await Processes.sqlite3(database, "ANALYZE")
         let analyzed = try await sqlive(database, [".explain \(Self.slow[0])"], in: directory)
         #expect(analyzed.contains("full scan of scores (as s, about 100000 rows)"), "\(analyzed)")
     }
 
     @Test func profileCountersAppearWhereTheyMustAndOnlyThere() async throws {
-        let (directory, database) = try database()
+        let (directory, database) = await try database()
         let output = try await sqlive(
             database,
             [
@@ -134,7 +134,7 @@ struct ProfilingTests {
     }
 
     @Test func watchesShowEachLiveQuerysCost() async throws {
-        let (directory, database) = try database()
+        let (directory, database) = await try database()
         let output = try await sqlive(
             database,
             [

@@ -18,7 +18,7 @@ struct ReadOnlyDirectoryTests {
         let path = folder + "/app.sqlite"
         // The application: WAL mode, its connection open, its -wal emptied
         // by a checkpoint (sqlive met an empty -wal and tried to write one).
-        let app = try Spawn.PipedChild(
+        let app = try PipedChild(
             "/usr/bin/env",
             [
                 "python3", "-u", "-c",
@@ -48,13 +48,13 @@ struct ReadOnlyDirectoryTests {
 
         let output = directory.file("out")
         let errors = directory.file("err")
-        let sqlive = try Spawn.start(
+        let sqlive = try Launcher.start(
             "/usr/bin/setpriv",
             [
                 "--reuid=65534", "--regid=65534", "--clear-groups", binary, path,
                 "-c", ".watch rows SELECT count(*) AS n FROM t", "-c", ".wait rows --timeout 20",
             ],
-            stdin: nil, stdout: output, stderr: errors)
+            stdout: .file(output), stderr: .file(errors))
         // Once sqlive printed its first result, the application commits.
         let deadline = ContinuousClock.now + .seconds(20)
         while ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").isEmpty, ContinuousClock.now < deadline {
@@ -62,9 +62,9 @@ struct ReadOnlyDirectoryTests {
         }
         app.write("insert\n")
         _ = app.read()
-        let status = sqlive.waitUntilExit()
+        let status = await sqlive.exit()
         app.closeInput()
-        _ = app.child.waitUntilExit()
+        _ = await app.child.exit()
         let printed = try String(contentsOfFile: output, encoding: .utf8)
         let said = try String(contentsOfFile: errors, encoding: .utf8)
         #expect(status == 0, "stdout: \(printed) stderr: \(said)")

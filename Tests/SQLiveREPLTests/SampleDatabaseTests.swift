@@ -40,7 +40,7 @@ struct SampleDatabaseTests {
         return ProcessOutput(
             stdout: try String(contentsOfFile: out, encoding: .utf8),
             stderr: try String(contentsOfFile: err, encoding: .utf8),
-            status: process.terminationStatus)
+            status: await process.exit())
     }
 
     /// Runs the builder with python3.
@@ -66,10 +66,10 @@ struct SampleDatabaseTests {
     }
 
     /// The rows of each table, counted by the sqlite3 shell.
-    func rowCounts(_ database: String) throws -> [String: Int] {
+    func rowCounts(_ database: String) async throws -> [String: Int] {
         let sql = Self.tables.map { "SELECT '\($0)', count(*) FROM \($0);" }.joined(separator: " ")
         var counts: [String: Int] = [:]
-        for line in try Processes.sqlite3Output(database, sql).split(separator: "\n") {
+        for line in try await Processes.sqlite3Output(database, sql).split(separator: "\n") {
             let fields = line.split(separator: "|")
             if fields.count == 2, let count = Int(fields[1]) { counts[String(fields[0])] = count }
         }
@@ -77,8 +77,8 @@ struct SampleDatabaseTests {
     }
 
     /// The names of the database's indexes, in order.
-    func indexes(_ database: String) throws -> [String] {
-        try Processes.sqlite3Output(
+    func indexes(_ database: String) async throws -> [String] {
+        try await Processes.sqlite3Output(
             database, "SELECT name FROM sqlite_schema WHERE type = 'index' ORDER BY name;"
         ).split(separator: "\n").map(String.init)
     }
@@ -97,8 +97,8 @@ struct SampleDatabaseTests {
     }
 
     /// EXPLAIN QUERY PLAN, by the sqlite3 shell.
-    func plan(_ database: String, _ sql: String) throws -> String {
-        try Processes.sqlite3Output(database, "EXPLAIN QUERY PLAN " + sql + ";")
+    func plan(_ database: String, _ sql: String) async throws -> String {
+        try await Processes.sqlite3Output(database, "EXPLAIN QUERY PLAN " + sql + ";")
     }
 
     // MARK: - The database
@@ -109,7 +109,7 @@ struct SampleDatabaseTests {
         let output = try await build([database], in: directory)
         #expect(output.status == 0, "\(output.stderr)")
 
-        let counts = try rowCounts(database)
+        let counts = await try rowCounts(database)
         #expect(counts.keys.sorted() == Self.tables.sorted())
         for table in Self.tables {
             #expect((counts[table] ?? 0) > 0, "\(table) is empty")
@@ -125,18 +125,19 @@ struct SampleDatabaseTests {
         #expect((counts["players"] ?? 0) > (counts["games"] ?? 0))
 
         // Every reference holds, in every table that has them.
-        #expect(try Processes.sqlite3Output(database, "PRAGMA foreign_key_check;") == "")
-        let references = try Processes.sqlite3Output(
+        #expect(try await Processes.sqlite3Output(database, "PRAGMA foreign_key_check;") == "")
+        let references = try await Processes.sqlite3Output(
             database,
             "SELECT count(*) FROM pragma_foreign_key_list('players') UNION ALL "
                 + "SELECT count(*) FROM pragma_foreign_key_list('matches') UNION ALL "
                 + "SELECT count(*) FROM pragma_foreign_key_list('scores');")
         #expect(references == "1\n1\n2\n")
         // The default rollback journal, and statistics for the planner.
-        #expect(try Processes.sqlite3Output(database, "PRAGMA journal_mode;") == "delete\n")
-        let statistics = try Processes.sqlite3Output(database, "SELECT DISTINCT tbl FROM sqlite_stat1 ORDER BY tbl;")
+        #expect(try await Processes.sqlite3Output(database, "PRAGMA journal_mode;") == "delete\n")
+        let statistics = try await Processes.sqlite3Output(
+            database, "SELECT DISTINCT tbl FROM sqlite_stat1 ORDER BY tbl;")
         #expect(statistics.split(separator: "\n").contains("scores"))
-        #expect(try Processes.sqlite3Output(database, "PRAGMA integrity_check;") == "ok\n")
+        #expect(try await Processes.sqlite3Output(database, "PRAGMA integrity_check;") == "ok\n")
     }
 
     @Test func theSlowQueryScansUntilScoresPlayerIDIsIndexed() async throws {
@@ -144,7 +145,7 @@ struct SampleDatabaseTests {
         let database = try await sampleDatabase(in: directory)
         let query = try sql(after: ".explain ", in: "explain.sql")
 
-        let before = try plan(database, query)
+        let before = await try plan(database, query)
         #expect(before.contains("SCAN s\n") || before.contains("AUTOMATIC"), "\(before)")
         #expect(!before.contains("scores_playerID"))
 
@@ -152,8 +153,8 @@ struct SampleDatabaseTests {
         let expert = try await sqlite3(database, ".expert", query + ";", in: directory)
         #expect(expert.contains(#/CREATE INDEX \w+ ON scores\(playerID\);/#), "\(expert)")
 
-        try Processes.sqlite3(database, "CREATE INDEX scores_playerID ON scores(playerID);")
-        let after = try plan(database, query)
+        try await Processes.sqlite3(database, "CREATE INDEX scores_playerID ON scores(playerID);")
+        let after = await try plan(database, query)
         #expect(after.contains("SEARCH s USING INDEX scores_playerID (playerID=?)"), "\(after)")
         #expect(!after.contains("SCAN s\n"))
     }
@@ -182,7 +183,7 @@ struct SampleDatabaseTests {
 
         let forced = try await build(["--scale", "0.01", "--force", database], in: directory)
         #expect(forced.status == 0, "\(forced.stderr)")
-        let small = try rowCounts(database)
+        let small = await try rowCounts(database)
         #expect(small.keys.sorted() == Self.tables.sorted())
         #expect((1..<100_000).contains(small.values.reduce(0, +)), "--scale 0.01 should build fewer rows: \(small)")
         // No partial build or journal left behind.
@@ -219,7 +220,7 @@ struct SampleDatabaseTests {
     @Test func explainScriptShowsScanThenSearchAndLeavesNoIndex() async throws {
         let directory = try TemporaryDirectory()
         let database = try await sampleDatabase(in: directory)
-        let indexesBefore = try indexes(database)
+        let indexesBefore = await try indexes(database)
 
         let output = try await Processes.sqlive(
             [database, "-f", Self.script("explain.sql")], directory: directory, timeout: .seconds(120))
@@ -236,7 +237,7 @@ struct SampleDatabaseTests {
         #expect(output.stdout.contains("--   |--SEARCH s USING INDEX scores_playerID (playerID=?)\n"))
         // The index was dropped again: the same indexes as before, and the
         // script's own list at the end says so.
-        #expect(try indexes(database) == indexesBefore)
+        await #expect(try indexes(database) == indexesBefore)
         #expect(!indexesBefore.contains("scores_playerID"))
         #expect(output.stdout.hasSuffix("\n" + indexesBefore.joined(separator: "\n") + "\n"), "\(output.stdout)")
     }
@@ -244,7 +245,7 @@ struct SampleDatabaseTests {
     @Test func profileScriptShowsTimeAndRowsOfEachStatement() async throws {
         let directory = try TemporaryDirectory()
         let database = try await sampleDatabase(in: directory)
-        let indexesBefore = try indexes(database)
+        let indexesBefore = await try indexes(database)
         let slow = try sql(after: ".explain ", in: "explain.sql")
 
         let output = try await Processes.sqlive(
@@ -273,6 +274,6 @@ struct SampleDatabaseTests {
         #expect(traced.contains("CREATE INDEX scores_playerID ON scores(playerID)"))
         #expect(traced.contains("ROLLBACK"))
         #expect(traced.count >= 5)
-        #expect(try indexes(database) == indexesBefore)
+        await #expect(try indexes(database) == indexesBefore)
     }
 }

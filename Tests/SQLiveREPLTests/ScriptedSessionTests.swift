@@ -16,10 +16,10 @@ struct ScriptedSessionTests {
     static let query = "SELECT id, name, score FROM players ORDER BY id;"
 
     /// A directory with the fixture database, made by the sqlite3 CLI.
-    func fixture() throws -> (TemporaryDirectory, String) {
+    func fixture() async throws -> (TemporaryDirectory, String) {
         let directory = try TemporaryDirectory()
         let database = directory.file("games.sqlite")
-        try Processes.sqlite3(database, Self.fixture)
+        try await Processes.sqlite3(database, Self.fixture)
         return (directory, database)
     }
 
@@ -102,7 +102,7 @@ struct ScriptedSessionTests {
 
     @Test("every output mode, from --mode and from .mode", arguments: goldens.map(\.mode))
     func mode(_ mode: String) async throws {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         let golden = try #require(Self.goldens.first { $0.mode == mode }).output
         let fromFlag = try await run([database, "--mode", mode, "-c", Self.query], in: directory)
         #expect(fromFlag.stdout == golden)
@@ -113,13 +113,13 @@ struct ScriptedSessionTests {
     }
 
     @Test func defaultModeOfScriptsIsList() async throws {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         let output = try await run([database], stdin: Self.query + "\n.mode\n", in: directory)
         #expect(output.stdout == "1|Blob|20\n2|Blob Jr|100\n3|Blob, \"Sr\"|NULL\ncurrent output mode: list\n")
     }
 
     @Test func headersNullValueAndBlobs() async throws {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         let output = try await run(
             [
                 database, "-c", ".headers on", "-c", ".nullvalue -", "-c",
@@ -171,7 +171,7 @@ struct ScriptedSessionTests {
     // MARK: - Errors and exit codes
 
     @Test func errorsNameTheLineAndTheExitCodeIsOne() async throws {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         let output = try await run(
             [database], stdin: "SELECT 1;\n\nSELECT *\n  FROM nowhere;\nSELECT 2;\n.nosuch\n", in: directory)
         #expect(output.stdout == "1\n2\n")
@@ -250,7 +250,7 @@ struct ScriptedSessionTests {
     @Test("piped input: what was read runs before sqlive waits for more")
     func pipedInputAnswersBeforeMoreComes() async throws {
         let directory = try TemporaryDirectory()
-        let child = try Spawn.PipedChild(Processes.sqlive, [directory.file("piped.sqlite")])
+        let child = try PipedChild(Processes.sqlive, [directory.file("piped.sqlite")])
         // A hang fails the test instead of stalling the suite: the child is
         // killed, its output ends.
         let watchdog = Task {
@@ -273,7 +273,7 @@ struct ScriptedSessionTests {
         child.write("SELECT count(*) FROM t;\n")
         #expect(await Task.detached { readUntil("1\n") }.value == "1\n")
         child.closeInput()
-        #expect(await Task.detached { child.child.waitUntilExit() }.value == 0)
+        #expect(await child.child.exit() == 0)
     }
 
     @Test func exitAndQuit() async throws {
@@ -287,7 +287,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func readonlyRefusesWrites() async throws {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         let before = try Data(contentsOf: URL(fileURLWithPath: database))
         let output = try await run(
             [database, "--readonly", "-c", "DELETE FROM players;", "-c", "SELECT count(*) FROM players;"],
@@ -315,7 +315,7 @@ struct ScriptedSessionTests {
     // MARK: - Dot-commands
 
     @Test func fileAndRead() async throws {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         try directory.write("inner.sql", "SELECT 'inner';\nSELECT broken(;\n")
         let script = try directory.write(
             "outer.sql", "SELECT 'outer';\n.read \(directory.file("inner.sql"))\nSELECT 'end';\n")
@@ -330,7 +330,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func tablesAndSchema() async throws {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         let output = try await run(
             [
                 database, "-c", "CREATE VIEW leaders AS SELECT name FROM players;", "-c", ".tables", "-c",
@@ -350,7 +350,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func explain() async throws {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         let output = try await run(
             [
                 database, "-c",
@@ -423,7 +423,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func openSwitchesDatabases() async throws {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         let output = try await run(
             [
                 "-c", "SELECT count(*) FROM sqlite_master;", "-c", ".open \(database) --readonly",
@@ -439,7 +439,7 @@ struct ScriptedSessionTests {
     // MARK: - Live queries
 
     @Test func watchWaitAndLocalWrites() async throws {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         let output = try await run(
             [database],
             stdin: """
@@ -514,7 +514,7 @@ struct ScriptedSessionTests {
     private func watchWhileAnotherProcessWrites(_ watch: String, _ write: String) async throws -> (
         stdout: String, stderr: String, status: Int32
     ) {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         let script = try directory.write(
             "watch.sql",
             """
@@ -531,11 +531,11 @@ struct ScriptedSessionTests {
             try String(contentsOfFile: out, encoding: .utf8).contains("ready\n")
         }
         #expect(ready)
-        try Processes.sqlite3(database, write)
+        try await Processes.sqlite3(database, write)
         #expect(await Processes.wait(process))
         return (
             try String(contentsOfFile: out, encoding: .utf8), try String(contentsOfFile: err, encoding: .utf8),
-            process.terminationStatus
+            await process.exit()
         )
     }
 
@@ -562,7 +562,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func waitTimesOut() async throws {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         let output = try await run(
             [
                 database, "-c", ".watch g SELECT count(*) FROM games", "-c", ".wait g --timeout 0.2", "-c",
@@ -575,7 +575,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func pauseAndResume() async throws {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         let output = try await run(
             [database],
             stdin: """
@@ -598,7 +598,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func watchReplaceAndErrors() async throws {
-        let (directory, database) = try fixture()
+        let (directory, database) = await try fixture()
         let output = try await run(
             [database],
             stdin: """

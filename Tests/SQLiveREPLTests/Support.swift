@@ -48,7 +48,9 @@ enum Processes {
         let pipe = Pipe()
         process.standardOutput = pipe
         try? process.run()
-        process.waitUntilExit()
+        // Rare (the binary is beside the test bundle after `swift build`),
+        // and blocking: see `Launcher`.
+        _ = process.waitUntilExitBlocking()
         let binPath = String(decoding: pipe.fileHandleForReading.readToEndRetrying(), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         return binPath + "/sqlive"
@@ -68,7 +70,7 @@ enum Processes {
     static func start(
         _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String],
         directory: TemporaryDirectory, name: String = UUID().uuidString, cwd: String? = nil
-    ) throws -> (Spawn.Child, stdout: String, stderr: String) {
+    ) throws -> (Launcher.Child, stdout: String, stderr: String) {
         try start(
             executable, arguments, input: stdin.map { Data($0.utf8) }, environment: environment,
             directory: directory, name: name, cwd: cwd)
@@ -78,7 +80,7 @@ enum Processes {
     static func start(
         _ executable: String, _ arguments: [String], input: Data?, environment: [String: String],
         directory: TemporaryDirectory, name: String = UUID().uuidString, cwd: String? = nil
-    ) throws -> (Spawn.Child, stdout: String, stderr: String) {
+    ) throws -> (Launcher.Child, stdout: String, stderr: String) {
         let out = directory.file(name + ".out")
         let err = directory.file(name + ".err")
         var inputPath: String?
@@ -87,9 +89,9 @@ enum Processes {
             try input.write(to: URL(fileURLWithPath: file))
             inputPath = file
         }
-        let child = try Spawn.start(
-            executable, arguments, stdin: inputPath, stdout: out, stderr: err, environment: environment,
-            directory: cwd)
+        let child = try Launcher.start(
+            executable, arguments, stdin: inputPath.map { .file($0) } ?? .null, stdout: .file(out), stderr: .file(err),
+            environment: environment, directory: cwd)
         return (child, out, err)
     }
 
@@ -150,25 +152,25 @@ enum Processes {
         return ProcessOutput(
             stdout: try String(contentsOfFile: out, encoding: .utf8),
             stderr: try String(contentsOfFile: err, encoding: .utf8),
-            status: process.terminationStatus)
+            status: await process.exit())
     }
 
     /// Runs the sqlite3 CLI: a real second process writing the database.
-    static func sqlite3(_ database: String, _ sql: String) throws {
-        _ = try sqlite3Output(database, sql)
+    static func sqlite3(_ database: String, _ sql: String) async throws {
+        _ = try await sqlite3Output(database, sql)
     }
 
     /// Runs the sqlite3 CLI and returns what it printed; `options` go
     /// between the file and the SQL (`-cmd .expert`).
-    static func sqlite3Output(_ database: String, _ sql: String, options: [String] = []) throws -> String {
-        let outcome = try Spawn.run("/usr/bin/sqlite3", [database] + options + [sql])
+    static func sqlite3Output(_ database: String, _ sql: String, options: [String] = []) async throws -> String {
+        let outcome = try await Launcher.run("/usr/bin/sqlite3", [database] + options + [sql])
         #expect(outcome.status == 0, "sqlite3 failed: \(sql): \(outcome.stderr)")
         return outcome.stdout
     }
 
     /// The first child of a process, from `pgrep -P`; `nil` when it has none.
-    static func childProcess(of parent: String) throws -> pid_t? {
-        let outcome = try Spawn.run("/usr/bin/pgrep", ["-P", parent])
+    static func childProcess(of parent: String) async throws -> pid_t? {
+        let outcome = try await Launcher.run("/usr/bin/pgrep", ["-P", parent])
         return outcome.stdout.split(separator: "\n").first.flatMap { pid_t($0) }
     }
 
@@ -186,21 +188,22 @@ enum Processes {
     }
 
     /// Polls until the condition holds; false after the timeout (which only catches hangs).
-    static func waitUntil(timeout: Duration = .seconds(30), _ condition: () throws -> Bool) async rethrows -> Bool {
+    static func waitUntil(timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async rethrows -> Bool
+    {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if try condition() { return true }
+            if try await condition() { return true }
             try? await Task.sleep(for: .milliseconds(50))
         }
-        return try condition()
+        return try await condition()
     }
 }
 
-/// A child the tests wait for: Foundation's, or one `Spawn` started.
+/// A child the tests wait for: a `SpawnedProcess`, or one the `Launcher` started.
 protocol RunningProcess: AnyObject {
     var isRunning: Bool { get }
     func terminate()
 }
 
 extension SpawnedProcess: RunningProcess {}
-extension Spawn.Child: RunningProcess {}
+extension Launcher.Child: RunningProcess {}

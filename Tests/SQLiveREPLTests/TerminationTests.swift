@@ -56,7 +56,7 @@ struct TerminationTests {
         try await Task.sleep(for: .milliseconds(200))
         kill(process.processIdentifier, signal)
         #expect(await Processes.wait(process, timeout: .seconds(30)))
-        #expect(process.terminationStatus == 128 + signal)
+        #expect(await process.exit() == 128 + signal)
         #expect(try demoDirectories(in: temporary).isEmpty)
     }
 
@@ -78,7 +78,7 @@ struct TerminationTests {
         try await Task.sleep(for: .milliseconds(200))
         kill(process.processIdentifier, SIGTERM)
         #expect(await Processes.wait(process, timeout: .seconds(30)))
-        #expect(process.terminationStatus == 128 + SIGTERM)
+        #expect(await process.exit() == 128 + SIGTERM)
         #expect(try demoDirectories(in: temporary).isEmpty)
     }
 
@@ -92,11 +92,11 @@ struct TerminationTests {
         defer { tmux.kill() }
         let script =
             "'\(Processes.sqlive)' --demo; echo \"exited $?\"; stty -a | tr ' ' '\\n' | grep -x -- '-\\?echo'; sleep 60"
-        try tmux.start(["/bin/sh", "-c", script])
+        try await tmux.start(["/bin/sh", "-c", script])
         _ = try await tmux.waitForScreen { $0.contains { $0.hasPrefix("-- leaderboard v1") } }
-        let shell = try tmux.tmux(["list-panes", "-t", "main", "-F", "#{pane_pid}"]).output
+        let shell = try await tmux.tmux(["list-panes", "-t", "main", "-F", "#{pane_pid}"]).output
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let child = try #require(try Processes.childProcess(of: shell))
+        let child = try #require(try await Processes.childProcess(of: shell))
         kill(child, SIGTERM)
         // The shell prints the exit status, then `echo` or `-echo` from stty.
         let screen = try await tmux.waitForScreen { $0.last?.hasSuffix("echo") == true }

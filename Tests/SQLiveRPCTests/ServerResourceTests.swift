@@ -33,7 +33,7 @@ struct ServerResourceTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("blob.sqlite")
         // 70 MB of blob: 93 MB of base64, over the 64 MiB a message may be.
-        try sqlite3(path, "CREATE TABLE b(x); INSERT INTO b VALUES (randomblob(70000000)), ('small');")
+        try await sqlite3(path, "CREATE TABLE b(x); INSERT INTO b VALUES (randomblob(70000000)), ('small');")
         let server = try await ServerProcess.started(database: path, directory: directory.url, binary: true)
         let refused = try await server.error("query/execute", ["sql": "SELECT x FROM b"])
         #expect(refused["code"] == -32013)
@@ -45,7 +45,7 @@ struct ServerResourceTests {
         #expect(register["code"] == -32013)
         // A live query whose result grows past the limit fails, and says why.
         _ = try await server.result("liveQuery/register", ["name": "grows", "sql": "SELECT x FROM b WHERE rowid > 1"])
-        try SQLite3CLI.runBlocking(path, "UPDATE b SET x = randomblob(70000000) WHERE rowid = 2;")
+        try await SQLite3CLI.run(path, "UPDATE b SET x = randomblob(70000000) WHERE rowid = 2;")
         let failed = try await server.notification("liveQuery/error") { $0["name"] == "grows" }
         #expect(failed["error"]?["code"] == -32013)
         // Memory: SQLite's own copy of the value, not three more of ours.
@@ -65,10 +65,11 @@ struct ServerResourceTests {
     @Test("200 databases opened and closed, each with live queries and a write: back to the baseline")
     func openAndClose200() async throws {
         let directory = try TemporaryDirectory()
-        let paths = try (0..<4).map { index in
+        var paths: [String] = []
+        for index in 0..<4 {
             let path = directory.path("db\(index).sqlite")
-            try sqlite3(path, "PRAGMA journal_mode=\(index % 2 == 0 ? "wal" : "delete"); CREATE TABLE t(x);")
-            return path
+            try await sqlite3(path, "PRAGMA journal_mode=\(index % 2 == 0 ? "wal" : "delete"); CREATE TABLE t(x);")
+            paths.append(path)
         }
         let server = try await ServerProcess.started(directory: directory.url, binary: true)
         let pid = server.process.processIdentifier

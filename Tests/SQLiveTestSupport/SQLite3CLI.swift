@@ -16,20 +16,21 @@ public enum SQLite3CLI {
     ///   locks, as in the sqlite3 shell) — never for one beside watching alone.
     @discardableResult
     public static func run(_ path: String, _ sql: String, defaultTimeout: Bool = true) async throws -> String {
-        // Waiting for a process blocks a thread: keep it off Swift
-        // concurrency's pool, which has only as many threads as cores.
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(path, sql, defaultTimeout: defaultTimeout) })
-            }
-        }
+        try check(await Launcher.run("/usr/bin/sqlite3", arguments(path, defaultTimeout: defaultTimeout), input: sql))
     }
 
+    /// `run`, blocking the calling thread: only on a thread of its own
+    /// (`Launcher.runBlocking`).
     @discardableResult
     public static func runBlocking(_ path: String, _ sql: String, defaultTimeout: Bool = true) throws -> String {
-        let outcome = try Spawn.run(
-            "/usr/bin/sqlite3", defaultTimeout ? ["-bail", path] : ["-bail", "-cmd", ".timeout 10000", path],
-            input: sql)
+        try check(Launcher.runBlocking("/usr/bin/sqlite3", arguments(path, defaultTimeout: defaultTimeout), input: sql))
+    }
+
+    private static func arguments(_ path: String, defaultTimeout: Bool) -> [String] {
+        defaultTimeout ? ["-bail", path] : ["-bail", "-cmd", ".timeout 10000", path]
+    }
+
+    private static func check(_ outcome: Launcher.Outcome) throws -> String {
         guard outcome.status == 0 else { throw Failure(description: "sqlite3 failed: \(outcome.stderr)") }
         return outcome.stdout
     }
@@ -37,12 +38,12 @@ public enum SQLite3CLI {
     /// Starts sqlite3 with an open standard input, to hold locks or write
     /// over time. Write commands with `send`, end with `finish`.
     public final class Session: @unchecked Sendable {
-        private let child: Spawn.PipedChild
+        private let child: PipedChild
 
         /// - parameter defaultTimeout: leave the busy timeout at the shell's
         ///   default (none; the default) instead of 10 s.
         public init(_ path: String, defaultTimeout: Bool = true) throws {
-            child = try Spawn.PipedChild(
+            child = try PipedChild(
                 "/usr/bin/sqlite3", defaultTimeout ? [path] : ["-cmd", ".timeout 10000", path])
         }
 

@@ -22,9 +22,11 @@ public enum SQLiveBinary {
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
             directory = directory.deletingLastPathComponent()
         }
-        let output = try? runCommand(
+        // Rare (the binary is beside the test bundle after `swift build`),
+        // and blocking: see `Launcher.runBlocking`.
+        let output = try? Launcher.runBlocking(
             "/usr/bin/env", ["swift", "build", "--package-path", packageRoot.path, "--show-bin-path"])
-        let binPath = (output ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let binPath = (output?.stdout ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         return URL(fileURLWithPath: binPath).appendingPathComponent("sqlive").path
     }
 }

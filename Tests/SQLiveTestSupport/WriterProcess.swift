@@ -21,7 +21,7 @@ public final class WriterProcess: @unchecked Sendable {
     private let pragmas: [String]
     // Mutable State: only touched by the test that owns the writer, one
     // call at a time.
-    private var python: Spawn.PipedChild?
+    private var python: PipedChild?
     private var cli: SQLite3CLI.Session?
 
     public init(_ kind: Kind, path: String, pragmas: [String] = []) throws {
@@ -34,7 +34,7 @@ public final class WriterProcess: @unchecked Sendable {
             for pragma in pragmas { session.send(pragma + ";") }
             cli = session
         case .python:
-            python = try Spawn.PipedChild("/usr/bin/env", ["python3", "-u", "-c", Self.pythonWriter, path])
+            python = try PipedChild("/usr/bin/env", ["python3", "-u", "-c", Self.pythonWriter, path])
             for pragma in pragmas { try exchange(pragma) }
         case .grdb:
             break
@@ -76,7 +76,10 @@ public final class WriterProcess: @unchecked Sendable {
             try exchange(sql)
         case .grdb:
             let arguments = [path] + pragmas.flatMap { ["-c", $0 + ";"] } + ["-c", sql]
-            try runCommand(SQLiveBinary.path, arguments)
+            let outcome = try Launcher.runBlocking(SQLiveBinary.path, arguments)
+            guard outcome.status == 0 else {
+                throw CommandFailure(command: "sqlive \(sql)", status: outcome.status, stderr: outcome.stderr)
+            }
         }
     }
 

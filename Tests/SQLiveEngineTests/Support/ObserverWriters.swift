@@ -96,22 +96,14 @@ enum ObserverWriter {
 
     /// Runs a writer script with `python3 -c` and returns its JSON summary.
     static func run(_ script: String, _ arguments: [String]) async throws -> [String: Any] {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(
-                    with: Result {
-                        let outcome = try Spawn.run("/usr/bin/env", ["python3", "-c", script] + arguments)
-                        guard outcome.status == 0,
-                            let line = outcome.stdout.split(separator: "\n").last,
-                            let summary = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-                        else {
-                            throw WriterFailed(
-                                description: "writer failed (\(outcome.status)): \(outcome.stdout) \(outcome.stderr)")
-                        }
-                        return summary
-                    })
-            }
+        let outcome = try await Launcher.run("/usr/bin/env", ["python3", "-c", script] + arguments)
+        guard outcome.status == 0,
+            let line = outcome.stdout.split(separator: "\n").last,
+            let summary = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        else {
+            throw WriterFailed(description: "writer failed (\(outcome.status)): \(outcome.stdout) \(outcome.stderr)")
         }
+        return summary
     }
 }
 

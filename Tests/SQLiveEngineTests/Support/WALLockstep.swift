@@ -17,9 +17,9 @@ import SQLiveTestSupport
 final class WALLockstep: @unchecked Sendable {
     let directory: TemporaryDirectory
     let path: String
-    /// The python writer (started with `posix_spawn`: Foundation's
+    /// The python writer (started by the `Launcher`: Foundation's
     /// `Process.run` crashed in its `memcpy` under the parallel suite).
-    private let writer: Spawn.PipedChild
+    private let writer: PipedChild
     private var connection: OpaquePointer?
     private(set) var tracker: WALChangeTracker!
     /// The content hash of every table after the last step.
@@ -61,7 +61,7 @@ final class WALLockstep: @unchecked Sendable {
     init(schema: [String], pragmas: [String] = []) throws {
         directory = try TemporaryDirectory()
         path = directory.path("wal.sqlite")
-        writer = try Spawn.PipedChild("/usr/bin/env", ["python3", "-u", "-c", Self.writer, path])
+        writer = try PipedChild("/usr/bin/env", ["python3", "-u", "-c", Self.writer, path])
         for pragma in ["PRAGMA journal_mode=WAL"] + pragmas { try send([[pragma]]) }
         try send([
             [
@@ -83,8 +83,10 @@ final class WALLockstep: @unchecked Sendable {
     deinit {
         tracker?.stop()
         writer.write("\"quit\"\n")
+        // The writer ends on "quit" and its end of input; not waited for:
+        // a deinit may run on the pool, which the launch needs to end
+        // (see `Launcher`).
         writer.closeInput()
-        _ = writer.child.waitUntilExit()
         sqlite3_close_v2(connection)
     }
 

@@ -287,7 +287,7 @@ final class ServerProcess: Sendable {
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        return process.terminationStatus
+        return await process.exit()
     }
 
     deinit {

@@ -20,10 +20,10 @@ final class LiveEcho: Sendable {
     private let printed: Locked<[String: Int]>
 
     init(
-        watches: [String: Session.Watch], settings: RenderSettings, events: EventQueue, sink: OutputSink,
+        printedVersions: [String: Int], settings: RenderSettings, events: EventQueue, sink: OutputSink,
         panel: LivePanel
     ) {
-        printed = Locked(watches.mapValues(\.printedVersion))
+        printed = Locked(printedVersions)
         self.settings = settings
         self.events = events
         self.sink = sink

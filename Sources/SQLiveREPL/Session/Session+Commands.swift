@@ -27,10 +27,10 @@ extension Session {
             let database = try requireDatabase()
             if let name {
                 try Blocking.run { try await database.unregisterLiveQuery(name: name) }
-                watches[name] = nil
+                watches.remove(name)
             } else {
                 try Blocking.run { await database.unregisterAllLiveQueries() }
-                watches = [:]
+                watches.remove(nil)
             }
             panel.remove(name)
 
@@ -79,7 +79,8 @@ extension Session {
         case .tables(let pattern):
             let database = try requireDatabase()
             let schema = try Blocking.run { try await database.schema() }
-            let names = schema.relations.map(\.name).filter { pattern == nil || NamePattern.like(pattern!, $0) }.sorted()
+            let names = schema.relations.map(\.name).filter { pattern == nil || NamePattern.like(pattern!, $0) }
+                .sorted()
             try sink.write(Self.columnated(names, width: Terminal.width() ?? 80))
 
         case .schema(let pattern):
@@ -152,10 +153,7 @@ extension Session {
         }
         // Print what arrived before, so that the versions stay in order.
         printEvents()
-        let previous = watches[name]
-        watches[name] = Watch(
-            printedVersion: max(snapshot.version, previous?.printedVersion ?? 0),
-            waitedVersion: max(snapshot.version, previous?.waitedVersion ?? 0))
+        watches.didRegister(name, version: snapshot.version)
         panel.register(snapshot, replaced: replaced)
         let printer = LiveQueryPrinter(settings: renderSettings)
         // A live query prints on the terminal, whatever `.output` says.
@@ -191,7 +189,7 @@ extension Session {
     /// last one waited for.
     private func wait(for name: String?, timeout: Duration) throws {
         if let name {
-            guard watches[name] != nil else { throw SQLiveError.unknownLiveQuery(name) }
+            guard watches.contains(name) else { throw SQLiveError.unknownLiveQuery(name) }
         } else if watches.isEmpty {
             throw CommandFailure("no live query to wait for")
         }
@@ -199,18 +197,7 @@ extension Session {
         while true {
             printEvents()
             if isFinished { return }
-            let ready = watches.filter { (key, watch) in
-                (name == nil || key == name) && watch.printedVersion > watch.waitedVersion
-            }
-            if !ready.isEmpty {
-                for key in name.map({ [$0] }) ?? Array(watches.keys) {
-                    if var watch = watches[key] {
-                        watch.waitedVersion = watch.printedVersion
-                        watches[key] = watch
-                    }
-                }
-                return
-            }
+            if watches.takeChangeSinceWait(name) { return }
             if signals.isInterruptRequested { throw CommandFailure("interrupted") }
             let remaining = deadline - .now
             guard remaining > .zero else {

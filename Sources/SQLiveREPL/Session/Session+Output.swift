@@ -129,13 +129,11 @@ extension Session {
         for item in items {
             switch item {
             case .live(.changed(let change)):
-                guard var watch = watches[change.name], change.version > watch.printedVersion else { continue }
+                guard watches.takeIfNew(change.name, version: change.version) else { continue }
                 panel.apply(change, shown: !toPanel)
                 if !toPanel { add(printer.changed(change)) }
-                watch.printedVersion = change.version
-                watches[change.name] = watch
             case .live(.failed(let name, let error)):
-                guard watches[name] != nil else { continue }
+                guard watches.contains(name) else { continue }
                 panel.fail(name: name, message: error.description)
                 if !toPanel { add(printer.failed(name: name, error: error), error: true) }
             case .live(.databaseFileChanged(let change)):

@@ -16,14 +16,6 @@ final class Session {
         var name: String?
     }
 
-    /// What the session knows of one live query it registered.
-    struct Watch {
-        /// The newest version printed.
-        var printedVersion: Int
-        /// The newest version a `.wait` has seen.
-        var waitedVersion: Int
-    }
-
     let interactive: Bool
     let bail: Bool
     let sink: OutputSink
@@ -46,7 +38,8 @@ final class Session {
     var onceCountdown: Int?
     private(set) var database: LiveDatabase?
     private var pumps: [Task<Void, Never>] = []
-    var watches: [String: Watch] = [:]
+    /// The live queries watched, and how far each was printed and waited for.
+    var watches = WatchTable()
     /// Whether any command failed.
     var failed = false
     /// Set by `.quit` and `.exit`: the session ends with this code.
@@ -111,7 +104,7 @@ final class Session {
     /// Drops the live queries and closes the database.
     func closeDatabase() {
         guard let database else { return }
-        watches = [:]
+        watches.remove(nil)
         panel.remove(nil)
         do {
             try Blocking.run {
@@ -143,7 +136,9 @@ final class Session {
         let outermost = beginCommand()
         var echo: LiveEcho?
         if interactive && outermost, case .sql = unit, !watches.isEmpty {
-            echo = LiveEcho(watches: watches, settings: renderSettings, events: events, sink: sink, panel: panel)
+            echo = LiveEcho(
+                printedVersions: watches.printedVersions, settings: renderSettings, events: events, sink: sink,
+                panel: panel)
         }
         var onTick: (@Sendable () -> Void)?
         if let echo { onTick = { echo.flush() } }
@@ -167,11 +162,7 @@ final class Session {
             }
         }
         indicator?.stop()
-        if let echo {
-            for (name, version) in echo.printedVersions where version > (watches[name]?.printedVersion ?? .max) {
-                watches[name]?.printedVersion = version
-            }
-        }
+        if let echo { watches.didPrint(echo.printedVersions) }
         endCommand(outermost: outermost)
         if ok && shell.changes && !isFinished, case .sql(_, let line) = unit {
             printChangeCounts(line: line, source: source)
@@ -331,6 +322,6 @@ extension Session {
     /// The completer for the next line: the cached schema and the live
     /// queries' names.
     func completer() -> Completer {
-        completion.completer(database: database, liveQueryNames: watches.keys.sorted())
+        completion.completer(database: database, liveQueryNames: watches.names)
     }
 }

@@ -1,3 +1,4 @@
+import SQLiveEngine
 import Testing
 
 @testable import SQLiveREPL
@@ -11,11 +12,13 @@ struct CompleterTests {
     ])
 
     var completer: Completer {
-        Completer(schema: schema, liveQueryNames: ["leaders", "lobby"]) { directory in
-            directory == "."
-                ? [("demo.sqlite", false), ("data", true), (".hidden", false)]
-                : directory == "data/" ? [("a.sql", false)] : []
-        }
+        Completer(
+            schema: schema, liveQueryNames: ["leaders", "lobby"],
+            listDirectory: { directory in
+                directory == "."
+                    ? [("demo.sqlite", false), ("data", true), (".hidden", false)]
+                    : directory == "data/" ? [("a.sql", false)] : []
+            })
     }
 
     func candidates(_ text: String) -> [String] {
@@ -108,5 +111,27 @@ struct CompleterTests {
         #expect(Completer.word(before: "SELECT a,b") == "b")
         #expect(Completer.word(before: "x=(p.na") == "p.na")
         #expect(Completer.word(before: ".open /tmp/x") == "/tmp/x")
+    }
+
+    @Test("A subquery's and a CTE's columns, as SQLite names them, through the database's checker")
+    func subqueryColumns() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute("CREATE TABLE players(id INTEGER PRIMARY KEY, name TEXT, score INTEGER)")
+        let checker = try await database.makeChecker()
+        let completer = Completer(
+            schema: CompletionSchema(try await database.schema()), columnNames: { checker.columnNames(of: $0) })
+        // The word being typed ends the text, so the CTE or the subquery comes before it.
+        #expect(
+            completer.complete(before: "WITH top AS (SELECT name, score * 2 AS doubled FROM players) SELECT top.d")
+                .candidates == ["top.doubled"])
+        #expect(
+            completer.complete(before: "SELECT * FROM (SELECT name AS who FROM players) AS p WHERE p.w")
+                .candidates == ["p.who"])
+        // Without a checker, a subquery's columns are unknown.
+        #expect(
+            Completer(schema: CompletionSchema(try await database.schema()))
+                .complete(before: "SELECT * FROM (SELECT name AS who FROM players) AS p WHERE p.w").candidates
+                .isEmpty)
+        await database.close()
     }
 }

@@ -29,15 +29,20 @@ public struct Completer: Sendable {
 
     public var schema: CompletionSchema
     public var liveQueryNames: [String]
+    /// The columns of a CTE's or a subquery's SQL, as SQLite prepares it
+    /// (`SQLChecker.columnNames(of:)`); `nil` when unknown.
+    public var columnNames: @Sendable (String) -> [String]?
     /// Lists a directory: names and whether each is a directory.
     public var listDirectory: @Sendable (String) -> [(name: String, isDirectory: Bool)]
 
     public init(
         schema: CompletionSchema, liveQueryNames: [String] = [],
+        columnNames: @escaping @Sendable (String) -> [String]? = { _ in nil },
         listDirectory: @escaping @Sendable (String) -> [(name: String, isDirectory: Bool)] = Completer.list
     ) {
         self.schema = schema
         self.liveQueryNames = liveQueryNames
+        self.columnNames = columnNames
         self.listDirectory = listDirectory
     }
 
@@ -184,8 +189,7 @@ public struct Completer: Sendable {
         // What the word holds before the name being typed (`p.`, a quote).
         let lead = String(word.dropLast(typed.count))
         let candidates = SQLCompletion.candidates(
-            source, wordStart: start, catalog: schema.catalog, functions: schema.functions
-        ) { _ in nil }
+            source, wordStart: start, catalog: schema.catalog, functions: schema.functions, columnNames: columnNames)
         let lowercase = !typed.isEmpty && typed == typed.lowercased() && typed != typed.uppercased()
         var names: [String] = []
         for candidate in candidates {

@@ -8,6 +8,9 @@ import SQLiveEngine
 final class CompletionCache {
     // Mutable State: only touched on the session thread.
     private var schema = CompletionSchema()
+    /// The database's checker, made again with the schema: it names the
+    /// columns of a CTE or a subquery as the language server's does.
+    private var checker: SQLChecker?
     private var readAt = Date.distantPast
 
     /// A completer over the database's schema, at most a second old, and
@@ -15,14 +18,23 @@ final class CompletionCache {
     func completer(database: LiveDatabase?, liveQueryNames: [String]) -> Completer {
         if let database, Date().timeIntervalSince(readAt) > 1 {
             do {
-                let read = try Blocking.run { try await database.schema() }
+                let (read, checker) = try Blocking.run {
+                    // Read-only and lock-free on a file (the observer VFS),
+                    // a copy of the schema in memory.
+                    (try await database.schema(), try? await database.makeChecker(busyTimeout: .milliseconds(100)))
+                }
                 schema = CompletionSchema(read)
+                self.checker = checker
             } catch {
                 // Completion goes on with the schema it had.
             }
             readAt = Date()
+        } else if database == nil {
+            checker = nil
         }
-        return Completer(schema: schema, liveQueryNames: liveQueryNames)
+        let checker = checker
+        return Completer(
+            schema: schema, liveQueryNames: liveQueryNames, columnNames: { checker?.columnNames(of: $0) })
     }
 
     /// Reads the schema for completion from any thread; `nil` when it

@@ -68,6 +68,9 @@ let package = Package(
             name: "SQLiveREPL",
             dependencies: [
                 "SQLiveEngine", "SQLiveLocks", "CReadline", .product(name: "SystemPackage", package: "swift-system"),
+                // .dump's REAL literals: SQLite's own text-to-double, and a
+                // C formatter of digits.
+                "CSQLiveSupport",
                 // The demo's writer is another app's connection: a GRDB one.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),

@@ -1,21 +1,21 @@
 import GRDBSQLite
 
 /// What SQLite answered when a raw call failed.
-struct RawSQLiteError: Error, Hashable {
+package struct RawSQLiteError: Error, Hashable {
     /// The primary or extended result code.
-    var code: Int32
-    var message: String
+    package var code: Int32
+    package var message: String
     /// The byte of the prepared text SQLite blames, if it knows.
-    var offset: Int?
+    package var offset: Int?
 
-    init(code: Int32, message: String, offset: Int? = nil) {
+    package init(code: Int32, message: String, offset: Int? = nil) {
         self.code = code
         self.message = message
         self.offset = offset
     }
 
     /// The connection's last error (or, with none, the code's text).
-    init(code: Int32, on connection: OpaquePointer?) {
+    package init(code: Int32, on connection: OpaquePointer?) {
         self.code = code
         message =
             connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
@@ -37,13 +37,13 @@ struct RawSQLiteError: Error, Hashable {
 /// let version = try connection.prepare("PRAGMA data_version")
 /// if version.step() == SQLITE_ROW { print(sqlite3_column_int64(version.handle, 0)) }
 /// ```
-final class RawConnection {
-    let handle: OpaquePointer
+package final class RawConnection {
+    package let handle: OpaquePointer
 
     /// Opens a database; `flags` as `sqlite3_open_v2`'s, with `vfs` by name.
     ///
     /// - throws: SQLite's message, as it explains why it cannot open.
-    init(path: String, flags: Int32, vfs: String? = nil) throws(RawSQLiteError) {
+    package init(path: String, flags: Int32, vfs: String? = nil) throws(RawSQLiteError) {
         var handle: OpaquePointer?
         let code = sqlite3_open_v2(path, &handle, flags, vfs)
         guard code == SQLITE_OK, let handle else {
@@ -55,7 +55,7 @@ final class RawConnection {
     }
 
     /// A new, empty in-memory database.
-    static func inMemory() throws(RawSQLiteError) -> RawConnection {
+    package static func inMemory() throws(RawSQLiteError) -> RawConnection {
         try RawConnection(path: ":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)
     }
 
@@ -64,24 +64,24 @@ final class RawConnection {
     }
 
     /// The message of the last call that failed.
-    var lastError: String {
+    package var lastError: String {
         sqlite3_errmsg(handle).map { String(cString: $0) } ?? "unknown error"
     }
 
     /// Runs SQL that answers no rows (`sqlite3_exec`); whether it succeeded
     /// (`lastError` says why not).
     @discardableResult
-    func execute(_ sql: String) -> Bool {
+    package func execute(_ sql: String) -> Bool {
         sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK
     }
 
     /// Prepares the first statement of the SQL.
-    func prepare(_ sql: String) throws(RawSQLiteError) -> RawStatement {
+    package func prepare(_ sql: String) throws(RawSQLiteError) -> RawStatement {
         try RawStatement(on: handle, sql)
     }
 
     /// Each row of a statement, its values as text (`nil` for NULL).
-    func rows(_ sql: String, _ body: ([String?]) -> Void) throws(RawSQLiteError) {
+    package func rows(_ sql: String, _ body: ([String?]) -> Void) throws(RawSQLiteError) {
         let statement = try prepare(sql)
         let columns = statement.columnCount
         var row = [String?](repeating: nil, count: columns)
@@ -103,14 +103,14 @@ final class RawConnection {
 
 /// A statement prepared on a raw connection, the engine's or GRDB's
 /// (`Database.sqliteConnection`), finalized when released.
-final class RawStatement {
-    let handle: OpaquePointer
+package final class RawStatement {
+    package let handle: OpaquePointer
 
     /// Prepares the first statement of `sql`; blanks and comments alone
     /// are an error (`SQLITE_MISUSE`, "no statement").
     ///
     /// The connection must outlive the statement.
-    init(on connection: OpaquePointer, _ sql: String, persistent: Bool = false) throws(RawSQLiteError) {
+    package init(on connection: OpaquePointer, _ sql: String, persistent: Bool = false) throws(RawSQLiteError) {
         var statement: OpaquePointer?
         let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
         let code = sqlite3_prepare_v3(connection, sql, -1, flags, &statement, nil)
@@ -133,7 +133,7 @@ final class RawStatement {
     /// Prepares the first statement of the bytes (a script walked one
     /// statement at a time): the statement, `nil` when only blanks and
     /// comments were left, and the offset of the byte after it.
-    static func first(of text: UnsafeBufferPointer<CChar>, on connection: OpaquePointer)
+    package static func first(of text: UnsafeBufferPointer<CChar>, on connection: OpaquePointer)
         -> Result<(statement: RawStatement?, end: Int), RawSQLiteError>
     {
         guard let base = text.baseAddress else { return .success((nil, 0)) }
@@ -155,14 +155,14 @@ final class RawStatement {
     }
 
     /// One step: `SQLITE_ROW`, `SQLITE_DONE` or an error code.
-    func step() -> Int32 {
+    package func step() -> Int32 {
         sqlite3_step(handle)
     }
 
     /// Back to before its first step, bindings kept.
-    func reset() {
+    package func reset() {
         sqlite3_reset(handle)
     }
 
-    var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    package var columnCount: Int { Int(sqlite3_column_count(handle)) }
 }

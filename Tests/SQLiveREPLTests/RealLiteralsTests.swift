@@ -2,7 +2,7 @@ import GRDB
 import SQLiveTestSupport
 import Testing
 
-@testable import SQLiveEngine
+@testable import SQLiveREPL
 
 @Suite("REAL literals that SQLite reads back exactly")
 struct RealLiteralsTests {

@@ -1,5 +1,6 @@
 import CSQLiveSupport
 import GRDBSQLite
+import SQLiveEngine
 
 /// SQL literals for REAL values that SQLite reads back as exactly the same
 /// number.
@@ -24,7 +25,7 @@ import GRDBSQLite
 /// ```
 ///
 /// Not thread-safe: use one instance from one thread at a time.
-public final class RealLiterals {
+final class RealLiterals {
     private let connection: RawConnection
     /// `SELECT ?1`: a value read back as a REAL goes through SQLite's own text-to-double converter.
     private let statement: RawStatement
@@ -34,7 +35,7 @@ public final class RealLiterals {
     /// The inverse of the scale used for huge values: 2^100.
     private var upScale = ""
 
-    public init() throws(SQLiveError) {
+    init() throws(SQLiveError) {
         do {
             connection = try RawConnection.inMemory()
             statement = try connection.prepare("SELECT ?1")
@@ -47,7 +48,7 @@ public final class RealLiterals {
 
     /// An SQL literal that SQLite reads back as exactly `value` (NaN, which
     /// SQLite stores as NULL, is `NULL`).
-    public func literal(for value: Double) -> String {
+    func literal(for value: Double) -> String {
         if value.isNaN { return "NULL" }
         if value.isInfinite { return value < 0 ? "-1e999" : "1e999" }
         if value == 0 { return value.sign == .minus ? "-0.0" : "0.0" }

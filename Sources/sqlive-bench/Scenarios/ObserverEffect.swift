@@ -206,20 +206,20 @@ enum ObserverEffect: Scenario {
 
     /// A writer process run to its end; its JSON summary parsed.
     static func runWriter(_ writer: Writer, path: String, commits: Int, pragmas: [String]) throws -> Outcome {
-        let process: Process
+        let process: SpawnedProcess
         switch writer {
         case .cli, .python:
             guard let python = ChildProcess.executable(named: "python3") else {
                 throw BenchmarkCheckFailed(description: "python3 is not on PATH")
             }
-            process = Process()
+            process = SpawnedProcess()
             process.executableURL = URL(fileURLWithPath: python)
             process.arguments =
                 ["-c", writer == .cli ? cliDriver : pythonWriter, path, "\(commits)", "0.02"] + pragmas
         case .grdb:
             process = ChildProcess.writer(
                 path: path, count: commits, intervalMicroseconds: 20_000, pragmas: pragmas, holdOpen: false)
-            process.arguments! += ["--observer-table", "items"]
+            process.arguments += ["--observer-table", "items"]
         }
         let output = Pipe()
         process.standardOutput = output

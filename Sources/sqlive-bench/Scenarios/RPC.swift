@@ -45,7 +45,7 @@ enum RPC: Scenario {
 
         // sqlive serving the same statements, pipelined.
         func serve() throws -> (wall: Double, received: Int, errors: Int) {
-            let process = Process()
+            let process = SpawnedProcess()
             process.executableURL = URL(fileURLWithPath: sqlive)
             process.arguments = ["--rpc", path]
             let input = Pipe()

@@ -25,8 +25,8 @@ enum ChildProcess {
     /// This executable's `writer` subcommand, not started yet.
     static func writer(
         path: String, count: Int, intervalMicroseconds: Int, pragmas: [String], holdOpen: Bool
-    ) -> Process {
-        let process = Process()
+    ) -> SpawnedProcess {
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: selfPath)
         process.arguments =
             ["writer", path, "--count", "\(count)", "--interval-us", "\(intervalMicroseconds)"]
@@ -37,7 +37,7 @@ enum ChildProcess {
     /// Starts this executable's `writer` subcommand, its standard output piped.
     static func startWriter(
         path: String, count: Int, intervalMicroseconds: Int, pragmas: [String] = []
-    ) throws -> (Process, Pipe) {
+    ) throws -> (SpawnedProcess, Pipe) {
         let process = writer(
             path: path, count: count, intervalMicroseconds: intervalMicroseconds, pragmas: pragmas, holdOpen: false)
         let output = Pipe()
@@ -50,7 +50,7 @@ enum ChildProcess {
     /// commit and, after the last, keeps its connection open until its
     /// standard input ends; `holdOpen` runs in between. Blocks.
     static func runWriter(
-        _ process: Process, count: Int, holdOpen: @Sendable ([WriterCommit]) -> Void
+        _ process: SpawnedProcess, count: Int, holdOpen: @Sendable ([WriterCommit]) -> Void
     ) throws -> [WriterCommit] {
         let input = Pipe()
         let output = Pipe()
@@ -81,7 +81,7 @@ enum ChildProcess {
 
     /// Reads a writer process's output to its end (`id started returned`
     /// after each commit), waits for it, and parses its commits. Blocks.
-    static func commits(of process: Process, output: Pipe) throws -> [WriterCommit] {
+    static func commits(of process: SpawnedProcess, output: Pipe) throws -> [WriterCommit] {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {

@@ -12,7 +12,7 @@ final class LSPClient: Sendable {
         var length = 0
     }
 
-    let process: Process
+    let process: SpawnedProcess
     private let input: FileHandle
     // Mutable State: guarded by the condition's mutex; the reading thread
     // appends, waiters take.
@@ -25,7 +25,7 @@ final class LSPClient: Sendable {
     private let nextID = Locked(1)
 
     init(executable: String, arguments: [String]) throws {
-        process = Process()
+        process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         let toServer = Pipe()

@@ -36,7 +36,7 @@ enum PythonWriter {
         guard let python = ChildProcess.executable(named: "python3") else {
             throw BenchmarkCheckFailed(description: "python3 is not on PATH")
         }
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = ["-c", script, path, "\(count)", "\(interval / .seconds(1))"] + pragmas
         return try ChildProcess.runWriter(process, count: count, holdOpen: holdOpen)

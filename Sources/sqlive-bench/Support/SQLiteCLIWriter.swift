@@ -22,7 +22,7 @@ enum SQLiteCLIWriter {
         guard let sqlite3 = ChildProcess.executable(named: "sqlite3") else {
             throw BenchmarkCheckFailed(description: "sqlite3 is not on PATH")
         }
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: sqlite3)
         process.arguments = [path]
         let input = Pipe()

@@ -427,6 +427,20 @@ struct LiveQueryTests {
         await database.close()
     }
 
+    @Test("A handle ends its own registration only: not a later query registered under its name")
+    func handleEndsItsOwnRegistration() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(playersSchema)
+        let handle = try await database.watch(name: "a", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+        // Dropped by name, and the name registered again by someone else.
+        try await database.unregisterLiveQuery(name: "a")
+        _ = try await database.registerLiveQuery(name: "a", LiveQueryDefinition(sql: "SELECT 2"))
+        await handle.cancel()
+        #expect(await database.liveQueries().map(\.name) == ["a"])
+        #expect(try await database.currentLiveQuery(name: "a").snapshot.result.rows == [[.integer(2)]])
+        await database.close()
+    }
+
     @Test("Letting a handle go ends its live query")
     func releasedHandleEndsQuery() async throws {
         let database = try await LiveDatabase.open(.memory)

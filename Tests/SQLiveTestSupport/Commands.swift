@@ -28,17 +28,16 @@ public func sqlite3(_ database: String, _ sql: String) async throws {
     try await runCommand("/usr/bin/env", ["sqlite3", database, sql])
 }
 
-/// `runCommand`, blocking the calling thread: for what a suite checks once,
-/// before its tests run (whether a tool is installed), and for threads of
-/// their own, never beside running tests on Swift concurrency's pool (see
-/// `Launcher`).
-@discardableResult
-public func runCommandBlocking(_ executable: String, _ arguments: [String], input: String? = nil) throws -> String {
-    let outcome = try Launcher.runBlocking(executable, arguments, input: input ?? "")
-    guard outcome.status == 0 else {
-        throw CommandFailure(
-            command: ([executable] + arguments).joined(separator: " "), status: outcome.status,
-            stderr: outcome.stderr)
-    }
-    return outcome.stdout
+/// The path of a program on `PATH`, as the shell would find it (no
+/// process is started: suites ask before their tests run).
+public func which(_ name: String) -> String? {
+    let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+    return directories.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// Whether a command runs and exits with 0: a suite's check that a tool
+/// is installed, for an async `.enabled` condition (it awaits: a launch
+/// must never be waited for on a blocked pool thread, see `Launcher`).
+public func commandSucceeds(_ executable: String, _ arguments: [String]) async -> Bool {
+    (try? await Launcher.run(executable, arguments).status) == 0
 }

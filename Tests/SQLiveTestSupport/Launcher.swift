@@ -45,11 +45,20 @@ public enum Launcher {
         case descriptor(Int32, closeAfterLaunch: Bool)
     }
 
+    /// SIGPIPE ignored in this process, once: a child that exits without
+    /// reading all of its input makes the write to it fail (EPIPE) instead
+    /// of killing the test process. (A child starts with every signal at
+    /// its default.)
+    private static let ignoreBrokenPipes: Void = {
+        signal(SIGPIPE, SIG_IGN)
+    }()
+
     /// Runs a program to completion, `input` on its standard input, and
     /// collects what it printed.
     public static func run(
         _ executable: String, _ arguments: [String], input: String = "", environment: [String: String]? = nil
     ) async throws -> Outcome {
+        _ = ignoreBrokenPipes
         let result = try await Subprocess.run(
             .path(FilePath(executable)), arguments: Arguments(arguments),
             environment: subprocessEnvironment(environment), input: .string(input),
@@ -64,7 +73,8 @@ public enum Launcher {
     public static func runBlocking(
         _ executable: String, _ arguments: [String], input: String = "", environment: [String: String]? = nil
     ) throws -> Outcome {
-        try LauncherExecutor.shared.wait {
+        _ = ignoreBrokenPipes
+        return try LauncherExecutor.shared.wait {
             let result = try await Subprocess.run(
                 .path(FilePath(executable)), arguments: Arguments(arguments),
                 environment: subprocessEnvironment(environment), input: .string(input),
@@ -81,14 +91,32 @@ public enum Launcher {
         _ executable: String, _ arguments: [String], stdin: Stream = .null, stdout: Stream = .inherit,
         stderr: Stream = .inherit, environment: [String: String]? = nil, directory: String? = nil
     ) throws -> Child {
-        let input = try descriptor(for: stdin, writing: false, standard: .standardInput)
-        let output = try descriptor(for: stdout, writing: true, standard: .standardOutput)
-        var error = try descriptor(for: stderr, writing: true, standard: .standardError)
-        if error.descriptor == output.descriptor {
-            // One descriptor for both (`2>&1`): the child's second copy
-            // comes from a duplicate, since swift-subprocess closes the
-            // original once it made the first.
-            error = (try error.descriptor.duplicate(), true)
+        _ = ignoreBrokenPipes
+        // What this function opened, closed here if a later step fails
+        // (once the launch began, swift-subprocess closes what it was given).
+        var opened: [FileDescriptor] = []
+        func open(_ stream: Stream, writing: Bool, standard: FileDescriptor) throws -> (FileDescriptor, Bool) {
+            let made = try descriptor(for: stream, writing: writing, standard: standard)
+            if case .file = stream { opened.append(made.descriptor) }
+            if case .null = stream { opened.append(made.descriptor) }
+            return made
+        }
+        let input: (descriptor: FileDescriptor, close: Bool)
+        let output: (descriptor: FileDescriptor, close: Bool)
+        var error: (descriptor: FileDescriptor, close: Bool)
+        do {
+            input = try open(stdin, writing: false, standard: .standardInput)
+            output = try open(stdout, writing: true, standard: .standardOutput)
+            error = try open(stderr, writing: true, standard: .standardError)
+            if error.descriptor == output.descriptor {
+                // One descriptor for both (`2>&1`): the child's second copy
+                // comes from a duplicate, since swift-subprocess closes the
+                // original once it made the first.
+                error = (try error.descriptor.duplicate(), true)
+            }
+        } catch {
+            for descriptor in opened { try? descriptor.close() }
+            throw error
         }
         let configuration = Configuration(
             executable: .path(FilePath(executable)), arguments: Arguments(arguments),

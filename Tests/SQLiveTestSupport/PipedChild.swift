@@ -21,13 +21,20 @@ public final class PipedChild: @unchecked Sendable {
         var outputPipe: (read: Int32, write: Int32)?
         do {
             if readsOutput { outputPipe = try Self.pipe() }
+        } catch {
+            close(inputPipe.read)
+            close(inputPipe.write)
+            throw error
+        }
+        do {
             child = try Launcher.start(
                 executable, arguments, stdin: .descriptor(inputPipe.read, closeAfterLaunch: true),
                 stdout: outputPipe.map { .descriptor($0.write, closeAfterLaunch: true) } ?? .null)
         } catch {
-            for end in [inputPipe.read, inputPipe.write, outputPipe?.read, outputPipe?.write].compactMap({ $0 }) {
-                close(end)
-            }
+            // The child's ends were given away: swift-subprocess closed
+            // them when the launch failed. Only ours are left.
+            close(inputPipe.write)
+            if let outputPipe { close(outputPipe.read) }
             throw error
         }
         input = inputPipe.write

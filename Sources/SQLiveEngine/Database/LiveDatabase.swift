@@ -246,6 +246,11 @@ public final class LiveDatabase: Sendable {
             await Self.shut(new)
             return
         }
+        // Handles released while their queries moved reached the old
+        // scheduler, shut down: the new one, which every handle reaches
+        // from now on, unregisters them.
+        old.live.scheduler.handReleases(to: new.live.scheduler)
+        await new.live.scheduler.serveReleases()
         events.yield(
             LiveQueryNotice(
                 .databaseFileChanged(

@@ -189,8 +189,8 @@ final class LiveQueryCenter: Sendable {
                 }
             }
             group.addTask {
-                for await name in scheduler.releases {
-                    try? await scheduler.unregister(name: name)
+                for await _ in scheduler.releases {
+                    await scheduler.serveReleases()
                 }
             }
             for await finding in findings {

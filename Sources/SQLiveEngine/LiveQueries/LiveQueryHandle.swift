@@ -27,15 +27,18 @@ public final class LiveQueryHandle: Sendable {
     public let events: AsyncStream<LiveQueryEvent>
 
     private weak let database: LiveDatabase?
+    /// This registration, among any of the same name before or after it.
+    private let owner: UUID
     private let finishEvents: @Sendable () -> Void
     /// Set once, by the first `cancel()` or by `deinit`.
     private let ended = Atomic<Bool>(false)
 
     init(
         name: String, first: LiveQuerySnapshot, events: AsyncStream<LiveQueryEvent>,
-        finishEvents: @escaping @Sendable () -> Void, database: LiveDatabase
+        finishEvents: @escaping @Sendable () -> Void, database: LiveDatabase, owner: UUID
     ) {
         self.name = name
+        self.owner = owner
         self.first = first
         self.events = events
         self.finishEvents = finishEvents
@@ -60,7 +63,11 @@ public final class LiveQueryHandle: Sendable {
     public func cancel() async {
         guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return }
         finishEvents()
-        try? await database?.live.scheduler.unregister(name: name)
+        // Through the releases, which a scheduler replaced meanwhile (the
+        // file was) hands to its successor.
+        guard let scheduler = database?.live.scheduler else { return }
+        scheduler.release(name: name, owner: owner)
+        await scheduler.serveReleases()
     }
 
     deinit {
@@ -69,7 +76,7 @@ public final class LiveQueryHandle: Sendable {
         // The scheduler is an actor, which a deinit cannot wait for: its
         // run loop unregisters the query (gone already if the database
         // closed).
-        database?.live.scheduler.release(name: name)
+        database?.live.scheduler.release(name: name, owner: owner)
     }
 }
 
@@ -102,18 +109,20 @@ extension LiveDatabase {
         name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows,
         visibility: LiveQueryVisibility = .listed
     ) async throws(SQLiveError) -> LiveQueryHandle {
+        let owner = UUID()
         let (events, finish) = events.subscription { notice in
             notice.event.name == nil || notice.event.name == name ? notice.event : nil
         }
         let first: LiveQuerySnapshot
         do {
             first = try await live.scheduler.register(
-                name: name, definition: definition, delivery: delivery, visibility: visibility)
+                name: name, definition: definition, delivery: delivery, visibility: visibility, owner: owner)
         } catch {
             finish()
             throw error
         }
-        return LiveQueryHandle(name: name, first: first, events: events, finishEvents: finish, database: self)
+        return LiveQueryHandle(
+            name: name, first: first, events: events, finishEvents: finish, database: self, owner: owner)
     }
 
     /// The last delivery of a live query, by name.

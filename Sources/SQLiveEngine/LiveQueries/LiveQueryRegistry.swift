@@ -45,6 +45,9 @@ struct LiveQueryRegistry {
         var definition: LiveQueryDefinition
         var delivery: LiveQueryDelivery = .rows
         var visibility: LiveQueryVisibility = .listed
+        /// The handle that registered it, if one did (`LiveQueryHandle`):
+        /// its release ends this registration, not a later one of the name.
+        var owner: UUID?
         var version: Int
         var refreshes = 0
         var lastRefresh: Date?
@@ -110,10 +113,11 @@ struct LiveQueryRegistry {
     /// Adds a live query, at version 1. The definition's first fetch was `record`ed.
     mutating func add(
         _ name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows,
-        visibility: LiveQueryVisibility = .listed, delivered: LiveQueryResult
+        visibility: LiveQueryVisibility = .listed, owner: UUID? = nil, delivered: LiveQueryResult
     ) {
         queries[name] = Query(
-            definition: definition, delivery: delivery, visibility: visibility, version: 1, delivered: delivered)
+            definition: definition, delivery: delivery, visibility: visibility, owner: owner, version: 1,
+            delivered: delivered)
         evaluations[definition]?.members.insert(name)
     }
 
@@ -132,6 +136,7 @@ struct LiveQueryRegistry {
         var version: Int
         var delivery: LiveQueryDelivery
         var visibility: LiveQueryVisibility
+        var owner: UUID?
         var paused: Bool
         var delivered: LiveQueryResult
         var deliveredError: SQLiveError?
@@ -142,7 +147,8 @@ struct LiveQueryRegistry {
         queries.map { name, query in
             Moved(
                 name: name, definition: query.definition, home: evaluations[query.definition]?.home ?? .committed,
-                version: query.version, delivery: query.delivery, visibility: query.visibility, paused: query.paused,
+                version: query.version, delivery: query.delivery, visibility: query.visibility, owner: query.owner,
+                paused: query.paused,
                 delivered: query.delivered, deliveredError: query.deliveredError)
         }
     }
@@ -167,9 +173,8 @@ struct LiveQueryRegistry {
         evaluation.members.insert(moved.name)
         store(evaluation)
         var query = Query(
-            definition: moved.definition, delivery: moved.delivery, visibility: moved.visibility,
-            version: moved.version,
-            delivered: moved.delivered)
+            definition: moved.definition, delivery: moved.delivery, visibility: moved.visibility, owner: moved.owner,
+            version: moved.version, delivered: moved.delivered)
         query.paused = moved.paused
         query.deliveredError = moved.deliveredError
         queries[moved.name] = query

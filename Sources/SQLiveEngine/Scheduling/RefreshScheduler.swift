@@ -37,10 +37,15 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// Requests to refresh a batch.
     nonisolated let refreshes: AsyncStream<Batch>
     private let refreshRequests: AsyncStream<Batch>.Continuation
-    /// The names of live queries whose handles were released (`release`):
-    /// the run loop unregisters them.
-    nonisolated let releases: AsyncStream<String>
-    private let releaseRequests: AsyncStream<String>.Continuation
+    /// A wake-up each time a handle was released (`release`): the run
+    /// loop then calls `serveReleases`.
+    nonisolated let releases: AsyncStream<Void>
+    private let releaseRequests: AsyncStream<Void>.Continuation
+    /// The names of live queries whose handles were released, not yet
+    /// unregistered. A scheduler shut down meanwhile (its file was replaced)
+    /// keeps them for its successor, and forwards later ones to it
+    /// (`handReleases(to:)`).
+    private nonisolated let released = Locked<(names: [Release], successor: RefreshScheduler?)>(([], nil))
 
     // (Members without `private` are the refresh's too:
     // RefreshScheduler+Refresh.swift.)
@@ -85,14 +90,14 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         self.machine = CoalescingStateMachine(window: options.coalescingWindow)
         (wakes, wakeRequests) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         (refreshes, refreshRequests) = AsyncStream.makeStream()
-        (releases, releaseRequests) = AsyncStream.makeStream()
+        (releases, releaseRequests) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     // MARK: - Registry
 
     func register(
         name: String, definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows,
-        visibility: LiveQueryVisibility = .listed
+        visibility: LiveQueryVisibility = .listed, owner: UUID? = nil
     ) async throws(SQLiveError) -> LiveQuerySnapshot {
         guard !isShutDown else { throw .closed }
         guard registry.queries[name] == nil else { throw .liveQueryNameTaken(name) }
@@ -111,7 +116,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             registry.dropIfUnused(definition)
             throw isShutDown ? .closed : .liveQueryNameTaken(name)
         }
-        registry.add(name, definition, delivery: delivery, visibility: visibility, delivered: result)
+        registry.add(name, definition, delivery: delivery, visibility: visibility, owner: owner, delivered: result)
         syncInterest(definition)
         return LiveQuerySnapshot(name: name, version: 1, result: result, tables: tables)
     }
@@ -148,8 +153,50 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
 
     /// Asks the run loop to drop a live query: its handle was released,
     /// in a `deinit` that cannot wait for the actor.
-    nonisolated func release(name: String) {
-        releaseRequests.yield(name)
+    /// A handle let go: the live query it registered, by name and owner.
+    struct Release: Sendable {
+        var name: String
+        var owner: UUID
+    }
+
+    nonisolated func release(name: String, owner: UUID) {
+        let successor = released.withLock { released -> RefreshScheduler? in
+            if let successor = released.successor { return successor }
+            released.names.append(Release(name: name, owner: owner))
+            return nil
+        }
+        if let successor {
+            successor.release(name: name, owner: owner)
+        } else {
+            releaseRequests.yield()
+        }
+    }
+
+    /// Unregisters the live queries whose handles were released (none
+    /// once shut down: they wait for the scheduler that takes over).
+    func serveReleases() {
+        guard !isShutDown else { return }
+        let names = released.withLock { released in
+            defer { released.names = [] }
+            return released.names
+        }
+        // Only the registration the handle made: the name may have been
+        // dropped and registered again meanwhile.
+        for release in names where registry.queries[release.name]?.owner == release.owner {
+            try? unregister(name: release.name)
+        }
+    }
+
+    /// Hands the releases this scheduler did not serve (it was shut down)
+    /// to the scheduler that adopted its queries, and forwards it every
+    /// later one (a handle may still reach this scheduler for a moment).
+    nonisolated func handReleases(to successor: RefreshScheduler) {
+        let names = released.withLock { released in
+            released.successor = successor
+            defer { released.names = [] }
+            return released.names
+        }
+        for release in names { successor.release(name: release.name, owner: release.owner) }
     }
 
     /// Drops the listed live queries; the unlisted ones belong to their
@@ -240,6 +287,8 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// more registrations or changes (they fail as closed, never lost) and
     /// delivers nothing more.
     func handOver() -> [LiveQueryRegistry.Moved] {
+        // What was let go does not move.
+        serveReleases()
         let moving = registry.moving
         shutdown()
         return moving

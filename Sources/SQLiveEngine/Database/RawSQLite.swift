@@ -79,26 +79,6 @@ package final class RawConnection {
     package func prepare(_ sql: String) throws(RawSQLiteError) -> RawStatement {
         try RawStatement(on: handle, sql)
     }
-
-    /// Each row of a statement, its values as text (`nil` for NULL).
-    package func rows(_ sql: String, _ body: ([String?]) -> Void) throws(RawSQLiteError) {
-        let statement = try prepare(sql)
-        let columns = statement.columnCount
-        var row = [String?](repeating: nil, count: columns)
-        while true {
-            switch statement.step() {
-            case SQLITE_ROW:
-                for column in 0..<columns {
-                    row[column] = sqlite3_column_text(statement.handle, Int32(column)).map { String(cString: $0) }
-                }
-                body(row)
-            case SQLITE_DONE:
-                return
-            case let code:
-                throw RawSQLiteError(code: code, on: handle)
-            }
-        }
-    }
 }
 
 /// A statement prepared on a raw connection, the engine's or GRDB's
@@ -110,10 +90,9 @@ package final class RawStatement {
     /// are an error (`SQLITE_MISUSE`, "no statement").
     ///
     /// The connection must outlive the statement.
-    package init(on connection: OpaquePointer, _ sql: String, persistent: Bool = false) throws(RawSQLiteError) {
+    package init(on connection: OpaquePointer, _ sql: String) throws(RawSQLiteError) {
         var statement: OpaquePointer?
-        let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
-        let code = sqlite3_prepare_v3(connection, sql, -1, flags, &statement, nil)
+        let code = sqlite3_prepare_v3(connection, sql, -1, 0, &statement, nil)
         // The offset is only good right after the failing call.
         let offset = Int(sqlite3_error_offset(connection))
         guard code == SQLITE_OK, let statement else {

@@ -27,19 +27,9 @@ final class Broadcaster<Element: Sendable>: Sendable {
         var finish: @Sendable () -> Void
     }
 
-    /// A stream of the values yielded from now on; with `filter`, only
-    /// those it accepts.
-    func subscribe(where filter: (@Sendable (Element) -> Bool)? = nil) -> AsyncStream<Element> {
-        subscription(where: filter).stream
-    }
-
-    /// A stream of the values yielded from now on, and a way to end it
-    /// before the broadcaster finishes (its subscriber is then dropped).
-    func subscription(where filter: (@Sendable (Element) -> Bool)? = nil)
-        -> (stream: AsyncStream<Element>, finish: @Sendable () -> Void)
-    {
-        guard let filter else { return subscription { $0 } }
-        return subscription { filter($0) ? $0 : nil }
+    /// A stream of the values yielded from now on.
+    func subscribe() -> AsyncStream<Element> {
+        subscription { $0 }.stream
     }
 
     /// A stream of what `transform` makes of each value yielded from now

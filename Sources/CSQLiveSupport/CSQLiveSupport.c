@@ -17,6 +17,10 @@ int sqlive_set_double_quoted_strings(sqlite3 *db, int enabled) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, enabled, (int *)0);
 }
 
+int sqlive_set_checkpoint_on_close(sqlite3 *db, int enabled) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, !enabled, (int *)0);
+}
+
 /* The planner probe: a virtual table module for the index advisor. */
 
 typedef struct {

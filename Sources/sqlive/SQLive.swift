@@ -116,6 +116,8 @@ struct SQLive: AsyncParsableCommand {
                 mode: mode.flatMap(OutputMode.init(rawValue:)), bail: bail, demo: demo)
             status = await SessionRunner.run(options)
         }
+        // Every connection is closed: an empty -wal this run made goes.
+        WALClosing.finish()
         if status != 0 {
             throw ExitCode(status)
         }

@@ -20,15 +20,21 @@ struct OpeningTests {
         await database.close()
     }
 
-    @Test("A WAL database is read through a pool")
-    func walUsesPool() async throws {
+    @Test("Opening a WAL database whose -wal is empty writes nothing to it")
+    func walOpensWithoutWriting() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("wal.sqlite")
         try await SQLite3CLI.run(path, "PRAGMA journal_mode=WAL; CREATE TABLE t(x);")
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let database = try await LiveDatabase.open(.file(path))
         #expect(database.info.journalMode == "wal")
-        #expect(database.writer is DatabasePool)
+        _ = try await database.execute("SELECT count(*) FROM t")
+        // GRDB's DatabasePool would have created and dropped a table here
+        // (schema_version +2): the session is one connection.
+        #expect(database.writer is DatabaseQueue)
+        #expect(FileManager.default.contents(atPath: path + "-wal")?.count == 0)
         await database.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
     @Test("Opening a rollback-journal database leaves its journal mode alone")

@@ -23,6 +23,11 @@ typedef struct sqlite3 sqlite3;
 /// code. `sqlite3_db_config` is variadic, which Swift cannot call.
 int sqlive_set_double_quoted_strings(sqlite3 *db, int enabled);
 
+/// Lets closing `db` checkpoint a WAL file and delete it, as the last
+/// connection to a file does by default, or not
+/// (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`); returns an SQLite result code.
+int sqlive_set_checkpoint_on_close(sqlite3 *db, int enabled);
+
 
 /// Receives what the planner asks of a probe table while a statement is
 /// prepared: a constraint on `column` (`SQLITE_INDEX_CONSTRAINT_*` in

@@ -60,8 +60,12 @@ extension LiveDatabase {
         // A REPL user may BEGIN in one command and COMMIT in another.
         configuration.allowsUnsafeTransactions = true
         configuration.prepareDatabase { db in
+            // Closing never checkpoints a WAL the user did not write to
+            // (the session's connection and the live queries' alike).
+            WALClosing.prepare(db.sqliteConnection)
             tracer.install(on: db)
         }
+        WALClosing.noteOpening(location.filePath)
 
         // A read-write session goes through the tracking VFS, so that
         // observers in this process know when it writes pages; a read-only
@@ -80,22 +84,15 @@ extension LiveDatabase {
                 return try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "delete"
             }.lowercased()
 
-            let writer: any DatabaseWriter
-            if journalMode == "wal" {
-                // The pool opens before the queue closes: closing the last
-                // connection to the file would make SQLite checkpoint and
-                // delete the WAL and its index (a sync and two unlinks, 3 to
-                // 5 ms here), which the pool would then re-create.
-                // Its own path, not a URI: GRDB checks that `path + "-wal"`
-                // exists, and where it does not, creates and drops a table to
-                // make it (a schema change every other watcher would see).
-                // In WAL mode observers take SQLite's own locks, so the
-                // session needs no tracking.
-                writer = try DatabasePool(path: location.sqlitePath, configuration: configuration)
-                try queue.close()
-            } else {
-                writer = queue
-            }
+            // One connection for the session in every journal mode. GRDB's
+            // `DatabasePool` is not used: opening one on a WAL file whose
+            // `-wal` is missing or empty commits a `CREATE TABLE` and a
+            // `DROP TABLE` (its workaround for GRDB issue 102), which would
+            // change the file, its schema version and every other
+            // watcher's view at a mere look. Live queries read on their own
+            // connection (`LiveQueryReader`), so the session's serves the
+            // user's statements, which it runs one at a time anyway.
+            let writer: any DatabaseWriter = queue
             let version = String(cString: sqlite3_libversion())
             let info = DatabaseInfo(
                 path: location.sqlitePath, readonly: readonly, sqliteVersion: version, journalMode: journalMode,

@@ -8,9 +8,9 @@ import SQLiveLocks
 /// schema, explains queries, traces statements, and keeps live queries up
 /// to date whoever writes the file.
 ///
-/// A WAL database is read through a `DatabasePool`, so that reads never
-/// wait for a writer; any other database through a `DatabaseQueue`, and
-/// its journal mode is left as it is.
+/// The session's statements run on one connection (a GRDB
+/// `DatabaseQueue`) in every journal mode, which is left as it is; live
+/// queries read on a connection of their own.
 ///
 /// ```swift
 /// let database = try await LiveDatabase.open(.file("games.sqlite"))
@@ -43,8 +43,8 @@ public final class LiveDatabase: Sendable {
     /// The facts reported when the database was opened (or when the file
     /// it follows was replaced).
     public var info: DatabaseInfo { state.withLock { $0.core.info } }
-    /// The session's connection, where user statements run: GRDB's writer,
-    /// a `DatabasePool` for WAL databases, a `DatabaseQueue` otherwise.
+    /// The session's connection, where user statements run: a GRDB
+    /// `DatabaseQueue`.
     package var writer: any DatabaseWriter { state.withLock { $0.core.writer } }
     let tracer: StatementTracer
     /// The live-query machinery: registry, change monitors, scheduler.
@@ -148,9 +148,7 @@ public final class LiveDatabase: Sendable {
     static func shut(_ core: Core) async {
         await core.live.shutdown()
         do {
-            if let pool = core.writer as? DatabasePool {
-                try pool.close()
-            } else if let queue = core.writer as? DatabaseQueue {
+            if let queue = core.writer as? DatabaseQueue {
                 try queue.close()
             }
         } catch {

@@ -52,6 +52,8 @@ package final class RawConnection {
             throw error
         }
         self.handle = handle
+        // A connection of sqlive's own never checkpoints as it closes.
+        WALClosing.prepare(handle)
     }
 
     /// A new, empty in-memory database.

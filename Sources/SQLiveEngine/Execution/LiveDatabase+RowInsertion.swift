@@ -47,6 +47,7 @@ extension LiveDatabase {
         live: LiveQueryCenter
     ) throws -> RowInsertion {
         guard let connection = db.sqliteConnection else { throw SQLiveError.closed }
+        WALClosing.sessionMayWrite(connection)
         // Whether the change recorder observes: then the inserts, which
         // GRDB does not see, are reported to it before the commit.
         let observed = try live.scriptWillRun(db)

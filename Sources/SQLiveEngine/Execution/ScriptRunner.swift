@@ -65,6 +65,7 @@ struct ScriptRunner {
                 columns: columnCount == 0 ? [] : statement.columnNames)
             try consumer.statementDidStart(header)
 
+            if sqlite3_stmt_readonly(sqliteStatement) == 0 { WALClosing.sessionMayWrite(db.sqliteConnection) }
             let totalChangesBefore = db.totalChangesCount
             var rowCount = 0
             var truncated = false
@@ -161,6 +162,7 @@ extension ScriptRunner {
                 // commit for another writer's (counting more is safe).
                 let readonly = sqlite3_stmt_readonly(statement) != 0
                 let mayCommit = !readonly || sqlite3_get_autocommit(connection) == 0
+                if !readonly { WALClosing.sessionMayWrite(connection) }
                 if mayCommit {
                     wrote = true
                     if Self.mayChangeSchema(buffer, from: offset, to: next) { schemaMayChange = true }

@@ -31,6 +31,16 @@ public struct SessionOptions: Sendable {
     public var bail: Bool
     /// Open a temporary demo database that a second connection keeps writing to.
     public var demo: Bool
+    /// SQL and dot-commands given after the database name: run in order,
+    /// stopping at the first that fails (as sqlite3), instead of reading
+    /// standard input.
+    public var trailing: [String] = []
+    /// Settings and `-cmd` commands, applied in order after the init file.
+    public var steps: [ShellCommandLine.Step] = []
+    /// `-init FILE`; `nil` runs `~/.sqliterc` when it exists.
+    public var initFile: String?
+    /// `-interactive` or `-batch`; `nil`: whether standard input is a terminal.
+    public var interactive: Bool?
 
     public init(
         database: String?, readonly: Bool, commands: [String], file: String?, mode: OutputMode?, bail: Bool,

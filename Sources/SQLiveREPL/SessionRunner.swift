@@ -24,7 +24,8 @@ public enum SessionRunner {
 
     private static func main(_ options: SessionOptions) -> Int32 {
         signal(SIGPIPE, SIG_IGN)
-        let interactive = options.commands.isEmpty && options.file == nil && isatty(0) != 0
+        let scripted = !options.commands.isEmpty || options.file != nil || !options.trailing.isEmpty
+        let interactive = !scripted && (options.interactive ?? (isatty(0) != 0))
         let session = Session(interactive: interactive, mode: options.mode, bail: options.bail)
         // Runs last: a scripted session's buffered output is written.
         defer { session.sink.flush() }
@@ -75,6 +76,21 @@ public enum SessionRunner {
             demo.writer.start()
         }
 
+        // As sqlite3: the init file, then the command line's settings and
+        // -cmd commands in order, then the SQL and dot-commands given as
+        // arguments (which stop at the first failure), or the input.
+        if let status = session.runStartup(options) { return status }
+
+        if !options.trailing.isEmpty {
+            session.errorStyle = .argument
+            for command in options.trailing where !session.isFinished {
+                guard session.runArgument(command) else { break }
+            }
+            if !session.isFinished { session.printEvents() }
+            if let signal = session.signals.termination { return 128 + signal }
+            return session.exitCode ?? (session.hasFailed ? 1 : 0)
+        }
+
         if interactive {
             if demo == nil, let database = session.database {
                 session.write(Self.banner(database, colour: session.colour))
@@ -112,7 +128,7 @@ public enum SessionRunner {
     /// the sqlite3 shell says it.
     static func banner(_ database: LiveDatabase, colour: Bool) -> String {
         var text =
-            "sqlive \(SQLiveVersion.current) (SQLite \(database.info.sqliteVersion)) on \(database.info.path)\n"
+            "SQLite version \(database.info.sqliteVersion) \(SQLiveVersion.sqliteSourceDate) (sqlive \(SQLiveVersion.current)) on \(database.info.path)\n"
             + "Enter \".help\" for usage hints.\n"
         if database.location.filePath == nil {
             let transient = "transient in-memory database"

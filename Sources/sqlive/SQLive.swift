@@ -4,21 +4,137 @@ import SQLiveEngine
 import SQLiveREPL
 import SQLiveRPC
 
-/// The `sqlive` command: parses arguments and picks a front end.
+/// The executable: reads the command line as the sqlite3 shell does
+/// (`ShellCommandLine`) and picks a front end.
 @main
+enum Main {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        // The manual page and the shell completions come from the options
+        // declared for swift-argument-parser.
+        if arguments.contains(where: { $0 == "--experimental-dump-help" || $0.hasPrefix("--generate-completion") }) {
+            await SQLive.main(arguments)
+            return
+        }
+        let program = CommandLine.arguments.first ?? "sqlive"
+        if let invalid = nonUTF8Argument() {
+            // Swift replaces bytes that are not UTF-8 with U+FFFD: refuse
+            // them, rather than run or open something else than was typed.
+            FileHandle.standardError.write(Data("\(program): Error: \(invalid)\n".utf8))
+            exit(1)
+        }
+        let line: ShellCommandLine
+        do {
+            line = try ShellCommandLine.parse(arguments)
+        } catch {
+            var text = "\(program): Error: \(error.message)\n"
+            if error.suggestsHelp { text += "Use -help for a list of options.\n" }
+            FileHandle.standardError.write(Data(text.utf8))
+            exit(1)
+        }
+        switch line.action {
+        case .help:
+            FileHandle.standardError.write(Data(ShellUsage.text(program: program).utf8))
+            exit(1)
+        case .version:
+            print(SQLiveVersion.sqliteVersionLine)
+            exit(0)
+        case .sqliveVersion:
+            print(SQLiveVersion.current)
+            exit(0)
+        case .run:
+            break
+        }
+        if let conflict = line.conflict() ?? check(line) {
+            FileHandle.standardError.write(Data("\(program): Error: \(conflict)\n".utf8))
+            exit(1)
+        }
+        SQLiveLog.bootstrap()
+        SQLiteProcess.configure()
+        let status = await run(line)
+        // Every connection is closed: an empty -wal this run made goes.
+        WALClosing.finish()
+        exit(status)
+    }
+
+    private static func run(_ line: ShellCommandLine) async -> Int32 {
+        switch line.frontEnd {
+        case .mcp:
+            let limits = ConfinedReader.Limits(
+                time: .milliseconds(Int64(line.timeLimit * 1000)), rows: line.maxRows, bytes: line.maxBytes)
+            return await MCPServer.run(
+                database: line.database,
+                options: MCPServer.Options(allowWrites: line.allowWrites, limits: limits))
+        case .rpc:
+            return await RPCServer.run(database: line.database, readonly: line.readonly)
+        case .session:
+            var options = SessionOptions(
+                database: line.database, readonly: line.readonly, commands: line.commands, file: line.file,
+                mode: line.mode.flatMap(OutputMode.init(rawValue:)), bail: line.bail, demo: line.demo)
+            options.trailing = line.trailing
+            options.steps = line.steps
+            options.initFile = line.initFile
+            options.interactive = line.interactive
+            return await SessionRunner.run(options)
+        }
+    }
+
+    /// What the options name that cannot be used: an unknown `--mode`, a
+    /// VFS SQLite lacks, a symbolic link with `-nofollow`.
+    private static func check(_ line: ShellCommandLine) -> String? {
+        if let mode = line.mode, OutputMode(rawValue: mode) == nil {
+            return "unknown mode '\(mode)'; use one of: \(OutputMode.allCases.map(\.rawValue).joined(separator: ", "))"
+        }
+        if let vfs = line.vfs, !SQLiteProcess.hasVFS(named: vfs) {
+            return "no such VFS: \"\(vfs)\""
+        }
+        if line.noFollow, let path = line.database, DatabaseLocation(path).filePath != nil {
+            var status = stat()
+            if lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK {
+                return "unable to open database \"\(path)\": unable to open database file (symbolic link, -nofollow)"
+            }
+        }
+        return nil
+    }
+
+    /// The first argument holding bytes that are not UTF-8, described.
+    private static func nonUTF8Argument() -> String? {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeRawBufferPointer(start: argument, count: strlen(argument))
+            if String(validating: bytes, as: UTF8.self) == nil {
+                return "argument \(index) holds bytes that are not UTF-8: \(String(decoding: bytes, as: UTF8.self))"
+            }
+        }
+        return nil
+    }
+}
+
+/// The `sqlive` command's options, declared for swift-argument-parser,
+/// which writes the manual page (`--experimental-dump-help`) and the shell
+/// completions (`--generate-completion-script`) from them. The command line
+/// itself is read as the sqlite3 shell reads its own (`ShellCommandLine`,
+/// in `Main`): one dash or two, options anywhere, SQL and dot-commands
+/// after the database name.
 struct SQLive: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sqlive",
         abstract: "A live SQLite query playground: queries that re-print whenever the data changes.",
+        usage: "sqlive [OPTIONS] [FILENAME [SQL|CMD...]]",
         discussion: """
-            Interactive when standard input is a terminal and neither -c nor -f is given; \
-            otherwise a scripted session. With --rpc (or --lsp), serves JSON-RPC 2.0 and the Language Server Protocol on standard input and output. \
-            With --mcp, serves the Model Context Protocol to AI assistants, the database read-only unless --allow-writes is given.
-            """,
-        version: SQLiveVersion.current)
+            The command line is the sqlite3 shell's (3.40.1): its options take one dash or two, and SQL or \
+            dot-commands after the database name run in order instead of reading standard input. \
+            Interactive when standard input is a terminal and neither -c, -f nor SQL arguments are given; \
+            otherwise a scripted session. With --rpc (or --lsp), serves JSON-RPC 2.0 and the Language Server \
+            Protocol on standard input and output. With --mcp, serves the Model Context Protocol to AI \
+            assistants, the database read-only unless --allow-writes is given.
+            """)
 
     @Argument(help: "A database file path or a file: URI; omitted or :memory: opens an in-memory database.")
     var database: String?
+
+    @Argument(help: "SQL statements or dot-commands, run in order instead of reading standard input.")
+    var sql: [String] = []
 
     @Flag(
         name: [.customLong("rpc"), .customLong("lsp")],
@@ -51,75 +167,64 @@ struct SQLive: AsyncParsableCommand {
     @Option(name: [.short, .customLong("file")], help: "Run the script file, then exit.")
     var file: String?
 
-    @Flag(help: "Open the database read-only: writes fail, the file is never modified.")
-    var readonly = false
-
-    @Option(help: "Initial output mode: box, table, markdown, csv, json, line, list, tabs.")
+    @Option(help: "Initial output mode (as .mode takes it).")
     var mode: String?
-
-    @Flag(help: "Stop a scripted session at the first error.")
-    var bail = false
 
     @Flag(help: "Open a demo database with a second connection that keeps writing to it.")
     var demo = false
 
-    func validate() throws {
-        // Swift replaces bytes that are not UTF-8 in arguments with U+FFFD:
-        // refuse them, rather than run or open something else than was typed.
-        for index in 1..<Int(CommandLine.argc) {
-            guard let argument = CommandLine.unsafeArgv[index] else { continue }
-            let bytes = UnsafeRawBufferPointer(start: argument, count: strlen(argument))
-            if String(validating: bytes, as: UTF8.self) == nil {
-                throw ValidationError(
-                    "argument \(index) holds bytes that are not UTF-8: \(String(decoding: bytes, as: UTF8.self))")
-            }
-        }
-        if let mode, OutputMode(rawValue: mode) == nil {
-            throw ValidationError(
-                "unknown mode '\(mode)'; use one of: \(OutputMode.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        if rpc && (!commands.isEmpty || file != nil) {
-            throw ValidationError("--rpc cannot be combined with -c or -f")
-        }
-        if mcp && (rpc || !commands.isEmpty || file != nil || demo) {
-            throw ValidationError("--mcp cannot be combined with --rpc, -c, -f or --demo")
-        }
-        if mcp && readonly {
-            throw ValidationError("--mcp opens the database read-only already (unless --allow-writes is given)")
-        }
-        if !mcp && allowWrites {
-            throw ValidationError("--allow-writes is for --mcp (the REPL and --rpc write unless --readonly is given)")
-        }
-        if !(timeLimit > 0 && timeLimit <= 86400) || maxRows < 0 || maxBytes < 1 {
-            throw ValidationError(
-                "--time-limit must be between 0 and 86400 seconds, --max-rows and --max-bytes positive")
-        }
-        if demo && database != nil {
-            throw ValidationError("--demo opens its own database; give no DATABASE with it")
-        }
-    }
+    @Flag(help: "Print sqlive's own version.")
+    var sqliveVersion = false
+
+    // sqlite3's options (3.40.1), one dash or two.
+    @Flag(name: .sqlite3("ascii"), help: "Set output mode to 'ascii'.") var ascii = false
+    @Flag(name: .sqlite3("bail"), help: "Stop after hitting an error.") var bail = false
+    @Flag(name: .sqlite3("batch"), help: "Force batch I/O.") var batch = false
+    @Flag(name: .sqlite3("box"), help: "Set output mode to 'box'.") var box = false
+    @Flag(name: .sqlite3("column"), help: "Set output mode to 'column'.") var column = false
+    @Option(name: .sqlite3("cmd"), help: "Run COMMAND before reading stdin.") var cmd: [String] = []
+    @Flag(name: .sqlite3("csv"), help: "Set output mode to 'csv'.") var csv = false
+    @Flag(name: .sqlite3("echo"), help: "Print inputs before execution.") var echo = false
+    @Option(name: .sqlite3("init"), help: "Read/process the named file (instead of ~/.sqliterc).")
+    var initFile: String?
+    @Flag(name: .sqlite3("header"), help: "Turn headers on.") var header = false
+    @Flag(name: .sqlite3("noheader"), help: "Turn headers off.") var noheader = false
+    @Flag(name: .sqlite3("html"), help: "Set output mode to HTML.") var html = false
+    @Flag(name: .sqlite3("interactive"), help: "Force interactive I/O.") var interactive = false
+    @Flag(name: .sqlite3("json"), help: "Set output mode to 'json'.") var json = false
+    @Flag(name: .sqlite3("line"), help: "Set output mode to 'line'.") var line = false
+    @Flag(name: .sqlite3("list"), help: "Set output mode to 'list'.") var list = false
+    @Flag(name: .sqlite3("markdown"), help: "Set output mode to 'markdown'.") var markdown = false
+    @Option(name: .sqlite3("newline"), help: "Set the output row separator (default '\\n').") var newline: String?
+    @Flag(name: .sqlite3("nofollow"), help: "Refuse to open symbolic links to database files.")
+    var nofollow = false
+    @Option(name: .sqlite3("nullvalue"), help: "Set the text for NULL values (default '').") var nullvalue: String?
+    @Flag(name: .sqlite3("quote"), help: "Set output mode to 'quote'.") var quote = false
+    @Flag(name: .sqlite3("readonly"), help: "Open the database read-only: writes fail, the file is never modified.")
+    var readonly = false
+    @Option(name: .sqlite3("separator"), help: "Set the output column separator (default '|').")
+    var separator: String?
+    @Flag(name: .sqlite3("stats"), help: "Accepted, as sqlite3 does; sqlive prints no memory statistics.")
+    var stats = false
+    @Flag(name: .sqlite3("table"), help: "Set output mode to 'table'.") var table = false
+    @Flag(name: .sqlite3("tabs"), help: "Set output mode to 'tabs'.") var tabs = false
+    @Flag(name: .sqlite3("version"), help: "Show SQLite's version.") var version = false
+    @Option(name: .sqlite3("vfs"), help: "Require the VFS NAME.") var vfs: String?
+    @Flag(name: .sqlite3("eqp"), help: "Show the query plan before each statement.") var eqp = false
+    @Flag(name: .sqlite3("eqpfull"), help: "Show the plan and the bytecode before each statement.")
+    var eqpfull = false
+    @Option(name: .sqlite3("mmap"), help: "Accepted, as sqlite3 does; no effect.") var mmap: String?
+    @Flag(name: .sqlite3("memtrace"), help: "Accepted, as sqlite3 does; no effect.") var memtrace = false
 
     func run() async throws {
-        SQLiveLog.bootstrap()
-        SQLiteProcess.configure()
-        let status: Int32
-        if mcp {
-            let limits = ConfinedReader.Limits(
-                time: .milliseconds(Int64(timeLimit * 1000)), rows: maxRows, bytes: maxBytes)
-            status = await MCPServer.run(
-                database: database, options: MCPServer.Options(allowWrites: allowWrites, limits: limits))
-        } else if rpc {
-            status = await RPCServer.run(database: database, readonly: readonly)
-        } else {
-            let options = SessionOptions(
-                database: database, readonly: readonly, commands: commands, file: file,
-                mode: mode.flatMap(OutputMode.init(rawValue:)), bail: bail, demo: demo)
-            status = await SessionRunner.run(options)
-        }
-        // Every connection is closed: an empty -wal this run made goes.
-        WALClosing.finish()
-        if status != 0 {
-            throw ExitCode(status)
-        }
+        // Only the manual page and the completions are asked of this type.
+        throw CleanExit.helpRequest(self)
+    }
+}
+
+extension NameSpecification {
+    /// An option of sqlite3's: `-name` and `--name`.
+    static func sqlite3(_ name: String) -> NameSpecification {
+        [.customLong(name, withSingleDash: true), .customLong(name)]
     }
 }

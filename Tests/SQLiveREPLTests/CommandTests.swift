@@ -82,11 +82,21 @@ struct CommandTests {
         #expect(try DotCommand.parse(".indices pl%") == .indexes(pattern: "pl%"))
         #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".indexes a b") }
         #expect(try DotCommand.parse(".changes on") == .changes(true))
-        #expect(try DotCommand.parse(".ch off") == .changes(false))
+        // Abbreviations as sqlite3 reads them: the first command in its
+        // order that the name begins, if long enough.
+        #expect(try DotCommand.parse(".cha off") == .changes(false))
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".ch off") }
+        #expect(try DotCommand.parse(".h on") == .headers(true))
+        #expect(try DotCommand.parse(".ex") == .exit(0))
+        #expect(try DotCommand.parse(".o out.txt") == .output(path: "out.txt", once: false))
+        // Quotes and backslash escapes as sqlite3's tokenizer reads them.
+        #expect(try DotCommand.parse(".print 'a\\tb' \"c\\td\" e\\tf") == .print("a\\tb c\td e\tf"))
+        #expect(try DotCommand.parse(".\"quit\"") == .quit)
+        #expect(try DotCommand.parse(".") == DotCommand.none)
         #expect(try DotCommand.parse(".mode tabs") == .mode(.tabs))
-        // Abbreviations stay unambiguous only where they were.
+        // Abbreviations as sqlite3's: `.o` is `.output`, `.op` is `.open`.
         #expect(try DotCommand.parse(".op x.sqlite") == .open(path: "x.sqlite", readonly: false))
-        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".o x") }
+        #expect(try DotCommand.parse(".o x") == .output(path: "x", once: false))
     }
 
     @Test func errorsSayWhatToDo() {

@@ -177,7 +177,7 @@ struct ImportTests {
         )
         #expect(
             sqlive.stderr
-                == sqlite3.stderr + "Error: near line 2: 2 rows of dups.csv could not be inserted into t\n")
+                == sqlite3.stderr + "Error: 2 rows of dups.csv could not be inserted into t\n")
         #expect(sqlive.stdout == "3\n")
         #expect(sqlive.status == 1)
         #expect(
@@ -196,9 +196,9 @@ struct ImportTests {
             ], directory: directory, cwd: directory.path)
         #expect(
             output.stderr == """
-                Error: near line 1: cannot open "missing.csv"
-                Error: near line 2: empty.csv: empty file
-                Error: near line 3: unknown database "nope"
+                Error: cannot open "missing.csv"
+                Error: empty.csv: empty file
+                Error: unknown database "nope"
 
                 """)
         #expect(output.stdout == "", "the table of an empty file is not created")

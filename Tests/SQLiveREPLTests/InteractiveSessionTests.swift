@@ -88,7 +88,7 @@ struct InteractiveSessionTests {
         try await tmux.start([Processes.sqlive, database])
 
         var screen = try await tmux.waitForScreen { $0.last == "sqlive>" || $0.last == "sqlive> " }
-        #expect(screen.contains { $0.hasPrefix("sqlive ") && $0.contains("games.sqlite") })
+        #expect(screen.contains { $0.hasPrefix("SQLite version ") && $0.contains("(sqlive ") && $0.contains("games.sqlite") })
         #expect(!screen.contains { $0.contains("transient") }, "a file is not a transient database")
 
         // A live query prints its first result.
@@ -135,8 +135,8 @@ struct InteractiveSessionTests {
         }
         #expect(screen.contains("│ Grandma Blob │    95 │"))
         try await tmux.press("C-c")
-        screen = try await tmux.waitForScreen { $0.suffix(2) == ["Error: interrupted", "sqlive>"] }
-        #expect(screen.suffix(2) == ["Error: interrupted", "sqlive>"])
+        screen = try await tmux.waitForScreen { $0.suffix(2) == ["Runtime error: interrupted (9)", "sqlive>"] }
+        #expect(screen.suffix(2) == ["Runtime error: interrupted (9)", "sqlive>"])
         #expect(await tmux.isRunning())
 
         // A table another process creates is completed too (the schema is refreshed when over a second old).
@@ -201,7 +201,7 @@ struct InteractiveSessionTests {
         defer { tmux.kill() }
         try await tmux.start([Processes.sqlive])
         let screen = try await tmux.waitForScreen { $0.last == "sqlive>" }
-        #expect(screen.first?.hasPrefix("sqlive ") == true)
+        #expect(screen.first?.hasPrefix("SQLite version ") == true)
         #expect(screen.first?.hasSuffix(" on :memory:") == true)
         #expect(
             Array(screen.dropFirst()) == [

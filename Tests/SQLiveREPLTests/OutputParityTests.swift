@@ -149,7 +149,7 @@ struct OutputParityTests {
         let script = (1...3000).map { "SELECT \($0);" }.joined(separator: "\n") + "\nSELECT * FROM missing;\n"
         let ours = try await Processes.sqlive([database], stdin: script, directory: directory)
         #expect(ours.stdout == (1...3000).map { "\($0)\n" }.joined())
-        #expect(ours.stderr == "Error: near line 3001: no such table: missing\n")
+        #expect(ours.stderr == "Parse error near line 3001: no such table: missing\n")
         #expect(ours.status == 1)
     }
 }

@@ -22,7 +22,7 @@ struct OutputRedirectionTests {
             ], directory: directory)
         #expect(try contents(file) == "1\n2\nprinted\n1,x\r\n2,x\r\nt\n")
         #expect(output.stdout == "back on stdout\r\nstill\r\n")
-        #expect(output.stderr == "Error: near line 7: no such column: nope\n")
+        #expect(output.stderr == "Parse error near line 7: no such column: nope\n  SELECT nope;\n         ^--- error here\n")
         #expect(output.status == 1)
     }
 
@@ -91,7 +91,7 @@ struct OutputRedirectionTests {
         #expect(output.stdout == "1\n")
         #expect(
             output.stderr
-                == "Error: near line 1: cannot write to \"\(directory.file("missing/out.txt"))\": No such file or directory\n"
+                == "Error: cannot write to \"\(directory.file("missing/out.txt"))\": No such file or directory\n"
         )
         #expect(output.status == 1)
     }

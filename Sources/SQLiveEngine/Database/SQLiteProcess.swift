@@ -1,4 +1,5 @@
 import CSQLiveSupport
+import GRDBSQLite
 
 /// Settings of the SQLite library for a whole process.
 public enum SQLiteProcess {
@@ -15,5 +16,10 @@ public enum SQLiteProcess {
     /// (`sqlite3_stmt_status`) do not depend on it.
     public static func configure() {
         _ = sqlive_disable_memory_statistics()
+    }
+
+    /// Whether SQLite has a VFS of this name (`-vfs NAME`).
+    public static func hasVFS(named name: String) -> Bool {
+        sqlite3_vfs_find(name) != nil
     }
 }

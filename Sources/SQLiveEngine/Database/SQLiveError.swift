@@ -17,6 +17,19 @@ public struct SQLiteFailure: Error, Hashable, Sendable {
     public var statementIndex: Int?
     /// The SQL of the failing statement, when known.
     public var sql: String?
+    /// When the statement failed: as SQLite prepared it, or as it ran.
+    public var phase: Phase?
+    /// The byte offset in the script where the failing statement's text
+    /// begins (after the previous statement's `;`), when known.
+    public var statementOffset: Int?
+
+    /// When a statement fails.
+    public enum Phase: Hashable, Sendable {
+        /// `sqlite3_prepare`: a syntax error, an unknown table or column.
+        case prepare
+        /// `sqlite3_step`: a constraint, a runtime error.
+        case step
+    }
 
     public init(
         code: Int32, extendedCode: Int32, message: String,

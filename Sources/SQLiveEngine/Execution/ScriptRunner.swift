@@ -52,7 +52,10 @@ struct ScriptRunner {
                 statement = next
             } catch let error as DatabaseError {
                 let offset = errorOffset(in: db, from: consumedBytes)
-                throw SQLiteFailure(error, offset: offset.map { consumedBytes + $0 }, statementIndex: index)
+                var failure = SQLiteFailure(error, offset: offset.map { consumedBytes + $0 }, statementIndex: index)
+                failure.phase = .prepare
+                failure.statementOffset = consumedBytes
+                throw failure
             }
             let sqliteStatement = statement.sqliteStatement
             let statementStart = consumedBytes
@@ -82,7 +85,10 @@ struct ScriptRunner {
                     rowCount += 1
                 }
             } catch let error as DatabaseError {
-                throw SQLiteFailure(error, statementIndex: index)
+                var failure = SQLiteFailure(error, statementIndex: index)
+                failure.phase = .step
+                failure.statementOffset = statementStart
+                throw failure
             }
             let changes = db.totalChangesCount > totalChangesBefore ? db.changesCount : 0
             try finish(
@@ -130,8 +136,11 @@ extension ScriptRunner {
                     prepared = success.statement
                     next = offset + success.end
                 case .failure(let error):
-                    throw Self.failure(
+                    var failure = Self.failure(
                         connection, code: error.code, offset: error.offset.map { offset + $0 }, statementIndex: index)
+                    failure.phase = .prepare
+                    failure.statementOffset = offset
+                    throw failure
                 }
                 guard let prepared else {
                     // Only blanks and comments were left.
@@ -186,8 +195,11 @@ extension ScriptRunner {
                     case SQLITE_DONE:
                         break stepping
                     default:
-                        throw Self.failure(
+                        var failure = Self.failure(
                             connection, code: step, offset: nil, statementIndex: index, sql: header.sql)
+                        failure.phase = .step
+                        failure.statementOffset = offset
+                        throw failure
                     }
                 }
                 let changes =

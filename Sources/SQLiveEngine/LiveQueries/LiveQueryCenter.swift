@@ -235,6 +235,12 @@ final class LiveQueryCenter: Sendable {
         return try recorder.prepareForScript(db)
     }
 
+    /// Called after the session's connection replaced pages of the file
+    /// without a statement (`.restore`): every live query refreshes.
+    func pagesWereReplaced() {
+        signalContinuation.yield(.localUnobserved)
+    }
+
     /// Called on the session's connection after a script that ran on
     /// SQLite directly and may have written: a live query that was
     /// registered meanwhile refreshes, since its first read may have

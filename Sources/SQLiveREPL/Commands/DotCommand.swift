@@ -49,11 +49,35 @@ public enum DotCommand: Hashable, Sendable {
     case print(String)
     case help(String?)
     case quit
+    /// A lone `.`: nothing, as in sqlite3.
+    case none
+    /// `.echo on|off`: print each command before it runs.
+    case echo(Bool)
+    /// `.bail on|off`: stop at the first error.
+    case bail(Bool)
+    /// `.prompt MAIN CONTINUE`: the prompts of an interactive session.
+    case prompt(main: String?, continuation: String?)
+    /// `.timeout MS`: the session's busy timeout.
+    case timeout(milliseconds: Int)
+    /// `.databases`: the databases of the session's connection.
+    case databases
+    /// `.backup ?DB? FILE` (and `.save`): copies a database into FILE.
+    case backup(schema: String, path: String)
+    /// `.restore ?DB? FILE`: replaces a database with FILE's.
+    case restore(schema: String, path: String)
     case exit(Int32)
 
     /// A dot-command that could not be parsed; `description` tells why.
     public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
         public var description: String
+        /// Whether the text prints as it is (sqlite3 words some errors
+        /// without its `Error: `), rather than after `Error: `.
+        public var verbatim = false
+
+        public init(description: String, verbatim: Bool = false) {
+            self.description = description
+            self.verbatim = verbatim
+        }
     }
 
     /// The default time `.wait` waits.
@@ -64,17 +88,18 @@ public enum DotCommand: Hashable, Sendable {
     /// Parses a dot-command line (starting with `.`).
     public static func parse(_ line: String) throws(ParseError) -> DotCommand {
         let trimmed = line.drop { $0.isWhitespace }
-        let tokens = CommandLineTokens(String(trimmed)).tokens
-        guard let first = tokens.first, first.text.hasPrefix("."), first.text.count > 1 else {
-            throw ParseError(description: "missing command name after '.'")
-        }
         let text = String(trimmed)
-        var name = String(first.text.dropFirst()).lowercased()
+        guard text.hasPrefix(".") else { throw ParseError(description: "missing command name after '.'") }
+        // The name is the first token after the dot, quoted or not, as in sqlite3.
+        let tokens = CommandLineTokens(text, from: text.index(after: text.startIndex)).tokens
+        guard let first = tokens.first else { return .none }
+        var name = first.text.lowercased()
         // sqlite3's other spelling.
         if name == "indices" { name = "indexes" }
         let arguments = tokens.dropFirst().map(\.text)
         guard let spec = DotCommandHelp.spec(named: name) else {
-            throw ParseError(description: "unknown command or invalid arguments: \"\(name)\". Enter \".help\" for help")
+            throw ParseError(
+                description: "unknown command or invalid arguments:  \"\(first.text)\". Enter \".help\" for help")
         }
         let usage = ParseError(description: "Usage: \(spec.usage)")
 
@@ -195,13 +220,69 @@ public enum DotCommand: Hashable, Sendable {
             guard arguments.count == 1 else { throw usage }
             return .nullValue(arguments[0])
 
-        case "tables", "schema":
-            guard arguments.count <= 1 else { throw usage }
-            return spec.name == "tables" ? .tables(pattern: arguments.first) : .schema(pattern: arguments.first)
+        case "tables":
+            // Extra arguments are ignored, as in sqlite3.
+            return .tables(pattern: arguments.first)
+
+        case "schema":
+            var pattern: String?
+            for argument in arguments {
+                if ["--indent", "-indent", "--nosys", "-nosys"].contains(argument) { continue }
+                if argument.hasPrefix("-") {
+                    throw ParseError(description: "Unknown option: \"\(argument)\"", verbatim: true)
+                }
+                guard pattern == nil else { throw usage }
+                pattern = argument
+            }
+            return .schema(pattern: pattern)
 
         case "read":
             guard arguments.count == 1 else { throw usage }
             return .read(arguments[0])
+
+        case "echo", "bail":
+            guard arguments.count == 1 else { throw usage }
+            let flag = booleanValue(arguments[0])
+            return spec.name == "echo" ? .echo(flag) : .bail(flag)
+
+        case "prompt":
+            return .prompt(main: arguments.first, continuation: arguments.dropFirst().first)
+
+        case "timeout":
+            return .timeout(milliseconds: arguments.first.map(integerValue) ?? 0)
+
+        case "databases":
+            return .databases
+
+        case "backup", "save":
+            var path: String?
+            var schema: String?
+            for argument in arguments {
+                if argument.hasPrefix("-") {
+                    let option = argument.hasPrefix("--") ? String(argument.dropFirst()) : argument
+                    guard option == "-async" else {
+                        throw ParseError(description: "unknown option: \(argument)", verbatim: true)
+                    }
+                } else if path == nil {
+                    path = argument
+                } else if schema == nil {
+                    schema = path
+                    path = argument
+                } else {
+                    throw usage
+                }
+            }
+            guard let path else {
+                throw ParseError(description: "missing FILENAME argument on .backup", verbatim: true)
+            }
+            return .backup(schema: schema ?? "main", path: path)
+
+        case "restore":
+            switch arguments.count {
+            case 1: return .restore(schema: "main", path: arguments[0])
+            case 2: return .restore(schema: arguments[0], path: arguments[1])
+            default: throw usage
+            }
 
         case "import":
             var format: ImportFormat?
@@ -247,6 +328,10 @@ public enum DotCommand: Hashable, Sendable {
             guard arguments.count <= 1 else { throw usage }
             return .indexes(pattern: arguments.first)
 
+        case "quit":
+            // Extra arguments are ignored, as in sqlite3.
+            return .quit
+
         case "changes":
             guard arguments.count == 1, let flag = onOff(arguments[0]) else { throw usage }
             return .changes(flag)
@@ -257,10 +342,6 @@ public enum DotCommand: Hashable, Sendable {
         case "help":
             guard arguments.count <= 1 else { throw usage }
             return .help(arguments.first.map { $0.hasPrefix(".") ? String($0.dropFirst()) : $0 })
-
-        case "quit":
-            guard arguments.isEmpty else { throw usage }
-            return .quit
 
         case "exit":
             guard arguments.count <= 1 else { throw usage }
@@ -273,6 +354,32 @@ public enum DotCommand: Hashable, Sendable {
         default:
             throw usage
         }
+    }
+
+    /// sqlite3's `booleanValue`: a number (non-zero is true), or on, yes,
+    /// off, no in any case; anything else is false.
+    static func booleanValue(_ text: String) -> Bool {
+        if let value = onOff(text) { return value }
+        let digits = text.hasPrefix("0x") ? text.dropFirst(2).allSatisfy(\.isHexDigit) : text.allSatisfy(\.isNumber)
+        if digits && !text.isEmpty { return integerValue(text) & 0xFFFF_FFFF != 0 }
+        return false
+    }
+
+    /// sqlite3's `integerValue`: leading digits (or `0x` hex), with an
+    /// optional sign and KiB/MiB/… suffixes ignored; 0 for anything else.
+    static func integerValue(_ text: String) -> Int {
+        var rest = Substring(text)
+        var sign = 1
+        if rest.hasPrefix("-") {
+            sign = -1
+            rest = rest.dropFirst()
+        } else if rest.hasPrefix("+") {
+            rest = rest.dropFirst()
+        }
+        if rest.hasPrefix("0x") {
+            return sign * (Int(rest.dropFirst(2).prefix { $0.isHexDigit }, radix: 16) ?? 0)
+        }
+        return sign * (Int(rest.prefix { $0.isASCII && $0.isNumber }) ?? 0)
     }
 
     private static func onOff(_ text: String) -> Bool? {

@@ -12,12 +12,24 @@ public enum DotCommandHelp {
     /// Every dot-command, in `.help` order.
     public static let all: [Spec] = [
         Spec(
+            name: "backup", usage: ".backup ?DB? ?OPTIONS? FILENAME",
+            summary: "Backup DB (default \"main\") to FILENAME",
+            details: """
+                Copies the database with SQLite's backup API into a new file beside FILENAME,
+                synced, then renamed to FILENAME: a failure never leaves a half-written copy.
+                  --async   accepted, as in sqlite3 (the copy is synced all the same)
+                """),
+        Spec(name: "bail", usage: ".bail on|off", summary: "Stop after hitting an error.  Default OFF", details: ""),
+        Spec(
             name: "changes", usage: ".changes on|off", summary: "Show the number of rows changed by SQL",
             details: """
                 After each SQL command, prints "changes: N   total_changes: M", as sqlite3 does:
                 the rows changed by the last INSERT, UPDATE or DELETE, and all rows changed
                 since the database was opened.
                 """),
+        Spec(
+            name: "databases", usage: ".databases", summary: "List names and files of attached databases",
+            details: ""),
         Spec(
             name: "dump", usage: ".dump [TABLE...]", summary: "Render the database (or TABLEs) as SQL text",
             details: """
@@ -26,6 +38,7 @@ public enum DotCommandHelp {
                 identical database (REAL values come back exactly). TABLE is a LIKE pattern
                 on table names (indexes, triggers and views: on their own names).
                 """),
+        Spec(name: "echo", usage: ".echo on|off", summary: "Turn command echo on or off", details: ""),
         Spec(
             name: "exit", usage: ".exit [CODE]", summary: "Exit this program with return-code CODE (default 0)",
             details: ""),
@@ -64,7 +77,7 @@ public enum DotCommandHelp {
                 transaction, with one prepared INSERT: live queries re-print once.
                 """),
         Spec(
-            name: "indexes", usage: ".indexes [TABLE]", summary: "Show names of indexes (on TABLE, a LIKE pattern)",
+            name: "indexes", usage: ".indexes ?LIKE-PATTERN?", summary: "Show names of indexes (on TABLE, a LIKE pattern)",
             details: ""),
         Spec(
             name: "mode", usage: ".mode [MODE]", summary: "Set the output mode, or show it",
@@ -113,19 +126,30 @@ public enum DotCommandHelp {
         Spec(
             name: "pause", usage: ".pause NAME", summary: "Stop live query NAME's work until .resume",
             details: ""),
+        Spec(
+            name: "prompt", usage: ".prompt MAIN CONTINUE", summary: "Replace the standard prompts", details: ""),
         Spec(name: "print", usage: ".print TEXT...", summary: "Print the arguments", details: ""),
         Spec(name: "quit", usage: ".quit", summary: "Exit this program", details: ""),
         Spec(
-            name: "read", usage: ".read PATH", summary: "Run the commands of the file PATH",
+            name: "read", usage: ".read FILE", summary: "Run the commands of FILE",
             details: "Errors name the line of PATH. With --bail, the first error stops everything."),
+        Spec(
+            name: "restore", usage: ".restore ?DB? FILE", summary: "Restore content of DB (default \"main\") from FILE",
+            details: "Live queries refresh after it."),
         Spec(
             name: "resume", usage: ".resume NAME",
             summary: "Resume live query NAME (refreshing once if anything changed)", details: ""),
         Spec(
-            name: "schema", usage: ".schema [PATTERN]", summary: "Show the CREATE statements matching PATTERN",
+            name: "save", usage: ".save ?OPTIONS? FILE", summary: "Write database to FILE (an alias for .backup ...)",
+            details: ""),
+        Spec(
+            name: "schema", usage: ".schema ?--indent? ?--nosys? ?LIKE-PATTERN?", summary: "Show the CREATE statements matching PATTERN",
             details: "PATTERN is a LIKE pattern matched against object and table names."),
         Spec(
             name: "tables", usage: ".tables [PATTERN]", summary: "List names of tables and views matching PATTERN",
+            details: ""),
+        Spec(
+            name: "timeout", usage: ".timeout MS", summary: "Try opening locked tables for MS milliseconds",
             details: ""),
         Spec(
             name: "timer", usage: ".timer on|off", summary: "Turn the command timer on or off",
@@ -165,12 +189,40 @@ public enum DotCommandHelp {
             summary: "List live queries: name, tables read, version, refreshes, last refresh", details: ""),
     ]
 
-    /// The command with this name, or the only one it abbreviates.
+    /// The command with this name, or the one it abbreviates as the sqlite3
+    /// shell reads abbreviations: the first of its commands, in its order,
+    /// that the name begins, if long enough (`.h` is `.headers`, `.sep` is
+    /// `.separator`, `.s` is `.scanstats`, which sqlive has not). sqlive's own
+    /// commands are matched by their whole name, or as the only command the
+    /// name abbreviates.
     public static func spec(named name: String) -> Spec? {
+        guard !name.isEmpty else { return nil }
         if let exact = all.first(where: { $0.name == name }) { return exact }
-        let candidates = all.filter { $0.name.hasPrefix(name) }
-        return candidates.count == 1 && !name.isEmpty ? candidates[0] : nil
+        if let match = shellAbbreviations.first(where: { name.count >= $0.minimum && $0.name.hasPrefix(name) }) {
+            return all.first { $0.name == match.name }
+        }
+        let candidates = all.filter { $0.name.hasPrefix(name) && !shellCommandNames.contains($0.name) }
+        return candidates.count == 1 ? candidates[0] : nil
     }
+
+    /// The sqlite3 shell's commands (3.40.1), in the order it tries them,
+    /// each with the shortest abbreviation it accepts.
+    static let shellAbbreviations: [(name: String, minimum: Int)] = [
+        ("auth", 1), ("archive", 1), ("backup", 3), ("save", 3), ("bail", 3), ("binary", 3), ("breakpoint", 3),
+        ("cd", 2), ("changes", 3), ("check", 3), ("clone", 1), ("connection", 1), ("databases", 2),
+        ("dbconfig", 3), ("dbinfo", 3), ("recover", 1), ("dump", 1), ("echo", 1), ("eqp", 1), ("exit", 1),
+        ("explain", 1), ("expert", 1), ("filectrl", 1), ("fullschema", 1), ("headers", 1), ("help", 1),
+        ("import", 1), ("imposter", 1), ("iotrace", 1), ("limits", 5), ("lint", 3), ("load", 1), ("log", 1),
+        ("mode", 1), ("nonce", 5), ("nullvalue", 1), ("open", 2), ("output", 1), ("once", 1),
+        ("parameter", 3), ("print", 3), ("progress", 3), ("prompt", 1), ("quit", 1), ("read", 3),
+        ("restore", 3), ("scanstats", 1), ("schema", 1), ("session", 3), ("selftest", 4), ("separator", 1),
+        ("sha3sum", 4), ("shell", 1), ("system", 1), ("show", 1), ("stats", 1), ("tables", 2), ("indexes", 1),
+        ("testcase", 8), ("testctrl", 8), ("timeout", 5), ("timer", 5), ("trace", 1), ("unmodule", 1),
+        ("user", 1), ("version", 1), ("vfsinfo", 1), ("vfslist", 1), ("vfsname", 1), ("wheretrace", 1),
+        ("width", 1),
+    ]
+
+    private static let shellCommandNames = Set(shellAbbreviations.map(\.name))
 
     /// The text of `.help`: one line per command.
     public static var overview: String {

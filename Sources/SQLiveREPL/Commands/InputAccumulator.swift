@@ -36,10 +36,11 @@ struct InputAccumulator {
     mutating func add(_ line: ScriptText, lineNumber: Int) -> Unit? {
         let bytes = line.bytes
         if pending.isEmpty {
-            if bytes.drop(while: { $0 == 0x20 || $0 == 0x09 }).first == UInt8(ascii: ".") {
-                return .dotCommand(line, line: lineNumber)
-            }
-            if Self.isBlank(bytes) { return nil }
+            // As in sqlite3: a dot-command starts in the first column (an
+            // indented one is SQL), and so does a `#` comment line.
+            if bytes.first == UInt8(ascii: ".") { return .dotCommand(line, line: lineNumber) }
+            if bytes.first == UInt8(ascii: "#") { return nil }
+            if Self.isAllWhitespace(bytes) { return nil }
             pending = bytes
             pendingLine = lineNumber
         } else {
@@ -71,5 +72,34 @@ struct InputAccumulator {
     /// Whether the bytes hold only whitespace and comments.
     static func isBlank(_ bytes: [UInt8]) -> Bool {
         SQLScript.blankPrefixLength(bytes[...]) == bytes.count
+    }
+
+    /// Whether a line that would start a statement holds only whitespace and
+    /// complete comments, as the sqlite3 shell judges it (`_all_whitespace`):
+    /// a `/*` comment left open goes on over the next lines, so the line
+    /// starts the statement (a migration that opens with a comment over
+    /// several lines loses nothing).
+    static func isAllWhitespace(_ bytes: [UInt8]) -> Bool {
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) {
+                index += 1
+            } else if byte == UInt8(ascii: "/"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "*") {
+                index += 2
+                while index < bytes.count, !(bytes[index] == UInt8(ascii: "*") && index + 1 < bytes.count
+                    && bytes[index + 1] == UInt8(ascii: "/"))
+                {
+                    index += 1
+                }
+                if index >= bytes.count { return false }
+                index += 2
+            } else if byte == UInt8(ascii: "-"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "-") {
+                return true
+            } else {
+                return false
+            }
+        }
+        return true
     }
 }

@@ -123,6 +123,40 @@ extension Session {
         case .quit:
             exitCode = failed && !interactive ? 1 : 0
 
+        case .none:
+            break
+
+        case .echo(let on):
+            echo = on
+
+        case .bail(let on):
+            bail = on
+
+        case .prompt(let main, let continuation):
+            if let main { prompts.main = main }
+            if let continuation { prompts.continuation = continuation }
+
+        case .timeout(let milliseconds):
+            try requireDatabase().setBusyTimeout(milliseconds: milliseconds)
+
+        case .databases:
+            let database = try requireDatabase()
+            try sink.write(database.attachedDatabases().map { "\($0.name): \($0.file.isEmpty ? "\"\"" : $0.file) \($0.readonly ? "r/o" : "r/w")\($0.transaction)\n" }.joined())
+
+        case .backup(let schema, let path):
+            do {
+                try requireDatabase().backup(schema: schema, to: path)
+            } catch let failure as LiveDatabase.CopyFailure {
+                throw CommandFailure(verbatim: failure.message)
+            }
+
+        case .restore(let schema, let path):
+            do {
+                try requireDatabase().restore(schema: schema, from: path)
+            } catch let failure as LiveDatabase.CopyFailure {
+                throw CommandFailure(verbatim: failure.message)
+            }
+
         case .exit(let code):
             exitCode = code
         }

@@ -97,6 +97,11 @@ extension Session {
         sink.writeError(colourError(text) + "\n")
     }
 
+    /// Writes one line of an error, as it is, on standard error.
+    func writeErrorLine(_ text: String) {
+        sink.writeError(colourError(text) + "\n")
+    }
+
     private func colourError(_ text: String) -> String {
         colour && (colourForced || isatty(2) != 0) ? ANSI.red + text + ANSI.reset : text
     }

@@ -16,7 +16,22 @@ extension Session {
         defer { runPendingSQL() }
         for line in lines {
             number += 1
-            if let unit = input.add(line, lineNumber: number) { submit(unit, source: source) }
+            if echo && input.isEmpty {
+                // `.echo on`: blank lines, comments and dot-commands as read.
+                let bytes = line.bytes
+                if bytes.first == UInt8(ascii: ".") || bytes.first == UInt8(ascii: "#")
+                    || InputAccumulator.isAllWhitespace(bytes)
+                {
+                    writeEcho(bytes)
+                }
+            }
+            if let unit = input.add(line, lineNumber: number) {
+                // `.echo on`: a complete SQL command, from its first character.
+                if echo, case .sql(let text, _) = unit {
+                    writeEcho(Array(text.bytes.drop { $0 == 0x20 || ($0 >= 0x09 && $0 <= 0x0D) }))
+                }
+                submit(unit, source: source)
+            }
             if isFinished { return number }
         }
         if let unit = input.finish() { submit(unit, source: source) }
@@ -45,7 +60,7 @@ extension Session {
     /// before the input is read again (`runPendingSQL`), at the script's
     /// end, and every `pendingSQLLimit` commands.
     func submit(_ unit: InputAccumulator.Unit, source: Source) {
-        if !interactive, database != nil, watches.isEmpty, !shell.changes, !shell.timer, onceCountdown == nil,
+        if !interactive, !echo, database != nil, watches.isEmpty, !shell.changes, !shell.timer, onceCountdown == nil,
             case .sql(let text, let line) = unit, let sql = try? text.decoded(firstLine: line),
             Self.explainedQuery(sql) == nil
         {
@@ -87,6 +102,16 @@ extension Session {
         endCommand(outermost: outermost)
         if sink.resultsFile != nil { sink.flush() }
         printEvents()
+    }
+
+    /// Writes a line `.echo on` prints, where results go.
+    func writeEcho(_ bytes: [UInt8]) {
+        runPendingSQL()
+        do {
+            try sink.write(String(decoding: bytes, as: UTF8.self) + "\n")
+        } catch {
+            stopped = true
+        }
     }
 
     /// `.read PATH`.

@@ -17,7 +17,12 @@ final class Session {
     }
 
     let interactive: Bool
-    let bail: Bool
+    /// `-bail` or `.bail on`: a script stops at its first error.
+    var bail: Bool
+    /// `-echo` or `.echo on`: each command is printed before it runs.
+    var echo = false
+    /// `.prompt`: the main and continuation prompts of an interactive session.
+    var prompts = (main: "sqlive> ", continuation: "   ...> ")
     let sink: OutputSink
     let wake: WakePipe
     let signals: SignalState
@@ -48,6 +53,12 @@ final class Session {
     var stopped = false
     var readDepth = 0
     var runDepth = 0
+    /// How SQL errors are worded: as in a script, or as for SQL given on
+    /// the command line and `-cmd` (sqlite3's `Error: in prepare, …`).
+    var errorStyle = ErrorStyle.script
+    enum ErrorStyle {
+        case script, argument
+    }
     /// A script's consecutive SQL commands that wait to run together
     /// (`submit`).
     var pendingSQL: [PendingSQL] = []
@@ -212,12 +223,14 @@ final class Session {
         _ failure: SQLiteFailure, in sql: String, line: Int, source: Source, consumer: inout RenderingConsumer
     ) {
         flush(&consumer)
-        let errorLine = ErrorPosition.line(of: failure, in: sql, current: consumer.current, startLine: line)
-        reportError(failure.message, line: errorLine, source: source)
-        if interactive, source.name == nil, let offset = failure.offset,
-            let pointer = ErrorPosition.pointer(at: offset, in: sql)
-        {
-            sink.writeError(pointer)
+        let text = ShellErrorText(failure, script: sql)
+        switch errorStyle {
+        case .argument:
+            writeErrorLine(text.argumentLine)
+        case .script:
+            // As sqlite3: the line where the command began, except in what
+            // is typed at the prompt.
+            writeErrorLine(text.scriptLine(line: interactive && source.name == nil ? nil : line))
         }
     }
 
@@ -264,30 +277,44 @@ final class Session {
     }
 
     private func runDotCommand(_ line: String, line number: Int, source: Source) -> Bool {
-        attempt(line: number, source: source) {
-            try perform(try DotCommand.parse(line), source: source)
+        // As sqlite3 reports a dot-command's failure: its usage text as it
+        // is, anything else after `Error: `, and no line number.
+        attempt(report: { message in
+            writeErrorLine(message.hasPrefix("Usage:") ? message : "Error: " + message)
+        }) {
+            do {
+                try perform(try DotCommand.parse(line), source: source)
+            } catch let error as DotCommand.ParseError where error.verbatim {
+                throw CommandFailure(verbatim: error.description)
+            }
         }
     }
 
     /// Runs a command's work, reporting what it throws; returns whether it succeeded.
     private func attempt(line number: Int, source: Source, _ body: () throws -> Void) -> Bool {
+        attempt(report: { reportError($0, line: number, source: source) }, body)
+    }
+
+    private func attempt(report: (String) -> Void, _ body: () throws -> Void) -> Bool {
         do {
             try body()
             return true
         } catch let error as DotCommand.ParseError {
-            reportError(error.description, line: number, source: source)
+            report(error.description)
         } catch let error as SQLiveError {
-            reportError(error.description, line: number, source: source)
+            report(error.description)
         } catch let error as SQLiteFailure {
-            reportError(error.message, line: number, source: source)
+            report(error.message)
+        } catch let error as CommandFailure where error.verbatim {
+            writeErrorLine(error.message)
         } catch let error as CommandFailure {
-            reportError(error.message, line: number, source: source)
+            report(error.message)
         } catch is OutputSink.Closed {
             stopped = true
         } catch is CancellationError {
-            reportError("interrupted", line: number, source: source)
+            report("interrupted")
         } catch {
-            reportError("\(error)", line: number, source: source)
+            report("\(error)")
         }
         return false
     }
@@ -314,7 +341,13 @@ final class Session {
 /// A dot-command failed; `message` says why.
 struct CommandFailure: Error, CustomStringConvertible {
     var message: String
+    /// Whether `message` prints as it is, not after `Error: `.
+    var verbatim = false
     init(_ message: String) { self.message = message }
+    init(verbatim message: String) {
+        self.message = message
+        verbatim = true
+    }
     var description: String { message }
 }
 

@@ -22,7 +22,7 @@ struct InteractiveLoop {
     func run() {
         var input = InputAccumulator()
         var lineNumber = 0
-        var prompt: String { input.isEmpty ? Self.prompt : Self.continuationPrompt }
+        var prompt: String { input.isEmpty ? session.prompts.main : session.prompts.continuation }
 
         let signalSources = session.signals.install(resizes: true)
         defer { for source in signalSources { source.cancel() } }

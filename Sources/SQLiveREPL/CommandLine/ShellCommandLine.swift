@@ -1,0 +1,259 @@
+/// sqlive's command line, read as the sqlite3 shell (3.40.1) reads its own:
+/// `sqlive [OPTIONS] [FILENAME [SQL|CMD...]]`.
+///
+/// Every option of `sqlite3 -help` is accepted with one dash or two, with
+/// sqlite3's meaning, wherever it stands (before or after the file name);
+/// the first argument that is not an option names the database, and the
+/// ones after it are SQL or dot-commands, run in order instead of reading
+/// standard input. sqlive's own options keep their names (`--rpc`,
+/// `--lsp`, `--mcp`, `--demo`, `-c`, `-f`, `--mode`…).
+///
+/// Like sqlite3, the options that change how results print (`-header`,
+/// `-csv`, `-separator X`…) and `-cmd` take effect in the order given,
+/// after the `-init` file (or `~/.sqliterc`) has run: `steps`.
+///
+/// ```swift
+/// let line = try ShellCommandLine.parse(["-header", "games.sqlite", "SELECT 1"])
+/// // line.database == "games.sqlite", line.steps == [.headers(true)], line.trailing == ["SELECT 1"]
+/// ```
+public struct ShellCommandLine: Equatable, Sendable {
+    /// Which front end the command line asks for.
+    public enum FrontEnd: Equatable, Sendable {
+        case session
+        /// `--rpc` or `--lsp`.
+        case rpc
+        /// `--mcp`.
+        case mcp
+    }
+
+    /// What to do instead of a session: `-help`, `-version`.
+    public enum Action: Equatable, Sendable {
+        case run
+        /// `-help`: the usage text on standard error, exit 1 (as sqlite3).
+        case help
+        /// `-version`: SQLite's version and source id, exit 0.
+        case version
+        /// `--sqlive-version`: sqlive's own version (for packaging).
+        case sqliveVersion
+    }
+
+    /// A setting or command applied, in order, before the session's input.
+    public enum Step: Equatable, Sendable {
+        /// `-csv`, `-line`…: the mode's name, as `.mode` takes it.
+        case mode(String)
+        case headers(Bool)
+        case separator(String)
+        /// `-newline SEP`: the row separator.
+        case newline(String)
+        case nullValue(String)
+        case echo(Bool)
+        /// `-eqp` and `-eqpfull`.
+        case eqp(full: Bool)
+        /// `-cmd COMMAND`: SQL or a dot-command.
+        case command(String)
+    }
+
+    public var action = Action.run
+    public var frontEnd = FrontEnd.session
+    /// The database's path or URI; `nil` opens an in-memory database.
+    public var database: String?
+    /// SQL and dot-commands after the database name: run in order, and
+    /// standard input is not read.
+    public var trailing: [String] = []
+    public var steps: [Step] = []
+    /// `-init FILE`: run before the steps (instead of `~/.sqliterc`).
+    public var initFile: String?
+    /// `-interactive` (true) or `-batch` (false); `nil`: whether standard
+    /// input is a terminal.
+    public var interactive: Bool?
+    public var readonly = false
+    public var bail = false
+    /// `-nofollow`: refuse a database path that is a symbolic link.
+    public var noFollow = false
+    /// `-vfs NAME`: the VFS SQLite must have.
+    public var vfs: String?
+
+    // sqlive's own options.
+    /// `-c TEXT`, in order (scripted).
+    public var commands: [String] = []
+    /// `-f FILE` (scripted).
+    public var file: String?
+    /// `--mode MODE`: the initial mode.
+    public var mode: String?
+    public var demo = false
+    /// `--mcp`: let the agent write.
+    public var allowWrites = false
+    /// `--mcp`'s limits.
+    public var timeLimit = 10.0
+    public var maxRows = 1000
+    public var maxBytes = 4 << 20
+
+    public init() {}
+
+    /// Why a command line cannot run; `message` is what sqlite3 would say
+    /// (after the program's name), and the exit status is 1.
+    public struct Failure: Error, Equatable, Sendable {
+        public var message: String
+        /// Whether `Use -help for a list of options.` follows.
+        public var suggestsHelp: Bool
+
+        public init(message: String, suggestsHelp: Bool) {
+            self.message = message
+            self.suggestsHelp = suggestsHelp
+        }
+    }
+
+    /// sqlite3's options that take no argument: the mode options, and those
+    /// with no effect here but accepted as sqlite3 accepts them.
+    static let modeOptions: Set<String> = [
+        "html", "list", "quote", "line", "column", "json", "markdown", "table", "box", "csv", "ascii", "tabs",
+    ]
+
+    /// sqlite3's options that change only how its own build allocates or
+    /// reports memory: accepted, with no effect on sqlive (the argument
+    /// counts they take).
+    static let ignoredOptions: [String: Int] = [
+        "stats": 0, "scanstats": 0, "memtrace": 0, "heap": 1, "mmap": 1, "pagecache": 2, "lookaside": 2,
+        "threadsafe": 1, "backslash": 0,
+    ]
+
+    /// sqlite3's options sqlive refuses, with the reason.
+    static let unsupportedOptions: [String: String] = [
+        "append": "appending a database to another file (the append VFS) is not supported",
+        "deserialize": "opening a database with sqlite3_deserialize() is not supported",
+        "maxsize": "opening a database with sqlite3_deserialize() is not supported",
+        "zip": "ZIP archives are not supported",
+        "A": ".archive is not supported",
+        "safe": "safe mode is not supported yet",
+        "nonce": "safe mode is not supported yet",
+    ]
+
+    /// Reads the arguments after the program's name.
+    public static func parse(_ arguments: [String]) throws(Failure) -> ShellCommandLine {
+        var line = ShellCommandLine()
+        var index = 0
+        func value(_ option: String) throws(Failure) -> String {
+            index += 1
+            guard index < arguments.count else {
+                throw Failure(message: "missing argument to \(option)", suggestsHelp: false)
+            }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            defer { index += 1 }
+            let argument = arguments[index]
+            guard argument.hasPrefix("-"), argument.count > 1 else {
+                if line.database == nil && line.action == .run {
+                    line.database = argument
+                } else {
+                    line.trailing.append(argument)
+                }
+                continue
+            }
+            // sqlite3 reads `--x` as `-x`; sqlive's own long options and
+            // `--name=value` forms are read first.
+            var option = argument.hasPrefix("--") ? String(argument.dropFirst(2)) : String(argument.dropFirst())
+            var attached: String?
+            if argument.hasPrefix("--"), let equals = option.firstIndex(of: "=") {
+                attached = String(option[option.index(after: equals)...])
+                option = String(option[..<equals])
+            }
+            func argumentValue() throws(Failure) -> String {
+                if let attached { return attached }
+                return try value(argument)
+            }
+            if attached != nil && !["mode", "time-limit", "max-rows", "max-bytes", "command", "file"].contains(option)
+            {
+                throw Failure(message: "unknown option: \(argument)", suggestsHelp: true)
+            }
+            switch option {
+            // sqlive's own.
+            case "rpc", "lsp": line.frontEnd = .rpc
+            case "mcp": line.frontEnd = .mcp
+            case "demo": line.demo = true
+            case "allow-writes": line.allowWrites = true
+            case "c", "command": line.commands.append(try argumentValue())
+            case "f", "file": line.file = try argumentValue()
+            case "mode": line.mode = try argumentValue()
+            case "time-limit":
+                let text = try argumentValue()
+                guard let seconds = Double(text) else { throw invalid(text, for: argument) }
+                line.timeLimit = seconds
+            case "max-rows":
+                let text = try argumentValue()
+                guard let count = Int(text) else { throw invalid(text, for: argument) }
+                line.maxRows = count
+            case "max-bytes":
+                let text = try argumentValue()
+                guard let count = Int(text) else { throw invalid(text, for: argument) }
+                line.maxBytes = count
+            case "sqlive-version": line.action = .sqliveVersion
+            // sqlite3's.
+            case "help":
+                // sqlite3 prints the usage as it meets -help in its second
+                // pass; an unknown option before it wins (below, in order).
+                if line.action == .run { line.action = .help }
+            case "version":
+                if line.action == .run { line.action = .version }
+            case "init": line.initFile = try value(argument)
+            case "interactive": line.interactive = true
+            case "batch": line.interactive = false
+            case "readonly": line.readonly = true
+            case "bail": line.bail = true
+            case "nofollow": line.noFollow = true
+            case "vfs": line.vfs = try value(argument)
+            case "header": line.steps.append(.headers(true))
+            case "noheader": line.steps.append(.headers(false))
+            case "echo": line.steps.append(.echo(true))
+            case "eqp": line.steps.append(.eqp(full: false))
+            case "eqpfull": line.steps.append(.eqp(full: true))
+            case "separator": line.steps.append(.separator(try value(argument)))
+            case "newline": line.steps.append(.newline(try value(argument)))
+            case "nullvalue": line.steps.append(.nullValue(try value(argument)))
+            case "cmd": line.steps.append(.command(try value(argument)))
+            case _ where modeOptions.contains(option): line.steps.append(.mode(option))
+            case _ where ignoredOptions[option] != nil:
+                for _ in 0..<ignoredOptions[option]! { _ = try value(argument) }
+            case _ where unsupportedOptions[option] != nil || option.hasPrefix("A"):
+                throw Failure(
+                    message: "\(argument): \(unsupportedOptions[option] ?? unsupportedOptions["A"]!)",
+                    suggestsHelp: false)
+            default:
+                throw Failure(message: "unknown option: \(argument)", suggestsHelp: true)
+            }
+        }
+        return line
+    }
+
+    private static func invalid(_ text: String, for option: String) -> Failure {
+        Failure(message: "invalid value for \(option): \(text)", suggestsHelp: false)
+    }
+
+    /// Whether the session reads commands from `-c`, `-f` or the trailing
+    /// arguments rather than standard input.
+    public var hasScriptArguments: Bool { !commands.isEmpty || file != nil || !trailing.isEmpty }
+
+    /// The checks that concern sqlive's own options, in the words sqlive
+    /// used before; `nil` when the combination runs.
+    public func conflict() -> String? {
+        if frontEnd == .rpc && (!commands.isEmpty || file != nil || !trailing.isEmpty) {
+            return "--rpc cannot be combined with -c, -f or SQL arguments"
+        }
+        if frontEnd == .mcp && (!commands.isEmpty || file != nil || !trailing.isEmpty || demo) {
+            return "--mcp cannot be combined with -c, -f, SQL arguments or --demo"
+        }
+        if frontEnd == .mcp && readonly {
+            return "--mcp opens the database read-only already (unless --allow-writes is given)"
+        }
+        if frontEnd != .mcp && allowWrites {
+            return "--allow-writes is for --mcp (the REPL and --rpc write unless --readonly is given)"
+        }
+        if !(timeLimit > 0 && timeLimit <= 86400) || maxRows < 0 || maxBytes < 1 {
+            return "--time-limit must be between 0 and 86400 seconds, --max-rows and --max-bytes positive"
+        }
+        if demo && database != nil {
+            return "--demo opens its own database; give no DATABASE with it"
+        }
+        return nil
+    }
+}

@@ -87,8 +87,7 @@ public enum SessionRunner {
                 guard session.runArgument(command) else { break }
             }
             if !session.isFinished { session.printEvents() }
-            if let signal = session.signals.termination { return 128 + signal }
-            return session.exitCode ?? (session.hasFailed ? 1 : 0)
+            return session.finishedStatus()
         }
 
         if interactive {
@@ -119,8 +118,7 @@ public enum SessionRunner {
                 }))
         }
         if !session.isFinished { session.printEvents() }
-        if let signal = session.signals.termination { return 128 + signal }
-        return session.exitCode ?? (session.hasFailed ? 1 : 0)
+        return session.finishedStatus()
     }
 
     /// What an interactive session says first: the versions and the

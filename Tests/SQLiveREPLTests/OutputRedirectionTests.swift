@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveTestSupport
 import Testing
 
 /// `.output` and `.once` through the real binary.
@@ -94,5 +95,36 @@ struct OutputRedirectionTests {
                 == "Error: cannot write to \"\(directory.file("missing/out.txt"))\": No such file or directory\n"
         )
         #expect(output.status == 1)
+    }
+
+    @Test(
+        ".output and .dump onto a full disk: exit 1, and the old file stays whole (written beside, synced, renamed)",
+        // Mounting a small tmpfs takes root, as CI runs.
+        .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/mount")))
+    func fullDisk() async throws {
+        let directory = try TemporaryDirectory()
+        let small = directory.file("small")
+        try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
+        _ = try await runCommand("/usr/bin/env", ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", small])
+        defer { _ = try? Launcher.runBlocking("/usr/bin/env", ["umount", "-l", small]) }
+        let backup = small + "/backup.sql"
+        try "-- last night's good backup\n".write(toFile: backup, atomically: false, encoding: .utf8)
+        let database = directory.file("big.db")
+        try await Processes.sqlite3(
+            database,
+            "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) "
+                + "INSERT INTO t SELECT printf('%0100d', i) FROM n;")
+        let output = try await Processes.sqlive([database, "-c", ".output \(backup)", "-c", ".dump"], directory: directory)
+        #expect(output.status == 1)
+        #expect(output.stderr.contains("No space left on device"), "\(output.stderr)")
+        // The good backup is still there, whole; nothing half-written beside it.
+        #expect(try contents(backup) == "-- last night's good backup\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: small) == ["backup.sql"])
+        // A copy that fits is renamed into place.
+        try await Processes.sqlite3(database, "DELETE FROM t WHERE rowid > 10;")
+        let fits = try await Processes.sqlive([database, "-c", ".output \(backup)", "-c", ".dump"], directory: directory)
+        #expect(fits.status == 0)
+        #expect(try contents(backup).hasSuffix("COMMIT;\n"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: small) == ["backup.sql"])
     }
 }

@@ -33,12 +33,22 @@ final class OutputSink: Sendable {
         var pending: [UInt8] = []
         /// Where results go instead of standard output.
         var redirection: Redirection?
+        var failedWrites = 0
     }
 
     /// A file results are written to, in chunks.
+    ///
+    /// A regular file is written under another name beside it and renamed
+    /// to `path` once whole and synced (when the redirection ends), so a
+    /// failed write (a full disk) never leaves a truncated file posing as
+    /// complete: the old file stays, the partial one is removed. A FIFO or
+    /// a device (`/dev/stdout`) is written directly.
     private struct Redirection {
         var path: String
         var descriptor: Int32
+        /// The file written until it is renamed to `path`; `nil` when `path`
+        /// itself is written.
+        var temporary: String?
         var pending: [UInt8] = []
         /// A write failed: the rest is dropped (the error was reported once).
         var failed = false
@@ -78,16 +88,44 @@ final class OutputSink: Sendable {
     /// Sends results to a file from now on (created, or emptied), until
     /// `resetResults`; the file results went to before is closed.
     func redirectResults(toFile path: String) throws(RedirectionFailure) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        var status = stat()
+        let special = stat(path, &status) == 0 && status.st_mode & S_IFMT != S_IFREG
+        var temporary: String?
+        if !special {
+            // Fails as opening `path` would: a missing directory, no permission.
+            let probe = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o666)
+            guard probe >= 0 else {
+                throw RedirectionFailure(message: "cannot write to \"\(path)\": \(String(cString: strerror(errno)))")
+            }
+            Glibc.close(probe)
+            let directory = (path as NSString).deletingLastPathComponent
+            let name = (path as NSString).lastPathComponent
+            temporary = (directory.isEmpty ? "" : directory + "/") + ".\(name).sqlive-\(getpid())-\(Self.nextTemporary())"
+        }
+        let descriptor = open(temporary ?? path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else {
             throw RedirectionFailure(message: "cannot write to \"\(path)\": \(String(cString: strerror(errno)))")
         }
         let previous = state.withLock { state in
-            defer { state.redirection = Redirection(path: path, descriptor: descriptor) }
+            defer {
+                state.redirection = Redirection(path: path, descriptor: descriptor, temporary: temporary)
+            }
             return state.redirection
         }
         if let previous { close(previous) }
     }
+
+    private static let temporaryCounter = Locked(0)
+    private static func nextTemporary() -> Int {
+        temporaryCounter.withLock { counter in
+            counter += 1
+            return counter
+        }
+    }
+
+    /// How many writes of results to a file failed (a full disk, an I/O
+    /// error): the session fails, as its output is not whole.
+    var failedWrites: Int { state.withLock { $0.failedWrites } }
 
     /// Sends results to standard output again, closing the file.
     func resetResults() {
@@ -110,7 +148,25 @@ final class OutputSink: Sendable {
     private func close(_ redirection: Redirection) {
         var redirection = redirection
         Self.writePending(&redirection, errors: self)
-        Glibc.close(redirection.descriptor)
+        if let temporary = redirection.temporary {
+            // Whole and on disk before it takes the name; else it goes.
+            if !redirection.failed && fsync(redirection.descriptor) != 0 {
+                redirection.failed = true
+                writeError("Error: cannot write to \"\(redirection.path)\": \(String(cString: strerror(errno)))\n")
+            }
+            Glibc.close(redirection.descriptor)
+            if redirection.failed || rename(temporary, redirection.path) != 0 {
+                if !redirection.failed {
+                    writeError(
+                        "Error: cannot write to \"\(redirection.path)\": \(String(cString: strerror(errno)))\n")
+                    redirection.failed = true
+                }
+                unlink(temporary)
+            }
+        } else {
+            Glibc.close(redirection.descriptor)
+        }
+        if redirection.failed { state.withLock { $0.failedWrites += 1 } }
     }
 
     /// Writes bytes to standard output, or to the results' file; false

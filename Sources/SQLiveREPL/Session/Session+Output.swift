@@ -200,6 +200,18 @@ extension Session {
     /// Whether any command failed.
     var hasFailed: Bool { failed }
 
+    /// Ends a scripted session's output and tells its exit status: a file
+    /// `.output` or `.once` named is closed (renamed into place when whole),
+    /// and a write that failed (a full disk) fails the session, whatever
+    /// `.quit` or `.exit 0` said, so that a cron job never takes a truncated
+    /// backup for a good one.
+    func finishedStatus() -> Int32 {
+        sink.resetResults()
+        if let signal = signals.termination { return 128 + signal }
+        if sink.failedWrites > 0 { return max(exitCode ?? 1, 1) }
+        return exitCode ?? (hasFailed ? 1 : 0)
+    }
+
     /// Whether events are waiting to be printed.
     var hasPendingEvents: Bool { !events.isEmpty }
 }

@@ -26,6 +26,7 @@ public enum SessionRunner {
         signal(SIGPIPE, SIG_IGN)
         let interactive = options.commands.isEmpty && options.file == nil && isatty(0) != 0
         let session = Session(interactive: interactive, mode: options.mode, bail: options.bail)
+        session.shell.apply(options.outputOptions)
         // Runs last: a scripted session's buffered output is written.
         defer { session.sink.flush() }
 

@@ -1,11 +1,46 @@
-/// How query results are printed.
+/// How query results are printed: the modes of the sqlite3 3.40.1 shell's
+/// `.mode`, in the order of its error message.
 ///
-/// The modes are those of the sqlite3 CLI: `box`, `table` and `markdown` draw
-/// aligned grids, `csv` is RFC 4180, `json` an array of objects per
-/// statement, `line` one `column = value` line per value, `list` values
-/// separated by `|`, `tabs` by tabs.
+/// `column`, `table`, `markdown` and `box` are columnar (sized to every
+/// row); the others stream. `tabs` is `list` with a tab between values, and
+/// `qbox` is `box --quote`: neither is a mode of its own once set (`.mode`
+/// then says `list` or `box`, as sqlite3 does). `count` and `off` are
+/// sqlite3's undocumented modes (the number of rows; nothing).
 public enum OutputMode: String, CaseIterable, Sendable {
-    case box, table, markdown, csv, json, line, list, tabs
+    case ascii, box, column, csv, html, insert, json, line, list, markdown, qbox, quote, table, tabs, tcl
+    case count, off
+
+    /// Whether the mode sizes its columns to every row (and takes `.width`,
+    /// `--wrap`, `--wordwrap` and `--quote`).
+    public var isColumnar: Bool {
+        switch self {
+        case .column, .table, .markdown, .box, .qbox: true
+        default: false
+        }
+    }
+}
+
+/// One of the sqlite3 shell's output options on its command line, applied
+/// as the shell's `main()` applies it — which is not always what the
+/// dot-command of the same name does: `-csv` keeps the row separator
+/// (`.mode csv` sets CRLF), `-column` does not turn headers on, `-box`,
+/// `-table` and `-markdown` do not wrap (`--wrap 0`), `-list`, `-html` and
+/// `-line` keep both separators, `-separator`, `-newline` and `-nullvalue`
+/// take their text as it is (no backslash escapes).
+public enum OutputOption: Hashable, Sendable {
+    /// `-header`.
+    case header
+    /// `-noheader`.
+    case noHeader
+    /// `-ascii`, `-box`, `-column`, `-csv`, `-html`, `-json`, `-line`,
+    /// `-list`, `-markdown`, `-quote`, `-table`, `-tabs`.
+    case mode(OutputMode)
+    /// `-separator TEXT`: the column separator.
+    case separator(String)
+    /// `-newline TEXT`: the row separator.
+    case newline(String)
+    /// `-nullvalue TEXT`.
+    case nullValue(String)
 }
 
 /// What a session was asked to do, from the command line.

@@ -9,9 +9,16 @@
 /// take the rest of the line verbatim.
 struct CommandLineTokens {
     struct Token: Hashable {
+        /// The argument without its quotes, escapes resolved (but in
+        /// single quotes).
         var text: String
         /// The index just past the token in the line.
         var end: String.Index
+        /// The quote it was in, if any.
+        var quote: Character?
+
+        /// The argument as sqlite3's dot-commands read it (`text`).
+        var resolved: String { text }
     }
 
     var tokens: [Token] = []
@@ -26,6 +33,7 @@ struct CommandLineTokens {
             guard index < utf8.endIndex else { break }
             var bytes: [UInt8] = []
             let first = utf8[index]
+            var quote: Character?
             if first == UInt8(ascii: "'") || first == UInt8(ascii: "\"") {
                 index = utf8.index(after: index)
                 while index < utf8.endIndex, utf8[index] != first {
@@ -39,6 +47,7 @@ struct CommandLineTokens {
                     index = utf8.index(after: index)
                 }
                 if index < utf8.endIndex { index = utf8.index(after: index) }
+                quote = Character(Unicode.Scalar(first))
                 if first == UInt8(ascii: "\"") { bytes = Self.resolvingBackslashes(bytes) }
             } else {
                 while index < utf8.endIndex, !isSpace(utf8[index]) {
@@ -47,7 +56,7 @@ struct CommandLineTokens {
                 }
                 bytes = Self.resolvingBackslashes(bytes)
             }
-            tokens.append(Token(text: String(decoding: bytes, as: UTF8.self), end: index))
+            tokens.append(Token(text: String(decoding: bytes, as: UTF8.self), end: index, quote: quote))
         }
     }
 
@@ -91,5 +100,31 @@ struct CommandLineTokens {
             index += 1
         }
         return result
+    }
+
+    /// `resolvingBackslashes` on a text.
+    static func resolvingEscapes(_ text: String) -> String {
+        String(decoding: resolvingBackslashes(Array(text.utf8)), as: UTF8.self)
+    }
+
+    /// An argument that these rules read back as exactly `text`: in double
+    /// quotes, with `\\`, `\"` and every control character escaped (for
+    /// callers that write dot-commands, such as the command line's options).
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": result += "\\\\"
+            case "\"": result += "\\\""
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                let octal = String(scalar.value, radix: 8)
+                result += "\\" + String(repeating: "0", count: 3 - octal.count) + octal
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
     }
 }

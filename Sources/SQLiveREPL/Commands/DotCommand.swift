@@ -28,10 +28,21 @@ public enum DotCommand: Hashable, Sendable {
     case timer(Bool)
     /// `.panel on|off`: the live panel (interactive sessions).
     case panel(Bool)
-    /// Sets the mode, or shows it (`nil`).
-    case mode(OutputMode?)
+    /// Sets the mode, or shows it (`mode` `nil`).
+    case mode(ModeRequest)
     case headers(Bool)
     case nullValue(String)
+    /// `.separator COL ?ROW?`; `extra`: more arguments were given (sqlite3
+    /// sets the separators, then fails).
+    case separator(column: String, row: String?, extra: Bool)
+    /// `.width N...`.
+    case width([Int])
+    /// `.show`.
+    case show
+    /// `.explain on|off|auto` (sqlive's `.explain SQL` is `explain`).
+    case explainSetting(ExplainSetting)
+    /// A warning for standard error (sqlite3's "Not a boolean value"), then the command.
+    indirect case warning(String, then: DotCommand)
     case tables(pattern: String?)
     case schema(pattern: String?)
     case read(String)
@@ -102,6 +113,7 @@ public enum DotCommand: Hashable, Sendable {
                 description: "unknown command or invalid arguments:  \"\(first.text)\". Enter \".help\" for help")
         }
         let usage = ParseError(description: "Usage: \(spec.usage)")
+        if let output = try parseOutput(name: spec.name, tokens: tokens) { return output }
 
         switch spec.name {
         case "open":
@@ -198,27 +210,9 @@ public enum DotCommand: Hashable, Sendable {
             guard arguments.count == 1, let mode = TraceMode(rawValue: arguments[0].lowercased()) else { throw usage }
             return .trace(mode)
 
-        case "timer", "headers", "panel":
+        case "timer", "panel":
             guard arguments.count == 1, let flag = onOff(arguments[0]) else { throw usage }
-            switch spec.name {
-            case "timer": return .timer(flag)
-            case "panel": return .panel(flag)
-            default: return .headers(flag)
-            }
-
-        case "mode":
-            guard arguments.count <= 1 else { throw usage }
-            guard let modeName = arguments.first else { return .mode(nil) }
-            guard let mode = OutputMode(rawValue: modeName.lowercased()) else {
-                throw ParseError(
-                    description: "unknown mode \"\(modeName)\"; use one of: "
-                        + OutputMode.allCases.map(\.rawValue).joined(separator: ", "))
-            }
-            return .mode(mode)
-
-        case "nullvalue":
-            guard arguments.count == 1 else { throw usage }
-            return .nullValue(arguments[0])
+            return spec.name == "timer" ? .timer(flag) : .panel(flag)
 
         case "tables":
             // Extra arguments are ignored, as in sqlite3.
@@ -335,9 +329,6 @@ public enum DotCommand: Hashable, Sendable {
         case "changes":
             guard arguments.count == 1, let flag = onOff(arguments[0]) else { throw usage }
             return .changes(flag)
-
-        case "print":
-            return .print(arguments.joined(separator: " "))
 
         case "help":
             guard arguments.count <= 1 else { throw usage }

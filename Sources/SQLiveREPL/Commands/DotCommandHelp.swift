@@ -43,12 +43,15 @@ public enum DotCommandHelp {
             name: "exit", usage: ".exit [CODE]", summary: "Exit this program with return-code CODE (default 0)",
             details: ""),
         Spec(
-            name: "explain", usage: ".explain [--bytecode|--advise] SQL",
-            summary: "Show the query plan of SQL as a tree, or its bytecode program",
+            name: "explain", usage: ".explain [on|off|auto] | [--bytecode|--advise] SQL",
+            summary: "Set the explain layout, or show the query plan of SQL",
             details: """
-                Without --bytecode, prints EXPLAIN QUERY PLAN as the tree sqlite3 draws, then
-                what is costly in it (full scans with the table's size, temporary b-trees,
-                automatic indexes), each after ⚠.
+                on|off|auto, as sqlite3: print every statement (on), EXPLAIN statements only
+                (auto, the default) or none (off) in the explain layout: columns 4, 13, 4, 4,
+                4, 13, 2, 13 wide, an EXPLAIN program's loops indented. No argument is on.
+                With SQL: prints EXPLAIN QUERY PLAN as the tree sqlite3 draws, then what is
+                costly in it (full scans with the table's size, temporary b-trees, automatic
+                indexes), each after ⚠.
                 With --advise, also the indexes that would make the planner stop scanning or
                 sorting, found by asking SQLite's planner on a copy of the schema, each as a
                 CREATE INDEX statement with the plan it would give. The database is not changed.
@@ -56,8 +59,11 @@ public enum DotCommandHelp {
                 The statement is prepared, never run.
                 """),
         Spec(
-            name: "headers", usage: ".headers on|off", summary: "Turn display of headers on or off (list, csv)",
-            details: "Grids (box, table, markdown) always show their headers; json and line name every value."),
+            name: "headers", usage: ".headers on|off", summary: "Turn display of headers on or off",
+            details: """
+                For list, csv, column, html, tcl, quote, ascii and insert (its column list);
+                box, table and markdown always show them, json and line name every value.
+                """),
         Spec(
             name: "help", usage: ".help [COMMAND]", summary: "Show help for every command, or for one command",
             details: ""),
@@ -80,21 +86,33 @@ public enum DotCommandHelp {
             name: "indexes", usage: ".indexes ?LIKE-PATTERN?", summary: "Show names of indexes (on TABLE, a LIKE pattern)",
             details: ""),
         Spec(
-            name: "mode", usage: ".mode [MODE]", summary: "Set the output mode, or show it",
+            name: "mode", usage: ".mode [MODE] [OPTIONS]", summary: "Set the output mode, or show it",
             details: """
-                MODE is one of:
+                MODE is one of (as in sqlite3 3.40.1; any prefix, tried in sqlite3's order):
+                  ascii      Columns/rows delimited by 0x1F and 0x1E
                   box        Tables using unicode box-drawing characters
-                  table      ASCII-art table
+                  column     Output in columns (headers on, unless .headers was used)
+                  csv        Comma-separated values (separators "," and CRLF)
+                  html       HTML <TR>/<TD> code
+                  insert     SQL insert statements for TABLE (.mode insert TABLE)
+                  json       Results in a JSON array
+                  line       One value per line
+                  list       Values delimited by "|" (sets the separators "|" and LF)
                   markdown   Markdown table format
-                  csv        Comma-separated values (RFC 4180)
-                  json       Results in a JSON array of objects
-                  line       One value per line, "column = value"
-                  list       Values delimited by "|"
-                  tabs       Values delimited by tabs
+                  qbox       Shorthand for "box --wrap 60 --quote"
+                  quote      Escape answers as for SQL
+                  table      ASCII-art table
+                  tabs       Tab-separated values
+                  tcl        TCL list elements
+                OPTIONS (column, table, markdown, box):
+                  --wrap N           Wrap output lines to no longer than N characters (0: never)
+                  --wordwrap on|off  Try to wrap at word boundaries (--ww: on)
+                  --quote|--noquote  Show values as SQL literals
+                Without MODE, prints the current mode (and sets it again, as sqlite3 does).
                 """),
         Spec(
-            name: "nullvalue", usage: ".nullvalue TEXT", summary: "Show NULL values as TEXT (default NULL)",
-            details: "Applies to box, table, markdown, line and list. csv leaves NULL empty; json writes null."),
+            name: "nullvalue", usage: ".nullvalue STRING", summary: "Use STRING in place of NULL values",
+            details: "The default is the empty string. json, insert, quote and --quote write NULL as SQL does."),
         Spec(
             name: "once", usage: ".once FILE", summary: "Send the next command's output to FILE",
             details: "As .output FILE, for the next command only."),
@@ -128,7 +146,9 @@ public enum DotCommandHelp {
             details: ""),
         Spec(
             name: "prompt", usage: ".prompt MAIN CONTINUE", summary: "Replace the standard prompts", details: ""),
-        Spec(name: "print", usage: ".print TEXT...", summary: "Print the arguments", details: ""),
+        Spec(
+            name: "print", usage: ".print STRING...", summary: "Print literal STRING",
+            details: "The arguments joined by spaces; escapes (\\t, \\n, \\033) resolved unless single-quoted."),
         Spec(name: "quit", usage: ".quit", summary: "Exit this program", details: ""),
         Spec(
             name: "read", usage: ".read FILE", summary: "Run the commands of FILE",
@@ -145,6 +165,13 @@ public enum DotCommandHelp {
         Spec(
             name: "schema", usage: ".schema ?--indent? ?--nosys? ?LIKE-PATTERN?", summary: "Show the CREATE statements matching PATTERN",
             details: "PATTERN is a LIKE pattern matched against object and table names."),
+        Spec(
+            name: "separator", usage: ".separator COL ?ROW?", summary: "Change the column and row separators",
+            details: """
+                For list, csv, quote, tcl and ascii (line mode ends its lines with ROW). Escapes
+                such as \\t, \\n, \\r\\n and \\037 are resolved unless the argument is single-quoted.
+                """),
+        Spec(name: "show", usage: ".show", summary: "Show the current values for various settings", details: ""),
         Spec(
             name: "tables", usage: ".tables [PATTERN]", summary: "List names of tables and views matching PATTERN",
             details: ""),
@@ -187,6 +214,12 @@ public enum DotCommandHelp {
         Spec(
             name: "watches", usage: ".watches",
             summary: "List live queries: name, tables read, version, refreshes, last refresh", details: ""),
+        Spec(
+            name: "width", usage: ".width NUM1 NUM2 ...", summary: "Set minimum column widths for columnar output",
+            details: """
+                For column, table, markdown and box: 0 sizes a column to its values, a negative
+                width right-aligns it; a value wider than its column wraps.
+                """),
     ]
 
     /// The command with this name, or the one it abbreviates as the sqlite3

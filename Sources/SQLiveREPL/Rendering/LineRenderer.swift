@@ -1,19 +1,23 @@
 import SQLiveEngine
 
-/// Writes one `column = value` line per value, rows separated by a blank
-/// line, column names right-aligned, as sqlite3's line mode does.
+/// Writes `line` mode as sqlite3 does: one `name = value` line per value,
+/// names right-aligned to the longest (at least 5 bytes: sqlite3 counts
+/// bytes), each line and each blank line between rows ended by the row
+/// separator.
 struct LineRenderer: RowRenderer {
     let settings: RenderSettings
-    private var names: [String] = []
+    private let rowSeparator: [UInt8]
+    private var names: [[UInt8]] = []
     private var rowCount = 0
 
     init(settings: RenderSettings) {
         self.settings = settings
+        rowSeparator = Array(settings.rowSeparator.utf8)
     }
 
     mutating func begin(columns: [String], into output: inout OutputBuffer) {
-        let width = columns.map(CellText.width).max() ?? 0
-        names = columns.map { String(repeating: " ", count: width - CellText.width($0)) + $0 + " = " }
+        let width = max(5, columns.map(\.utf8.count).max() ?? 0)
+        names = columns.map { Array(repeating: 0x20, count: width - $0.utf8.count) + Array($0.utf8) + Array(" = ".utf8) }
         rowCount = 0
     }
 
@@ -22,12 +26,11 @@ struct LineRenderer: RowRenderer {
     }
 
     mutating func row(_ row: some RowValues, style: RowStyle, into output: inout OutputBuffer) {
-        if rowCount > 0 { output.append(byte: 0x0A) }
+        if rowCount > 0 { output.append(rowSeparator) }
         for column in 0..<row.count {
-            output.append(column < names.count ? names[column] : " = ")
-            output.appendCell(
-                row, at: column, nullText: settings.nullText, colour: settings.colour, style: style.cell(column))
-            output.append(byte: 0x0A)
+            if column < names.count { output.append(names[column]) } else { output.append(" = ") }
+            output.appendCell(row, at: column, settings: settings, style: style.cell(column))
+            output.append(rowSeparator)
         }
         rowCount += 1
     }

@@ -1,19 +1,26 @@
 import SQLiveEngine
 
-/// Writes values separated by `|` (or tabs, in `tabs` mode), one row per
-/// line, with a header line when headers are on, as sqlite3's list and
-/// tabs modes do.
+/// Writes `list` (and `tabs`) and `ascii` modes, as sqlite3 does: each
+/// row's values joined by the column separator, ended by the row
+/// separator, NULL as the `.nullvalue` text; the header line (with
+/// `.headers on`) comes before the first row, so a statement that returns
+/// no row prints nothing.
 struct ListRenderer: RowRenderer {
     let settings: RenderSettings
-    var separator = UInt8(ascii: "|")
+    private let columnSeparator: [UInt8]
+    private let rowSeparator: [UInt8]
+    private var columns: [String] = []
+    private var rowCount = 0
+
+    init(settings: RenderSettings) {
+        self.settings = settings
+        columnSeparator = Array(settings.columnSeparator.utf8)
+        rowSeparator = Array(settings.rowSeparator.utf8)
+    }
 
     mutating func begin(columns: [String], into output: inout OutputBuffer) {
-        guard settings.headers else { return }
-        for (index, column) in columns.enumerated() {
-            if index > 0 { output.append(byte: separator) }
-            output.append(column)
-        }
-        output.append(byte: 0x0A)
+        self.columns = columns
+        rowCount = 0
     }
 
     mutating func row(_ row: some RowValues, into output: inout OutputBuffer) {
@@ -21,12 +28,19 @@ struct ListRenderer: RowRenderer {
     }
 
     mutating func row(_ row: some RowValues, style: RowStyle, into output: inout OutputBuffer) {
-        for column in 0..<row.count {
-            if column > 0 { output.append(byte: separator) }
-            output.appendCell(
-                row, at: column, nullText: settings.nullText, colour: settings.colour, style: style.cell(column))
+        if rowCount == 0 && settings.headers {
+            for (index, column) in columns.enumerated() {
+                if index > 0 { output.append(columnSeparator) }
+                output.append(column)
+            }
+            output.append(rowSeparator)
         }
-        output.append(byte: 0x0A)
+        rowCount += 1
+        for column in 0..<row.count {
+            if column > 0 { output.append(columnSeparator) }
+            output.appendCell(row, at: column, settings: settings, style: style.cell(column))
+        }
+        output.append(rowSeparator)
     }
 
     mutating func end(into output: inout OutputBuffer) {}

@@ -41,6 +41,10 @@ public struct OutputBuffer {
         bytes.append(contentsOf: buffer)
     }
 
+    public mutating func append(_ bytes: [UInt8]) {
+        self.bytes.append(contentsOf: bytes)
+    }
+
     public mutating func append(contentsOf other: OutputBuffer) {
         bytes.append(contentsOf: other.bytes)
     }

@@ -7,20 +7,50 @@
 public struct RenderSettings: Hashable, Sendable {
     /// The output mode.
     public var mode: OutputMode
-    /// Whether `list` and `csv` print a header line (grids always do; `json`
-    /// and `line` name every value anyway).
+    /// `.headers`: a header line in the modes that have one as an option
+    /// (`list`, `csv`, `column`, `html`, `tcl`, `quote`, `ascii`, the
+    /// column list of `insert`); `box`, `table` and `markdown` always have
+    /// one, `json` and `line` name every value.
     public var headers: Bool
-    /// How NULL is shown in `box`, `table`, `markdown`, `line` and `list`
-    /// (`csv` leaves the field empty, `json` writes `null`).
+    /// `.nullvalue`: how NULL shows, except in `json`, `insert`, `quote`
+    /// and `--quote` grids (`null`, `NULL`).
     public var nullText: String
     /// The terminal width: `box` and `table` cut wide cells with an ellipsis
-    /// to fit it. `nil` never cuts.
+    /// to fit it, in `terminal` style only. `nil` never cuts.
     public var maxWidth: Int?
     /// Whether ANSI colours may be used (NULL is dimmed).
     public var colour: Bool
+    /// `.separator`: between the values of a row (list, csv, quote, tcl, ascii).
+    public var columnSeparator = "|"
+    /// `.separator`: after each row (list, csv, quote, tcl, ascii, line).
+    public var rowSeparator = "\n"
+    /// `.width`: a width per column of the columnar modes (0: as wide as
+    /// needed; negative: right-aligned).
+    public var widths: [Int] = []
+    /// `--wrap`, `--wordwrap`, `--quote` of the columnar modes.
+    public var columnar = ColumnarOptions()
+    /// The table name of `.mode insert`, as SQL text.
+    public var insertTable = "\"table\""
+    /// Interactive sessions' grids (`box`, `table`, `markdown`): numbers
+    /// right-aligned, a line break inside a cell shown as `\n`, cells cut
+    /// to `maxWidth`, BLOBs as `X'…'` literals. Otherwise every mode writes
+    /// the bytes the sqlite3 3.40.1 shell writes.
+    public var terminal = false
+    /// Which statements print in sqlite3's explain layout (`.explain`).
+    public var explain = ExplainLayout.none
+
+    /// Which statements print in sqlite3's explain layout.
+    public enum ExplainLayout: Hashable, Sendable {
+        /// None (`.explain off`).
+        case none
+        /// `EXPLAIN …` statements (`.explain auto`, the default).
+        case explainStatements
+        /// Every statement (`.explain on`).
+        case all
+    }
 
     public init(
-        mode: OutputMode, headers: Bool = false, nullText: String = "NULL", maxWidth: Int? = nil,
+        mode: OutputMode, headers: Bool = false, nullText: String = "", maxWidth: Int? = nil,
         colour: Bool = false
     ) {
         self.mode = mode

@@ -37,21 +37,33 @@ extension OutputMode {
     /// the human-readable modes, not the data formats (csv, json).
     var highlightsChanges: Bool {
         switch self {
-        case .box, .table, .markdown, .list, .tabs, .line: true
-        case .csv, .json: false
+        case .box, .qbox, .table, .markdown, .column, .list, .tabs, .line: true
+        case .csv, .json, .ascii, .html, .insert, .quote, .tcl, .count, .off: false
         }
     }
 }
 
-/// The renderer for the settings' mode.
-public func makeRenderer(_ settings: RenderSettings) -> any RowRenderer {
+/// The renderer for the settings' mode; `sql` is the statement's, for
+/// `.explain auto` (an `EXPLAIN` statement prints in the explain layout).
+public func makeRenderer(_ settings: RenderSettings, sql: String? = nil) -> any RowRenderer {
+    let explainStatement = sql.map(ExplainRenderer.isExplain) ?? false
+    if settings.explain == .all || (settings.explain == .explainStatements && explainStatement) {
+        return ExplainRenderer(settings: settings, explainStatement: explainStatement)
+    }
     switch settings.mode {
-    case .box, .table, .markdown: GridRenderer(settings: settings)
-    case .csv: CSVRenderer(settings: settings)
-    case .json: JSONRenderer()
-    case .line: LineRenderer(settings: settings)
-    case .list: ListRenderer(settings: settings)
-    case .tabs: ListRenderer(settings: settings, separator: UInt8(ascii: "\t"))
+    case .box, .qbox, .table, .markdown:
+        if settings.terminal { return GridRenderer(settings: settings) }
+        return ColumnarRenderer(settings: settings)
+    case .column: return ColumnarRenderer(settings: settings)
+    case .csv: return CSVRenderer(settings: settings)
+    case .json: return JSONRenderer()
+    case .line: return LineRenderer(settings: settings)
+    case .list, .tabs, .ascii: return ListRenderer(settings: settings)
+    case .html: return HTMLRenderer(settings: settings)
+    case .tcl: return TclRenderer(settings: settings)
+    case .insert, .quote: return SQLLiteralRenderer(settings: settings)
+    case .count: return CountRenderer()
+    case .off: return CountRenderer(silent: true)
     }
 }
 
@@ -83,21 +95,27 @@ public func render(columns: [String], styledRows rows: [StyledRow], settings: Re
 }
 
 extension OutputBuffer {
-    /// Appends a value as the human-readable modes show it: NULL as
-    /// `nullText` (dimmed with colour), a REAL like sqlite3, a BLOB as an
-    /// `X'...'` literal; with colour, highlighted as `style` says.
+    /// Appends a value as `list` and `line` show it: NULL as `nullText`
+    /// (dimmed with colour), a REAL like sqlite3, a BLOB's own bytes as
+    /// sqlite3 writes them (an `X'...'` literal in `terminal` style); with
+    /// colour, highlighted as `style` says.
     mutating func appendCell(
-        _ row: some RowValues, at column: Int, nullText: String, colour: Bool, style: CellStyle = .plain
+        _ row: some RowValues, at column: Int, settings: RenderSettings, style: CellStyle = .plain
     ) {
         let type = row.type(at: column)
-        let prefix = colour ? style.prefix(isNull: type == .null) : ""
+        let prefix = settings.colour ? style.prefix(isNull: type == .null) : ""
         if !prefix.isEmpty { append(prefix) }
         switch type {
-        case .text: row.withUTF8(at: column) { append($0) }
+        case .text: row.withUTF8(at: column) { append(settings.terminal ? $0 : SQLiteText.untilNUL($0)) }
         case .integer: append(integer: row.integer(at: column))
         case .real: append(real: row.real(at: column))
-        case .null: append(nullText)
-        case .blob: appendBlobLiteral(row, at: column)
+        case .null: append(settings.nullText)
+        case .blob:
+            if settings.terminal {
+                appendBlobLiteral(row, at: column)
+            } else {
+                row.withBlob(at: column) { append(SQLiteText.untilNUL($0.assumingMemoryBound(to: UInt8.self))) }
+            }
         }
         if !prefix.isEmpty { append(ANSI.reset) }
     }

@@ -20,6 +20,11 @@ struct RenderingConsumer: ResultConsumer {
     /// The statement running now, or the last one that started: an error
     /// is located in it.
     private(set) var current: StatementHeader?
+    /// The most columns of a result printed in a columnar mode (sqlite3
+    /// grows `.width` to it).
+    private(set) var widestColumnar = 0
+    private var columnCount = 0
+    private var rowCount = 0
 
     init(settings: RenderSettings, sink: OutputSink, trace: DotCommand.TraceMode, signals: SignalState?) {
         self.settings = settings
@@ -31,10 +36,14 @@ struct RenderingConsumer: ResultConsumer {
     mutating func statementDidStart(_ header: StatementHeader) throws {
         if signals?.isInterruptRequested == true { throw Interrupted() }
         current = header
+        columnCount = header.columns.count
+        rowCount = 0
         if header.columns.isEmpty {
             renderer = nil
         } else {
-            var renderer = makeRenderer(settings)
+            // Only a statement of 8 columns may print in the explain layout (`.explain auto`).
+            let sql = settings.explain == .all || header.columns.count == 8 ? header.sql : nil
+            var renderer = makeRenderer(settings, sql: sql)
             renderer.begin(columns: header.columns, into: &buffer)
             self.renderer = renderer
         }
@@ -42,12 +51,14 @@ struct RenderingConsumer: ResultConsumer {
 
     mutating func consume(row: StatementRow) throws {
         renderer?.row(row, into: &buffer)
+        rowCount += 1
         if buffer.count >= 1 << 16 { try flush() }
     }
 
     mutating func statementDidFinish(_ summary: StatementSummary) throws {
         renderer?.end(into: &buffer)
         renderer = nil
+        if rowCount > 0 && settings.mode.isColumnar { widestColumnar = max(widestColumnar, columnCount) }
         if trace != .off, let current, current.index == summary.index {
             buffer.append(
                 TraceLine.format(

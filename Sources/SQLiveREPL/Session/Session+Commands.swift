@@ -63,18 +63,8 @@ extension Session {
         case .panel(let on):
             try setPanel(on)
 
-        case .mode(let newMode):
-            if let newMode {
-                shell.mode = newMode
-            } else {
-                try sink.write("current output mode: \(shell.mode.rawValue)\n")
-            }
-
-        case .headers(let on):
-            shell.headers = on
-
-        case .nullValue(let text):
-            shell.nullText = text
+        case .mode, .headers, .nullValue, .separator, .width, .show, .explainSetting, .print, .warning:
+            try performOutputSetting(command, source: source)
 
         case .tables(let pattern):
             let database = try requireDatabase()
@@ -106,9 +96,6 @@ extension Session {
 
         case .changes(let on):
             shell.changes = on
-
-        case .print(let text):
-            try sink.write(text + "\n")
 
         case .help(let name):
             if let name {

@@ -14,7 +14,7 @@ extension Session {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw CommandFailure("cannot open \"\(path)\"") }
         defer { Glibc.close(descriptor) }
-        let separator: UInt8 = (format ?? (shell.mode == .tabs ? .tsv : .csv)) == .tsv ? 0x09 : UInt8(ascii: ",")
+        let separator: UInt8 = (format ?? (shell.columnSeparator == "\t" ? .tsv : .csv)) == .tsv ? 0x09 : UInt8(ascii: ",")
         let sink = sink
         var readError: Int32 = 0
         let reader = DelimitedTextReader(

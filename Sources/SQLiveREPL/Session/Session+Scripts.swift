@@ -99,6 +99,7 @@ extension Session {
             reportError("\(error)", source: batch[0].source)
             commandFailed()
         }
+        shell.didPrintColumns(consumer.widestColumnar)
         endCommand(outermost: outermost)
         if sink.resultsFile != nil { sink.flush() }
         printEvents()

@@ -20,27 +20,16 @@ extension Session {
                 if bail { return 1 }
             }
         }
-        // The column separator the steps leave, for `-newline` (which sets
-        // only the row separator): as the modes set it in sqlite3.
-        var columnSeparator = "|"
         for step in options.steps where !isFinished {
             switch step {
-            case .mode(let mode):
-                runStep(".mode \(mode)")
-                switch mode {
-                case "csv", "quote": columnSeparator = ","
-                case "tabs": columnSeparator = "\t"
-                case "ascii": columnSeparator = "\u{1F}"
-                default: break
-                }
-            case .headers(let on): runStep(".headers \(on ? "on" : "off")")
-            case .separator(let separator):
-                columnSeparator = separator
-                runStep(".separator \(Self.quotedArgument(separator))")
-            case .newline(let separator):
-                runStep(".separator \(Self.quotedArgument(columnSeparator)) \(Self.quotedArgument(separator))")
-            case .nullValue(let text): runStep(".nullvalue \(Self.quotedArgument(text))")
-            case .echo(let on): runStep(".echo \(on ? "on" : "off")")
+            // The output options change the settings as sqlite3's main()
+            // does (`-csv` keeps the row separator, where `.mode csv` sets CRLF).
+            case .mode(let name): shell.apply(OutputMode(rawValue: name).map { [.mode($0)] } ?? [])
+            case .headers(let on): shell.apply([on ? .header : .noHeader])
+            case .separator(let separator): shell.apply([.separator(separator)])
+            case .newline(let separator): shell.apply([.newline(separator)])
+            case .nullValue(let text): shell.apply([.nullValue(text)])
+            case .echo(let on): echo = on
             case .eqp(let full): runStep(".eqp \(full ? "full" : "on")")
             case .command(let text):
                 // As sqlite3: a failing -cmd stops the session with -bail
@@ -68,25 +57,6 @@ extension Session {
 
     private func runStep(_ command: String) {
         run(.dotCommand(ScriptText(bytes: Array(command.utf8)), line: 1))
-    }
-
-    /// An argument for a dot-command that reads back as `text`: single
-    /// quotes take it as it is (no escapes), as sqlite3 takes an option's
-    /// value; a text holding a single quote goes in double quotes, escaped.
-    static func quotedArgument(_ text: String) -> String {
-        if !text.contains("'") { return "'" + text + "'" }
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "\\": escaped += "\\\\"
-            case "\"": escaped += "\\\""
-            case "\n": escaped += "\\n"
-            case "\t": escaped += "\\t"
-            case "\r": escaped += "\\r"
-            default: escaped.append(character)
-            }
-        }
-        return "\"" + escaped + "\""
     }
 
     /// A regular file's bytes; `nil` for what is missing, unreadable, or

@@ -88,8 +88,12 @@ final class Session {
     var isFinished: Bool { exitCode != nil || stopped || signals.termination != nil }
 
     /// The settings renderers use now (the terminal may have been resized).
+    /// Interactive sessions draw grids for the terminal; scripts write
+    /// sqlite3's bytes, except that forced colour (a sqlive extension)
+    /// highlights the terminal's grids.
     var renderSettings: RenderSettings {
-        shell.renderSettings(maxWidth: Terminal.width(), colour: colour)
+        let terminal = interactive || colour
+        return shell.renderSettings(maxWidth: terminal ? Terminal.width() : nil, colour: colour, terminal: terminal)
     }
 
     // MARK: - Database
@@ -239,7 +243,8 @@ final class Session {
             reportError("no database is open", line: line, source: source)
             return false
         }
-        if let query = Self.explainedQuery(sql) {
+        // With `.explain auto` (the default), as in sqlite3.
+        if shell.autoExplain, let query = Self.explainedQuery(sql) {
             // The tree alone, as the sqlite3 shell prints it (`.explain`
             // adds the hints).
             return attempt(line: line, source: source) {
@@ -252,8 +257,10 @@ final class Session {
         do {
             let signals = signals
             try database.run(sql, isCancelled: { signals.isCommandCancelled }, consumer: &consumer)
+            shell.didPrintColumns(consumer.widestColumnar)
             return true
         } catch let failure as SQLiteFailure {
+            shell.didPrintColumns(consumer.widestColumnar)
             report(failure, in: sql, line: line, source: source, consumer: &consumer)
         } catch is RenderingConsumer.Interrupted {
             flush(&consumer)

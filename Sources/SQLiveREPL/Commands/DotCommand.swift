@@ -236,14 +236,14 @@ public enum DotCommand: Hashable, Sendable {
 
         case "echo", "bail":
             guard arguments.count == 1 else { throw usage }
-            let flag = booleanValue(arguments[0])
+            let flag = booleanValue(arguments[0]).value != 0
             return spec.name == "echo" ? .echo(flag) : .bail(flag)
 
         case "prompt":
             return .prompt(main: arguments.first, continuation: arguments.dropFirst().first)
 
         case "timeout":
-            return .timeout(milliseconds: arguments.first.map(integerValue) ?? 0)
+            return .timeout(milliseconds: arguments.first.map { Int(clamping: integerValue($0)) } ?? 0)
 
         case "databases":
             return .databases
@@ -345,32 +345,6 @@ public enum DotCommand: Hashable, Sendable {
         default:
             throw usage
         }
-    }
-
-    /// sqlite3's `booleanValue`: a number (non-zero is true), or on, yes,
-    /// off, no in any case; anything else is false.
-    static func booleanValue(_ text: String) -> Bool {
-        if let value = onOff(text) { return value }
-        let digits = text.hasPrefix("0x") ? text.dropFirst(2).allSatisfy(\.isHexDigit) : text.allSatisfy(\.isNumber)
-        if digits && !text.isEmpty { return integerValue(text) & 0xFFFF_FFFF != 0 }
-        return false
-    }
-
-    /// sqlite3's `integerValue`: leading digits (or `0x` hex), with an
-    /// optional sign and KiB/MiB/… suffixes ignored; 0 for anything else.
-    static func integerValue(_ text: String) -> Int {
-        var rest = Substring(text)
-        var sign = 1
-        if rest.hasPrefix("-") {
-            sign = -1
-            rest = rest.dropFirst()
-        } else if rest.hasPrefix("+") {
-            rest = rest.dropFirst()
-        }
-        if rest.hasPrefix("0x") {
-            return sign * (Int(rest.dropFirst(2).prefix { $0.isHexDigit }, radix: 16) ?? 0)
-        }
-        return sign * (Int(rest.prefix { $0.isASCII && $0.isNumber }) ?? 0)
     }
 
     private static func onOff(_ text: String) -> Bool? {

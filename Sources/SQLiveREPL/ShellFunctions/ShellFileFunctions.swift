@@ -1,5 +1,6 @@
 import Foundation
 import GRDBSQLite
+import Synchronization
 
 /// The sqlite3 shell's file functions: `readfile(PATH)` (the file's bytes
 /// as a blob, NULL when it cannot be opened), `writefile(PATH, DATA[, MODE[,
@@ -13,6 +14,11 @@ import GRDBSQLite
 /// the same results and errors.
 enum ShellFileFunctions {
     typealias F = ShellFunctions
+
+    /// How many `edit()` editors run now: while one does, it owns the
+    /// terminal, and the elapsed-time indicator (and the live changes it
+    /// lets through) keeps quiet.
+    static let editorsRunning = Atomic<Int>(0)
 
     static func register(on connection: OpaquePointer) {
         F.scalar(connection, "readfile", 1, F.utf8 | F.directOnly) { context, count, values in
@@ -190,7 +196,10 @@ enum ShellFileFunctions {
             F.resultError(context, "edit() could not write the whole file")
             return
         }
-        guard runShell("\(editor) \"\(path)\"") == 0 else {
+        editorsRunning.add(1, ordering: .sequentiallyConsistent)
+        let status = runShell("\(editor) \"\(path)\"")
+        editorsRunning.subtract(1, ordering: .sequentiallyConsistent)
+        guard status == 0 else {
             F.resultError(context, "EDITOR returned non-zero")
             return
         }

@@ -72,7 +72,15 @@ struct CommandTests {
         #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".import a b c") }
         #expect(try DotCommand.parse(".dump") == .dump(patterns: []))
         #expect(try DotCommand.parse(".dump pl% games") == .dump(patterns: ["pl%", "games"]))
-        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".dump --data-only") }
+        var rowids = DumpOptions()
+        rowids.preserveRowids = true
+        rowids.newlines = true
+        #expect(
+            try DotCommand.parse(".dump -preserve-rowids t% --newlines") == .dump(patterns: ["t%"], options: rowids))
+        #expect(throws: DotCommand.ParseError(description: "Unknown option \"---nosys\" on \".dump\"")) {
+            try DotCommand.parse(".dump ---nosys")
+        }
+        #expect(try DotCommand.parse(".lint fkey -v") == .lint(command: "lint", arguments: ["fkey", "-v"]))
         #expect(try DotCommand.parse(".output out.txt") == .output(path: "out.txt", once: false))
         #expect(try DotCommand.parse(".output") == .output(path: nil, once: false))
         #expect(try DotCommand.parse(".output stdout") == .output(path: nil, once: false))

@@ -77,6 +77,11 @@ extension LiveDatabase {
                 location == .memory
                 ? try DatabaseQueue(configuration: configuration)
                 : try DatabaseQueue(path: openingName, configuration: configuration)
+            if let prepare = options.prepareSession {
+                try await queue.writeWithoutTransaction { db in
+                    if let connection = db.sqliteConnection { prepare(connection) }
+                }
+            }
             // Reading the schema makes SQLite read the file header: a file
             // that is not a database, or a locked one, fails now.
             let journalMode = try await queue.read { db in

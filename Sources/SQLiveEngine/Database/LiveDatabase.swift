@@ -26,6 +26,12 @@ public final class LiveDatabase: Sendable {
         public var busyTimeout: Duration
         /// Live-query options: coalescing window, row cap, polling.
         public var liveQueries: LiveQueryOptions
+        /// Called once with the session's own connection (its `sqlite3`
+        /// handle) when it opens, and again when a replaced file is followed,
+        /// before any statement runs there; never with a live query's, the
+        /// checker's or any other connection. The REPL registers the sqlite3
+        /// shell's SQL functions (`readfile`, `decimal`, …) this way.
+        package var prepareSession: (@Sendable (OpaquePointer) -> Void)?
 
         public init(
             readonly: Bool = false,

@@ -51,7 +51,10 @@ public enum DotCommand: Hashable, Sendable {
     case importFile(path: String, table: String, format: ImportFormat?, skip: Int, schema: String?)
     /// Dumps the tables (and indexes, triggers, views) matching the LIKE
     /// patterns, or everything.
-    case dump(patterns: [String])
+    case dump(patterns: [String], options: DumpOptions = DumpOptions())
+    /// `.lint SUBCOMMAND [SWITCHES]`, with the command's name as typed
+    /// (sqlite3's usage lines repeat it).
+    case lint(command: String, arguments: [String])
     /// Sends results to a file (`nil`: back to standard output); with
     /// `once`, for the next command only.
     case output(path: String?, once: Bool)
@@ -308,10 +311,27 @@ public enum DotCommand: Hashable, Sendable {
             return .importFile(path: operands[0], table: operands[1], format: format, skip: skip, schema: schema)
 
         case "dump":
-            if let option = arguments.first(where: { $0.hasPrefix("-") }) {
-                throw ParseError(description: "unknown option \"\(option)\". Usage: \(spec.usage)")
+            var options = DumpOptions()
+            var patterns: [String] = []
+            for argument in arguments {
+                guard argument.hasPrefix("-") else {
+                    patterns.append(argument)
+                    continue
+                }
+                // As in sqlite3, one dash or two.
+                let option = argument.hasPrefix("--") ? argument.dropFirst(2) : argument.dropFirst()
+                switch option {
+                case "preserve-rowids": options.preserveRowids = true
+                case "newlines": options.newlines = true
+                case "data-only": options.dataOnly = true
+                case "nosys": options.noSystemTables = true
+                default: throw ParseError(description: "Unknown option \"\(argument)\" on \".dump\"")
+                }
             }
-            return .dump(patterns: arguments)
+            return .dump(patterns: patterns, options: options)
+
+        case "lint":
+            return .lint(command: String(first.text.dropFirst()), arguments: arguments)
 
         case "output", "once":
             guard arguments.count <= 1, !(spec.name == "once" && arguments.isEmpty) else { throw usage }

@@ -31,12 +31,16 @@ public enum DotCommandHelp {
             name: "databases", usage: ".databases", summary: "List names and files of attached databases",
             details: ""),
         Spec(
-            name: "dump", usage: ".dump [TABLE...]", summary: "Render the database (or TABLEs) as SQL text",
+            name: "dump", usage: ".dump [OPTIONS] [TABLE...]", summary: "Render the database (or TABLEs) as SQL text",
             details: """
                 Writes the CREATE statements and an INSERT per row, in one transaction, as
                 sqlite3's .dump writes them; the sqlite3 shell loads the text back into an
                 identical database (REAL values come back exactly). TABLE is a LIKE pattern
                 on table names (indexes, triggers and views: on their own names).
+                  --data-only        only the INSERT statements
+                  --newlines         text with line breaks as it is, not as replace(…, char(10))
+                  --nosys            leave out sqlite_sequence and sqlite_stat1 (system tables)
+                  --preserve-rowids  the rowid of each row too, where it is not a column
                 """),
         Spec(name: "echo", usage: ".echo on|off", summary: "Turn command echo on or off", details: ""),
         Spec(
@@ -85,6 +89,16 @@ public enum DotCommandHelp {
         Spec(
             name: "indexes", usage: ".indexes ?LIKE-PATTERN?", summary: "Show names of indexes (on TABLE, a LIKE pattern)",
             details: ""),
+        Spec(
+            name: "lint", usage: ".lint fkey-indexes [-verbose] [-groupbyparent]",
+            summary: "Report potential schema issues",
+            details: """
+                fkey-indexes    the foreign keys no index serves in their child table, each
+                                with the CREATE INDEX that would (deleting or updating a
+                                parent row then searches the children instead of scanning)
+                  -verbose        also the keys that are served
+                  -groupbyparent  ordered by parent table, under "-- Parent table NAME"
+                """),
         Spec(
             name: "mode", usage: ".mode [MODE] [OPTIONS]", summary: "Set the output mode, or show it",
             details: """

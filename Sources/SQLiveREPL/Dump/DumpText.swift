@@ -92,6 +92,21 @@ enum DumpText {
         }
     }
 
+    /// Appends text in single quotes, quotes doubled, line breaks as they
+    /// are: `.dump --newlines`.
+    static func appendQuotedText(_ text: UnsafeBufferPointer<UInt8>, to output: inout OutputBuffer) {
+        let quote = UInt8(ascii: "'")
+        output.append(byte: quote)
+        var start = 0
+        for (index, byte) in text.enumerated() where byte == quote {
+            output.append(UnsafeBufferPointer(rebasing: text[start...index]))
+            output.append(byte: quote)
+            start = index + 1
+        }
+        output.append(UnsafeBufferPointer(rebasing: text[start...]))
+        output.append(byte: quote)
+    }
+
     /// The first of two markers the text does not hold, else `(A0)`, `(A1)`, …
     private static func unusedMarker(in text: UnsafeBufferPointer<UInt8>, _ first: String, _ second: String) -> [UInt8]
     {

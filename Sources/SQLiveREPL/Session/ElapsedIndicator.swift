@@ -24,6 +24,8 @@ final class ElapsedIndicator {
     func start() {
         timer.schedule(deadline: .now() + .seconds(1), repeating: .milliseconds(200), leeway: .milliseconds(50))
         timer.setEventHandler { [sink, startInstant, onTick] in
+            // An editor of `edit()` has the terminal.
+            guard ShellFileFunctions.editorsRunning.load(ordering: .sequentiallyConsistent) == 0 else { return }
             if let onTick, sink.isIndicatorShown { onTick() }
             let seconds = (ContinuousClock.now - startInstant).milliseconds / 1000
             sink.showIndicator(String(format: "⏱ %.1f s (Ctrl-C interrupts)", seconds))

@@ -85,8 +85,11 @@ extension Session {
         case .importFile(let path, let table, let format, let skip, let schema):
             try importFile(path: path, table: table, format: format, skip: skip, schema: schema)
 
-        case .dump(let patterns):
-            try DatabaseDump(database: try requireDatabase(), patterns: patterns, sink: sink).write()
+        case .dump(let patterns, let options):
+            try DatabaseDump(database: try requireDatabase(), patterns: patterns, sink: sink, options: options).write()
+
+        case .lint(let command, let arguments):
+            try lint(command: command, arguments: arguments)
 
         case .output(let path, let once):
             try redirectOutput(to: path, once: once)
@@ -184,6 +187,23 @@ extension Session {
             syncPanel(settings: renderSettings)
         } else {
             try sink.writeTerminal(printer.registered(snapshot, replaced: replaced))
+        }
+    }
+
+    /// `.lint`: its report on standard output, its usage or error on
+    /// standard error; as in sqlite3, neither fails the command.
+    private func lint(command: String, arguments: [String]) throws {
+        let database = try requireDatabase()
+        switch ForeignKeyIndexLint.parse(command: command, arguments: arguments) {
+        case .failure(let usage):
+            sink.writeError(usage.text)
+        case .success(let lint):
+            let report = try database.writer.writeWithoutTransaction { db in
+                guard let connection = db.sqliteConnection else { throw SQLiveError.closed }
+                return lint.run(on: connection)
+            }
+            try sink.write(report.output)
+            if let error = report.error { sink.writeError(error) }
         }
     }
 

@@ -101,9 +101,11 @@ final class Session {
     /// Opens a database, replacing the current one only if opening succeeds.
     func open(_ path: String?, readonly: Bool) throws {
         let location = DatabaseLocation(path)
-        let database = try Blocking.run {
-            try await LiveDatabase.open(location, options: LiveDatabase.Options(readonly: readonly))
-        }
+        var settings = LiveDatabase.Options(readonly: readonly)
+        // The sqlite3 shell's SQL functions, on the session's connection alone.
+        settings.prepareSession = { ShellFunctions.register(on: $0) }
+        let options = settings
+        let database = try Blocking.run { try await LiveDatabase.open(location, options: options) }
         if let reason = database.info.readonlyReason {
             // As the sqlite3 shell opens it, and said in a line.
             sink.writeError("sqlive: \(database.info.path) is opened read-only: \(reason)\n")

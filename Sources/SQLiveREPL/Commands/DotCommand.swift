@@ -9,9 +9,11 @@ public enum DotCommand: Hashable, Sendable {
         case on, profile, off
     }
 
-    /// How `.import` splits a file: on commas or on tabs.
+    /// How `.import` splits a file: `--csv` (`,` and LF, quotes), `--ascii`
+    /// (0x1F and 0x1E, no quotes), sqlive's `--tsv` (tabs and LF, quotes);
+    /// `nil` in the command: from the output mode's separators, as sqlite3.
     public enum ImportFormat: String, Hashable, Sendable {
-        case csv, tsv
+        case csv, tsv, ascii
     }
 
     case open(path: String, readonly: Bool)
@@ -44,11 +46,11 @@ public enum DotCommand: Hashable, Sendable {
     /// A warning for standard error (sqlite3's "Not a boolean value"), then the command.
     indirect case warning(String, then: DotCommand)
     case tables(pattern: String?)
-    case schema(pattern: String?)
+    case schema(pattern: String?, noSystemTables: Bool = false)
     case read(String)
     /// Loads a file into a table; `format` `nil` follows the output mode
     /// (tabs for `.mode tabs`, CSV otherwise).
-    case importFile(path: String, table: String, format: ImportFormat?, skip: Int, schema: String?)
+    case importFile(path: String, table: String, format: ImportFormat?, skip: Int, schema: String?, verbose: Int = 0)
     /// Dumps the tables (and indexes, triggers, views) matching the LIKE
     /// patterns, or everything.
     case dump(patterns: [String], options: DumpOptions = DumpOptions())
@@ -88,9 +90,14 @@ public enum DotCommand: Hashable, Sendable {
         /// without its `Error: `), rather than after `Error: `.
         public var verbatim = false
 
-        public init(description: String, verbatim: Bool = false) {
+        /// Whether the text goes where results go, with the command's help
+        /// (sqlite3's `.import` and `.output` report their usage so).
+        public var onOutput = false
+
+        public init(description: String, verbatim: Bool = false, onOutput: Bool = false) {
             self.description = description
             self.verbatim = verbatim
+            self.onOutput = onOutput
         }
     }
 
@@ -223,15 +230,20 @@ public enum DotCommand: Hashable, Sendable {
 
         case "schema":
             var pattern: String?
+            var noSystemTables = false
             for argument in arguments {
-                if ["--indent", "-indent", "--nosys", "-nosys"].contains(argument) { continue }
+                if ["--nosys", "-nosys"].contains(argument) {
+                    noSystemTables = true
+                    continue
+                }
+                if ["--indent", "-indent"].contains(argument) { continue }
                 if argument.hasPrefix("-") {
                     throw ParseError(description: "Unknown option: \"\(argument)\"", verbatim: true)
                 }
                 guard pattern == nil else { throw usage }
                 pattern = argument
             }
-            return .schema(pattern: pattern)
+            return .schema(pattern: pattern, noSystemTables: noSystemTables)
 
         case "read":
             guard arguments.count == 1 else { throw usage }
@@ -282,33 +294,39 @@ public enum DotCommand: Hashable, Sendable {
             }
 
         case "import":
+            // As sqlite3 3.40.1 reads it, its usage errors on the output.
+            func failure(_ text: String) -> ParseError {
+                ParseError(description: text + "\n" + DotCommandHelp.shellHelp["import"]!, onOutput: true)
+            }
             var format: ImportFormat?
             var skip = 0
             var schema: String?
+            var verbose = 0
             var operands: [String] = []
             var rest = arguments[...]
             while let argument = rest.popFirst() {
                 // As in sqlite3, one dash or two.
                 let option = argument.hasPrefix("--") ? String(argument.dropFirst()) : argument
-                guard option.hasPrefix("-"), option.count > 1 else {
-                    operands.append(argument)
+                guard option.hasPrefix("-") else {
+                    guard operands.count < 2 else { throw failure("ERROR: extra argument: \"\(option)\".  Usage:") }
+                    operands.append(option)
                     continue
                 }
                 switch option {
                 case "-csv": format = .csv
+                case "-ascii": format = .ascii
                 case "-tsv": format = .tsv
-                case "-skip":
-                    guard let value = rest.popFirst(), let count = Int(value), count >= 0 else { throw usage }
-                    skip = count
-                case "-schema":
-                    guard let value = rest.popFirst() else { throw usage }
-                    schema = value
-                default:
-                    throw ParseError(description: "unknown option \"\(argument)\". Usage: \(spec.usage)")
+                case "-v": verbose += 1
+                case "-skip" where !rest.isEmpty: skip = Int(clamping: max(0, integerValue(rest.removeFirst())))
+                case "-schema" where !rest.isEmpty: schema = rest.removeFirst()
+                default: throw failure("ERROR: unknown option: \"\(option)\".  Usage:")
                 }
             }
-            guard operands.count == 2 else { throw usage }
-            return .importFile(path: operands[0], table: operands[1], format: format, skip: skip, schema: schema)
+            guard operands.count == 2 else {
+                throw failure("ERROR: missing \(operands.isEmpty ? "FILE" : "TABLE") argument. Usage:")
+            }
+            return .importFile(
+                path: operands[0], table: operands[1], format: format, skip: skip, schema: schema, verbose: verbose)
 
         case "dump":
             var options = DumpOptions()
@@ -334,9 +352,19 @@ public enum DotCommand: Hashable, Sendable {
             return .lint(command: String(first.text.dropFirst()), arguments: arguments)
 
         case "output", "once":
-            guard arguments.count <= 1, !(spec.name == "once" && arguments.isEmpty) else { throw usage }
-            let path = arguments.first.flatMap { $0 == "stdout" ? nil : $0 }
-            return .output(path: path, once: spec.name == "once")
+            // As sqlite3 3.40.1 reads it, its usage errors on the output.
+            func failure(_ text: String) -> ParseError {
+                ParseError(description: text + "\n" + DotCommandHelp.shellHelp[spec.name]!, onOutput: true)
+            }
+            var path: String?
+            for argument in arguments {
+                if argument.hasPrefix("-") {
+                    throw failure("ERROR: unknown option: \"\(argument)\".  Usage:")
+                }
+                guard path == nil else { throw failure("ERROR: extra parameter: \"\(argument)\".  Usage:") }
+                path = argument
+            }
+            return .output(path: path.flatMap { $0 == "stdout" ? nil : $0 }, once: spec.name == "once")
 
         case "indexes":
             guard arguments.count <= 1 else { throw usage }

@@ -271,6 +271,45 @@ public enum DotCommandHelp {
 
     private static let shellCommandNames = Set(shellAbbreviations.map(\.name))
 
+    /// The sqlite3 shell's help of the commands whose usage errors print
+    /// it (3.40.1, byte for byte).
+    static let shellHelp: [String: String] = [
+        "import": """
+            .import FILE TABLE       Import data from FILE into TABLE
+               Options:
+                 --ascii               Use \\037 and \\036 as column and row separators
+                 --csv                 Use , and \\n as column and row separators
+                 --skip N              Skip the first N rows of input
+                 --schema S            Target table to be S.TABLE
+                 -v                    "Verbose" - increase auxiliary output
+               Notes:
+                 *  If TABLE does not exist, it is created.  The first row of input
+                    determines the column names.
+                 *  If neither --csv or --ascii are used, the input mode is derived
+                    from the ".mode" output mode
+                 *  If FILE begins with "|" then it is a command that generates the
+                    input text.
+
+            """,
+        "output": """
+            .output ?FILE?           Send output to FILE or stdout if FILE is omitted
+               If FILE begins with '|' then open it as a pipe.
+               Options:
+                 --bom                 Prefix output with a UTF8 byte-order mark
+                 -e                    Send output to the system text editor
+                 -x                    Send output as CSV to a spreadsheet
+
+            """,
+        "once": """
+            .once ?OPTIONS? ?FILE?   Output for the next SQL command only to FILE
+                 If FILE begins with '|' then open as a pipe
+                   --bom  Put a UTF8 byte-order mark at the beginning
+                   -e     Send output to the system text editor
+                   -x     Send output as CSV to a spreadsheet (same as ".excel")
+
+            """,
+    ]
+
     /// The text of `.help`: one line per command.
     public static var overview: String {
         let width = all.map(\.usage.count).max() ?? 0

@@ -34,8 +34,14 @@ struct DelimitedTextReader {
         var message: String
     }
 
-    /// The column separator: `,` or a tab.
+    /// The column separator: `,`, a tab, `|`, 0x1F…
     let separator: UInt8
+    /// The row separator: a line feed, 0x1E…
+    let rowSeparator: UInt8
+    /// Whether `"` quotes fields (and a byte-order mark and the CR before a
+    /// line feed are dropped): sqlite3's CSV reader; without, its ASCII
+    /// reader, which takes every byte as it is.
+    let quoting: Bool
     /// The last field's bytes.
     private(set) var field: [UInt8] = []
     /// What ended the last field.
@@ -53,7 +59,6 @@ struct DelimitedTextReader {
     private var started = false
 
     private static let quote = UInt8(ascii: "\"")
-    private static let newline = UInt8(ascii: "\n")
     private static let carriageReturn = UInt8(ascii: "\r")
     /// The end of the input, as a byte that is not one.
     private static let endOfInput: Int32 = -1
@@ -62,10 +67,13 @@ struct DelimitedTextReader {
     ///   returning how many (0 at the end).
     /// - parameter warn: Receives the warnings, as they are found.
     init(
-        separator: UInt8 = UInt8(ascii: ","), chunkSize: Int = 1 << 18,
+        separator: UInt8 = UInt8(ascii: ","), rowSeparator: UInt8 = UInt8(ascii: "\n"), quoting: Bool = true,
+        chunkSize: Int = 1 << 18,
         fill: @escaping (UnsafeMutableRawBufferPointer) -> Int, warn: @escaping (Warning) -> Void = { _ in }
     ) {
         self.separator = separator
+        self.rowSeparator = rowSeparator
+        self.quoting = quoting
         self.fill = fill
         self.warn = warn
         chunk = Array(repeating: 0, count: max(chunkSize, 4))
@@ -97,13 +105,13 @@ struct DelimitedTextReader {
         var byte = next()
         if !started {
             started = true
-            byte = skipByteOrderMark(byte)
+            if quoting { byte = skipByteOrderMark(byte) }
         }
         if byte == Self.endOfInput {
             terminator = .end
             return false
         }
-        if byte == Int32(Self.quote) {
+        if quoting && byte == Int32(Self.quote) {
             readQuoted()
         } else {
             readPlain(first: UInt8(truncatingIfNeeded: byte))
@@ -119,9 +127,9 @@ struct DelimitedTextReader {
                 terminator = .column
                 return
             }
-            if byte == Int32(Self.newline) {
+            if byte == Int32(rowSeparator) {
                 line += 1
-                if field.last == Self.carriageReturn { field.removeLast() }
+                if quoting && field.last == Self.carriageReturn { field.removeLast() }
                 terminator = .row
                 return
             }
@@ -131,10 +139,10 @@ struct DelimitedTextReader {
             }
             field.append(UInt8(truncatingIfNeeded: byte))
             // The rest of the field in the chunk, at once.
-            let (separator, start, limit) = (separator, position, count)
+            let (separator, rowSeparator, start, limit) = (separator, rowSeparator, position, count)
             position = chunk.withUnsafeBufferPointer { bytes in
                 var end = start
-                while end < limit, bytes[end] != separator, bytes[end] != Self.newline { end += 1 }
+                while end < limit, bytes[end] != separator, bytes[end] != rowSeparator { end += 1 }
                 if end > start { field.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end])) }
                 return end
             }
@@ -153,14 +161,14 @@ struct DelimitedTextReader {
         let quote = Int32(Self.quote)
         while true {
             let byte = next()
-            if byte == Int32(Self.newline) { line += 1 }
+            if byte == Int32(rowSeparator) { line += 1 }
             if byte == quote && previous == quote {
                 previous = 0
                 continue
             }
             if previous == quote
-                && (byte == Int32(separator) || byte == Int32(Self.newline) || byte == Self.endOfInput)
-                || (byte == Int32(Self.newline) && previous == Int32(Self.carriageReturn) && beforePrevious == quote)
+                && (byte == Int32(separator) || byte == Int32(rowSeparator) || byte == Self.endOfInput)
+                || (byte == Int32(rowSeparator) && previous == Int32(Self.carriageReturn) && beforePrevious == quote)
             {
                 // Drop the closing quote (and the CR after it).
                 while let last = field.popLast(), last != Self.quote {}

@@ -68,6 +68,14 @@ struct DelimitedTextRows: RowSource {
     }
 
     mutating func next(into row: inout RowBinding) throws -> Bool {
+        while true {
+            if let more = try nextRow(into: &row) { return more }
+        }
+    }
+
+    /// The next row; `nil` for a row skipped (sqlite3's ASCII reader skips
+    /// a row whose first field is empty).
+    private mutating func nextRow(into row: inout RowBinding) throws -> Bool? {
         // As the sqlite3 shell's loop: a row follows unless the last one ended the input.
         guard reader.terminator != .end else { return try end() }
         rows += 1
@@ -78,6 +86,7 @@ struct DelimitedTextRows: RowSource {
         while index < columns {
             let read = reader.readField()
             if !read && index == 0 { return try end() }
+            if !reader.quoting && index == 0 && reader.field.isEmpty { return nil }
             if read {
                 reader.field.withUnsafeBytes { row.bindText($0, at: index) }
             }

@@ -73,17 +73,14 @@ extension Session {
                 .sorted()
             try sink.write(Self.columnated(names, width: Terminal.width() ?? 80))
 
-        case .schema(let pattern):
-            let database = try requireDatabase()
-            let schema = try Blocking.run { try await database.schema() }
-            let statements = schema.createStatements(matching: pattern)
-            try sink.write(statements.map { $0 + "\n" }.joined())
+        case .schema(let pattern, let noSystemTables):
+            try sink.write(schemaText(pattern: pattern, noSystemTables: noSystemTables))
 
         case .read(let path):
             try read(path: path)
 
-        case .importFile(let path, let table, let format, let skip, let schema):
-            try importFile(path: path, table: table, format: format, skip: skip, schema: schema)
+        case .importFile(let path, let table, let format, let skip, let schema, let verbose):
+            try importFile(path: path, table: table, format: format, skip: skip, schema: schema, verbose: verbose)
 
         case .dump(let patterns, let options):
             try DatabaseDump(database: try requireDatabase(), patterns: patterns, sink: sink, options: options).write()

@@ -117,7 +117,11 @@ extension Session {
 
     /// `.read PATH`.
     func read(path: String) throws {
-        guard readDepth < 16 else { throw CommandFailure(".read is nested too deeply") }
+        // sqlite3's limit, and its words (the line of the `.read` that went too deep).
+        guard readDepth < 24 else {
+            throw CommandFailure(
+                verbatim: "Input nesting limit (25) reached at line \(currentCommandLine). Check recursion.")
+        }
         guard let text = FileManager.default.contents(atPath: path) else {
             throw CommandFailure("cannot open \"\(path)\"")
         }

@@ -21,6 +21,8 @@ final class Session {
     var bail: Bool
     /// `-echo` or `.echo on`: each command is printed before it runs.
     var echo = false
+    /// The line of the dot-command running, in its script.
+    var currentCommandLine = 0
     /// `.prompt`: the main and continuation prompts of an interactive session.
     var prompts = (main: "sqlive> ", continuation: "   ...> ")
     let sink: OutputSink
@@ -286,13 +288,17 @@ final class Session {
     }
 
     private func runDotCommand(_ line: String, line number: Int, source: Source) -> Bool {
+        currentCommandLine = number
         // As sqlite3 reports a dot-command's failure: its usage text as it
         // is, anything else after `Error: `, and no line number.
-        attempt(report: { message in
+        return attempt(report: { message in
             writeErrorLine(message.hasPrefix("Usage:") ? message : "Error: " + message)
         }) {
             do {
                 try perform(try DotCommand.parse(line), source: source)
+            } catch let error as DotCommand.ParseError where error.onOutput {
+                try sink.write(error.description)
+                throw CommandFailure.reported
             } catch let error as DotCommand.ParseError where error.verbatim {
                 throw CommandFailure(verbatim: error.description)
             }
@@ -314,6 +320,8 @@ final class Session {
             report(error.description)
         } catch let error as SQLiteFailure {
             report(error.message)
+        } catch let error as CommandFailure where error.alreadyReported {
+            _ = error
         } catch let error as CommandFailure where error.verbatim {
             writeErrorLine(error.message)
         } catch let error as CommandFailure {
@@ -357,6 +365,9 @@ struct CommandFailure: Error, CustomStringConvertible {
         self.message = message
         verbatim = true
     }
+    /// A failure whose message was written already: the command only fails.
+    static let reported = CommandFailure(verbatim: "")
+    var alreadyReported: Bool { verbatim && message.isEmpty }
     var description: String { message }
 }
 

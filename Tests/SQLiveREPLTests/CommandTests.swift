@@ -42,8 +42,8 @@ struct CommandTests {
         #expect(try DotCommand.parse(".trace profile") == .trace(.profile))
         #expect(try DotCommand.parse(".timer on") == .timer(true))
         #expect(try DotCommand.parse(".headers off") == .headers(false))
-        #expect(try DotCommand.parse(".mode csv") == .mode(.csv))
-        #expect(try DotCommand.parse(".mode") == .mode(nil))
+        #expect(try DotCommand.parse(".mode csv") == .mode(.init(mode: .csv)))
+        #expect(try DotCommand.parse(".mode") == .mode(.init(mode: nil)))
         #expect(try DotCommand.parse(".tables") == .tables(pattern: nil))
         #expect(try DotCommand.parse(".schema pl%") == .schema(pattern: "pl%"))
         #expect(try DotCommand.parse(".exit 3") == .exit(3))
@@ -83,10 +83,49 @@ struct CommandTests {
         #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".indexes a b") }
         #expect(try DotCommand.parse(".changes on") == .changes(true))
         #expect(try DotCommand.parse(".ch off") == .changes(false))
-        #expect(try DotCommand.parse(".mode tabs") == .mode(.tabs))
+        #expect(try DotCommand.parse(".mode tabs") == .mode(.init(mode: .tabs)))
         // Abbreviations stay unambiguous only where they were.
         #expect(try DotCommand.parse(".op x.sqlite") == .open(path: "x.sqlite", readonly: false))
         #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".o x") }
+    }
+
+    /// The output commands read their arguments as sqlite3 does.
+    @Test func outputSettings() throws {
+        #expect(
+            try DotCommand.parse(".mode insert \"my table\" --wrap 5")
+                == .mode(.init(mode: .insert, table: "my table", options: ColumnarOptions(wrap: 5))))
+        #expect(
+            try DotCommand.parse(".mode --ww qbox --wrap 0x10")
+                == .mode(.init(mode: .qbox, options: ColumnarOptions(wrap: 16, quote: true))))
+        #expect(try DotCommand.parse(".mode c") == .mode(.init(mode: .column)))
+        #expect(try DotCommand.parse(".mode t") == .mode(.init(mode: .tcl)))
+        #expect(try DotCommand.parse(".mode ta") == .mode(.init(mode: .tabs)))
+        #expect(try DotCommand.parse(".mode lines") == .mode(.init(mode: .line)))
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".mode CSV") }
+        #expect(throws: DotCommand.ParseError(description: "extra argument: \"c\"")) {
+            try DotCommand.parse(".mode insert t c")
+        }
+        #expect(try DotCommand.parse(".separator \"\\t\" \\r\\n") == .separator(column: "\t", row: "\r\n", extra: false))
+        #expect(try DotCommand.parse(".separator '\\t'") == .separator(column: "\\t", row: nil, extra: false))
+        #expect(try DotCommand.parse(".separator \\037 x y") == .separator(column: "\u{1F}", row: "x", extra: true))
+        #expect(try DotCommand.parse(".print a\\tb 'c\\td' \"e \\\"f\\\"\"") == .print("a\tb c\\td e \"f\""))
+        #expect(try DotCommand.parse(".width 5 -3 0 1K") == .width([5, -3, 0, 1000]))
+        #expect(try DotCommand.parse(".headers 2") == .headers(true))
+        #expect(
+            try DotCommand.parse(".headers maybe")
+                == .warning("ERROR: Not a boolean value: \"maybe\". Assuming \"no\".", then: .headers(false)))
+        #expect(try DotCommand.parse(".explain") == .explainSetting(.on))
+        #expect(try DotCommand.parse(".explain off") == .explainSetting(.off))
+        #expect(try DotCommand.parse(".explain auto") == .explainSetting(.auto))
+        #expect(try DotCommand.parse(".explain 2") == .explainSetting(.unchanged))
+        #expect(try DotCommand.parse(".explain VACUUM") == .explain(sql: "VACUUM", bytecode: false))
+        #expect(try DotCommand.parse(".show") == .show)
+        #expect(throws: DotCommand.ParseError(description: "Usage: .show")) { try DotCommand.parse(".show x") }
+        // What the command line's options can be written as: read back exactly.
+        for text in ["\t", "a b", "'", "\"", "\\n", "\r\n", "\u{1F}", "ü|ö", ""] {
+            let line = ".separator \(DotCommand.quotedArgument(text)) \(DotCommand.quotedArgument(text + "x"))"
+            #expect(try DotCommand.parse(line) == .separator(column: text, row: text + "x", extra: false))
+        }
     }
 
     @Test func errorsSayWhatToDo() {

@@ -107,6 +107,45 @@ struct CommandTests {
         #expect(try DotCommand.parse(".o x") == .output(path: "x", once: false))
     }
 
+    /// The output commands read their arguments as sqlite3 does.
+    @Test func outputSettings() throws {
+        #expect(
+            try DotCommand.parse(".mode insert \"my table\" --wrap 5")
+                == .mode(.init(mode: .insert, table: "my table", options: ColumnarOptions(wrap: 5))))
+        #expect(
+            try DotCommand.parse(".mode --ww qbox --wrap 0x10")
+                == .mode(.init(mode: .qbox, options: ColumnarOptions(wrap: 16, quote: true))))
+        #expect(try DotCommand.parse(".mode c") == .mode(.init(mode: .column)))
+        #expect(try DotCommand.parse(".mode t") == .mode(.init(mode: .tcl)))
+        #expect(try DotCommand.parse(".mode ta") == .mode(.init(mode: .tabs)))
+        #expect(try DotCommand.parse(".mode lines") == .mode(.init(mode: .line)))
+        #expect(throws: DotCommand.ParseError.self) { try DotCommand.parse(".mode CSV") }
+        #expect(throws: DotCommand.ParseError(description: "extra argument: \"c\"")) {
+            try DotCommand.parse(".mode insert t c")
+        }
+        #expect(try DotCommand.parse(".separator \"\\t\" \\r\\n") == .separator(column: "\t", row: "\r\n", extra: false))
+        #expect(try DotCommand.parse(".separator '\\t'") == .separator(column: "\\t", row: nil, extra: false))
+        #expect(try DotCommand.parse(".separator \\037 x y") == .separator(column: "\u{1F}", row: "x", extra: true))
+        #expect(try DotCommand.parse(".print a\\tb 'c\\td' \"e \\\"f\\\"\"") == .print("a\tb c\\td e \"f\""))
+        #expect(try DotCommand.parse(".width 5 -3 0 1K") == .width([5, -3, 0, 1000]))
+        #expect(try DotCommand.parse(".headers 2") == .headers(true))
+        #expect(
+            try DotCommand.parse(".headers maybe")
+                == .warning("ERROR: Not a boolean value: \"maybe\". Assuming \"no\".", then: .headers(false)))
+        #expect(try DotCommand.parse(".explain") == .explainSetting(.on))
+        #expect(try DotCommand.parse(".explain off") == .explainSetting(.off))
+        #expect(try DotCommand.parse(".explain auto") == .explainSetting(.auto))
+        #expect(try DotCommand.parse(".explain 2") == .explainSetting(.unchanged))
+        #expect(try DotCommand.parse(".explain VACUUM") == .explain(sql: "VACUUM", bytecode: false))
+        #expect(try DotCommand.parse(".show") == .show)
+        #expect(throws: DotCommand.ParseError(description: "Usage: .show")) { try DotCommand.parse(".show x") }
+        // What the command line's options can be written as: read back exactly.
+        for text in ["\t", "a b", "'", "\"", "\\n", "\r\n", "\u{1F}", "ü|ö", ""] {
+            let line = ".separator \(DotCommand.quotedArgument(text)) \(DotCommand.quotedArgument(text + "x"))"
+            #expect(try DotCommand.parse(line) == .separator(column: text, row: text + "x", extra: false))
+        }
+    }
+
     @Test func errorsSayWhatToDo() {
         #expect(throws: DotCommand.ParseError(description: "Usage: .timer on|off")) {
             try DotCommand.parse(".timer maybe")

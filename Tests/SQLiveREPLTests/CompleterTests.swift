@@ -27,7 +27,7 @@ struct CompleterTests {
 
     @Test func dotCommands() {
         #expect(candidates(".wa") == [".wait", ".watch", ".watches"])
-        #expect(candidates(".mode c") == ["csv"])
+        #expect(candidates(".mode c") == ["column", "csv"])
         #expect(candidates(".trace p") == ["profile"])
         #expect(candidates(".headers o") == ["off", "on"])
         #expect(candidates(".panel o") == ["off", "on"])
@@ -63,7 +63,7 @@ struct CompleterTests {
         #expect(candidates(".dump g") == ["games"])
         #expect(candidates(".indexes pl") == ["\"player stats\"", "players"])
         #expect(candidates(".changes o") == ["off", "on"])
-        #expect(candidates(".mode t") == ["table", "tabs"])
+        #expect(candidates(".mode t") == ["table", "tabs", "tcl"])
         #expect(candidates(".im") == [".import"])
     }
 

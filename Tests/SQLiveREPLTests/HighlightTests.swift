@@ -89,7 +89,7 @@ struct HighlightGoldenTests {
         rows: [[.text("Blob"), .integer(20)], [.text("Blob Jr"), .integer(100)], [.text("Blob Sr"), .null]])
 
     func reprint(_ rows: [[SQLValue]], mode: OutputMode, colour: Bool = true, diff: Bool = false) -> String {
-        LiveQueryPrinter(settings: RenderSettings(mode: mode, colour: colour)).changed(
+        LiveQueryPrinter(settings: RenderSettings(mode: mode, nullText: "NULL", colour: colour, terminal: true)).changed(
             name: "top", version: 2, cause: .external, coalesced: 1,
             result: LiveQueryResult(columns: ["name", "score"], rows: rows), previous: previous, diff: diff)
     }
@@ -152,7 +152,7 @@ struct HighlightGoldenTests {
         let text = reprint(rows, mode: mode, colour: false)
         #expect(!text.contains(esc))
         // Exactly what a re-print was before highlighting existed.
-        var settings = RenderSettings(mode: mode)
+        var settings = RenderSettings(mode: mode, nullText: "NULL", terminal: true)
         settings.headers = true
         #expect(
             text
@@ -202,6 +202,7 @@ struct ColourPolicyTests {
 @Suite("Highlighted re-prints through sqlive", .serialized, .timeLimit(.minutes(2)))
 struct HighlightSessionTests {
     let script = """
+        .nullvalue NULL
         .watch top SELECT name, score FROM players ORDER BY id
         BEGIN; UPDATE players SET score = 30 WHERE name = 'Blob'; DELETE FROM players WHERE name = 'Blob Jr'; INSERT INTO players VALUES (4, 1, 'Blobina', 5); COMMIT;
         .wait top

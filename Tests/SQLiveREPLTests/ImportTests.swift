@@ -234,7 +234,7 @@ struct ImportTests {
             Processes.quietCauses(output.stdout) == """
                 -- n v1 (watching, reads t)
                 n|last
-                0|NULL
+                0|
                 -- o v1 (watching, reads other)
                 others
                 0

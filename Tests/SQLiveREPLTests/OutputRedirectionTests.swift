@@ -22,7 +22,7 @@ struct OutputRedirectionTests {
                 ".output stdout", "-c", "SELECT 'still';",
             ], directory: directory)
         #expect(try contents(file) == "1\n2\nprinted\n1,x\r\n2,x\r\nt\n")
-        #expect(output.stdout == "back on stdout\r\nstill\r\n")
+        #expect(output.stdout == "\"back on stdout\"\r\nstill\r\n")
         #expect(output.stderr == "Parse error near line 7: no such column: nope\n  SELECT nope;\n         ^--- error here\n")
         #expect(output.status == 1)
     }

@@ -13,7 +13,7 @@ struct RendererTests {
     ]
 
     func output(_ mode: OutputMode, headers: Bool = false, maxWidth: Int? = nil) -> String {
-        render(columns: columns, rows: rows, settings: RenderSettings(mode: mode, headers: headers, maxWidth: maxWidth))
+        render(columns: columns, rows: rows, settings: RenderSettings(mode: mode, headers: headers, nullText: "NULL", maxWidth: maxWidth, terminal: true))
     }
 
     @Test func box() {
@@ -44,7 +44,7 @@ struct RendererTests {
 
     @Test func markdown() {
         let text = render(
-            columns: ["a|b"], rows: [[.text("x|y")]], settings: RenderSettings(mode: .markdown))
+            columns: ["a|b"], rows: [[.text("x|y")]], settings: RenderSettings(mode: .markdown, terminal: true))
         #expect(
             text == """
                 | a|b  |
@@ -78,20 +78,23 @@ struct RendererTests {
         #expect(text == "a,\"b,c\"\r\nplain,\"with \"\"quote\"\"\"\r\n\"line\nbreak\",\r\n1.5,-3\r\n")
     }
 
-    @Test func jsonKeepsIntegersExactAndBlobsTagged() {
+    /// As sqlite3 writes them: integers exact, a BLOB's bytes as a string,
+    /// a REAL as `%!.20g`, infinities as `1e999`.
+    @Test func jsonKeepsIntegersExactAndBlobsAsStrings() {
         let text = render(
-            columns: ["big", "blob", "nothing", "text", "real"],
-            rows: [[.integer(Int64.max), .blob(Data([0, 1, 255])), .null, .text("a\"b\n"), .real(0.1)]],
+            columns: ["big", "blob", "nothing", "text", "real", "inf"],
+            rows: [[.integer(Int64.max), .blob(Data([0, 1, 0x41])), .null, .text("a\"b\n\u{8}"), .real(0.1), .real(-.infinity)]],
             settings: RenderSettings(mode: .json))
         #expect(
             text
-                == "[{\"big\":9223372036854775807,\"blob\":{\"$blob\":\"AAH/\"},"
-                + "\"nothing\":null,\"text\":\"a\\\"b\\n\",\"real\":0.1}]\n"
+                == "[{\"big\":9223372036854775807,\"blob\":\"\\u0000\\u0001A\","
+                + "\"nothing\":null,\"text\":\"a\\\"b\\n\\b\",\"real\":0.10000000000000000555,\"inf\":-1e999}]\n"
         )
     }
 
     @Test func jsonEmptyAndSeveralRows() throws {
-        #expect(render(columns: ["a"], rows: [], settings: RenderSettings(mode: .json)) == "[]\n")
+        // sqlite3 prints nothing for a statement that returns no row.
+        #expect(render(columns: ["a"], rows: [], settings: RenderSettings(mode: .json)) == "")
         let text = output(.json)
         #expect(
             text == "[{\"id\":1,\"name\":\"Blob\",\"score\":20},\n{\"id\":2,\"name\":\"Blob Jr\",\"score\":null}]\n")
@@ -107,7 +110,7 @@ struct RendererTests {
         let long = String(repeating: "x", count: 100)
         let text = render(
             columns: ["id", "text"], rows: [[.integer(1), .text(long)]],
-            settings: RenderSettings(mode: .box, maxWidth: 40))
+            settings: RenderSettings(mode: .box, maxWidth: 40, terminal: true))
         for line in text.split(separator: "\n") {
             #expect(CellText.width(String(line)) == 40)
         }
@@ -124,7 +127,7 @@ struct RendererTests {
         #expect(CellText.width("e\u{301}") == 1)
         #expect(CellText.truncate("日本語テキスト", toWidth: 5) == "日本…")
         let text = render(
-            columns: ["t"], rows: [[.text("日本")], [.text("ab")]], settings: RenderSettings(mode: .table))
+            columns: ["t"], rows: [[.text("日本")], [.text("ab")]], settings: RenderSettings(mode: .table, terminal: true))
         #expect(text.contains("| 日本 |\n| ab   |"))
     }
 
@@ -139,7 +142,7 @@ struct RendererTests {
                 [.null, .real(1e300), .null, .text("e\u{301}\tx")],
                 [.integer(7)],
             ],
-            settings: RenderSettings(mode: .table))
+            settings: RenderSettings(mode: .table, nullText: "NULL", terminal: true))
         #expect(
             text == """
                 +------+----------+-------+------+
@@ -154,15 +157,24 @@ struct RendererTests {
     }
 
     @Test func controlCharactersStayOnOneLineInGrids() {
-        let text = render(columns: ["t"], rows: [[.text("a\nb\tc")]], settings: RenderSettings(mode: .box))
+        let text = render(columns: ["t"], rows: [[.text("a\nb\tc")]], settings: RenderSettings(mode: .box, terminal: true))
         #expect(text.contains("│ a\\nb\\tc │"))
     }
 
     @Test func blobsAndRealsInHumanModes() {
-        let text = render(
-            columns: ["b", "r", "i"], rows: [[.blob(Data([0xCA, 0xFE])), .real(2), .real(0.5)]],
-            settings: RenderSettings(mode: .list))
-        #expect(text == "X'cafe'|2.0|0.5\n")
+        var renderer = makeRenderer(RenderSettings(mode: .list))
+        var output = OutputBuffer()
+        renderer.begin(columns: ["b", "r", "i"], into: &output)
+        renderer.row([SQLValue.blob(Data([0xCA, 0xFE])), .real(2), .real(0.5)], into: &output)
+        renderer.end(into: &output)
+        // sqlite3 writes a BLOB's own bytes (up to a NUL); the terminal shows a literal.
+        #expect(output.bytes == [0xCA, 0xFE] + Array("|2.0|0.5\n".utf8))
+        let terminal = render(
+            columns: ["b"], rows: [[.blob(Data([0xCA, 0xFE]))], [.blob(Data([0x41, 0, 0x42]))]],
+            settings: RenderSettings(mode: .list, terminal: true))
+        #expect(terminal == "X'cafe'\nX'410042'\n")
+        let cut = render(columns: ["b"], rows: [[.blob(Data([0x41, 0, 0x42]))]], settings: RenderSettings(mode: .list))
+        #expect(cut == "A\n")
     }
 
     @Test(arguments: [0.1, 2.0, -3.5, 1e20, 1.5e-7, 123456789012345678.0, 0.0, -0.0, 1.0 / 3.0, .pi])

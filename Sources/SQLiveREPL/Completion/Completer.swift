@@ -100,7 +100,7 @@ public struct Completer: Sendable {
         case "pause", "resume":
             return arguments.isEmpty ? options(liveQueryNames) : options([])
         case "mode":
-            return options(OutputMode.allCases.map(\.rawValue))
+            return options(OutputMode.allCases.filter { $0 != .count && $0 != .off }.map(\.rawValue))
         case "headers", "timer", "panel", "changes":
             return options(["on", "off"])
         case "trace":

@@ -45,6 +45,8 @@ struct PanelLayout {
         var settings = settings
         settings.headers = true
         settings.maxWidth = width
+        // The panel is a terminal's: grids one line per row, cut to its width.
+        settings.terminal = true
         self.settings = settings
         self.width = width
     }

@@ -49,15 +49,28 @@ public struct RenderSettings: Hashable, Sendable {
         case all
     }
 
+    /// Settings for `mode`, with the separators `.mode` gives it (`csv`:
+    /// `,` and CRLF; `tabs`: a tab; `quote`: `,`; `tcl`: a space; `ascii`:
+    /// 0x1F and 0x1E; otherwise `|` and LF).
     public init(
         mode: OutputMode, headers: Bool = false, nullText: String = "", maxWidth: Int? = nil,
-        colour: Bool = false
+        colour: Bool = false, terminal: Bool = false
     ) {
         self.mode = mode
         self.headers = headers
         self.nullText = nullText
         self.maxWidth = maxWidth
         self.colour = colour
+        self.terminal = terminal
+        switch mode {
+        case .csv: (columnSeparator, rowSeparator) = (",", "\r\n")
+        case .tabs: columnSeparator = "\t"
+        case .quote: columnSeparator = ","
+        case .tcl: columnSeparator = " "
+        case .ascii: (columnSeparator, rowSeparator) = ("\u{1F}", "\u{1E}")
+        default: break
+        }
+        if mode == .qbox { columnar.quote = true }
     }
 }
 

@@ -24,6 +24,7 @@ struct RenderingConsumer: ResultConsumer {
     /// grows `.width` to it).
     private(set) var widestColumnar = 0
     private var columnCount = 0
+    private var columnar = false
     private var rowCount = 0
 
     init(settings: RenderSettings, sink: OutputSink, trace: DotCommand.TraceMode, signals: SignalState?) {
@@ -44,6 +45,7 @@ struct RenderingConsumer: ResultConsumer {
             // Only a statement of 8 columns may print in the explain layout (`.explain auto`).
             let sql = settings.explain == .all || header.columns.count == 8 ? header.sql : nil
             var renderer = makeRenderer(settings, sql: sql)
+            columnar = renderer is ColumnarRenderer || renderer is GridRenderer
             renderer.begin(columns: header.columns, into: &buffer)
             self.renderer = renderer
         }
@@ -58,7 +60,7 @@ struct RenderingConsumer: ResultConsumer {
     mutating func statementDidFinish(_ summary: StatementSummary) throws {
         renderer?.end(into: &buffer)
         renderer = nil
-        if rowCount > 0 && settings.mode.isColumnar { widestColumnar = max(widestColumnar, columnCount) }
+        if rowCount > 0 && columnar { widestColumnar = max(widestColumnar, columnCount) }
         if trace != .off, let current, current.index == summary.index {
             buffer.append(
                 TraceLine.format(

@@ -264,3 +264,36 @@ void sqlive_resume_authorizer(sqlite3 *db) {
 int sqlive_disable_memory_statistics(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
+
+/* The crash reporter: a line on standard error, then the signal's own end. */
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+static void sqlive_crashed(int signal_number) {
+    static const char prefix[] = "sqlive: crashed with signal ";
+    char digits[4];
+    int count = 0;
+    int value = signal_number;
+    do {
+        digits[count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value > 0 && count < 3);
+    (void)!write(2, prefix, sizeof(prefix) - 1);
+    while (count > 0) (void)!write(2, &digits[--count], 1);
+    (void)!write(2, " (this is a bug in sqlive; please report it)\n", 46);
+    /* SA_RESETHAND put the default action back: raising ends the process
+       with the signal (a core dump where enabled, a non-zero status). */
+    raise(signal_number);
+}
+
+void sqlive_install_crash_reporter(void) {
+    static const int signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    action.sa_handler = sqlive_crashed;
+    action.sa_flags = (int)SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    for (unsigned i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) sigaction(signals[i], &action, 0);
+}

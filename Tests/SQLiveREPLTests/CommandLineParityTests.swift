@@ -112,7 +112,7 @@ struct CommandLineParityTests {
                 arguments + [directory.file("theirs\(index).db")], stdin: "SELECT x FROM i;\n", directory: directory)
             // The init file's mode (csv) and the option's headers, either way round.
             #expect(ours.stdout == theirs.stdout)
-            #expect(ours.stdout.hasPrefix("x\n"))
+            #expect(ours.stdout.hasPrefix("x\r\n"))
             #expect(ours.status == theirs.status)
         }
         let missing = try await Processes.sqlive(["-init", directory.file("none.sql"), ":memory:"], directory: directory)

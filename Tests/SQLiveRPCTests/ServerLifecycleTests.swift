@@ -7,6 +7,18 @@ import Testing
 /// The lifecycle of the real `sqlive --rpc`, over pipes.
 @Suite("Server lifecycle", .timeLimit(.minutes(2)))
 struct ServerLifecycleTests {
+    /// A crash is never silent: a line on standard error, and the signal's
+    /// own non-zero end (a real SIGSEGV delivered to the real binary).
+    @Test func aCrashLeavesALineAndANonZeroStatus() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try await ServerProcess.started(
+            database: directory.path("db.sqlite"), directory: directory.url, binary: true)
+        kill(server.process.processIdentifier, SIGSEGV)
+        let status = try await server.waitForExit()
+        #expect(status == 128 + SIGSEGV)
+        #expect(server.standardError.contains("sqlive: crashed with signal 11"))
+    }
+
     @Test func shutdownThenExitEndsWithZero() async throws {
         let directory = try TemporaryDirectory()
         let server = try await ServerProcess.started(directory: directory.url, binary: true)

@@ -28,6 +28,11 @@ int sqlive_set_double_quoted_strings(sqlite3 *db, int enabled);
 /// (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`); returns an SQLite result code.
 int sqlive_set_checkpoint_on_close(sqlite3 *db, int enabled);
 
+/// Makes a crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP: a
+/// Swift runtime trap among them) write one line on standard error before
+/// the process ends with the signal, so that a server never dies silently.
+void sqlive_install_crash_reporter(void);
+
 
 /// Receives what the planner asks of a probe table while a statement is
 /// prepared: a constraint on `column` (`SQLITE_INDEX_CONSTRAINT_*` in

@@ -16,6 +16,8 @@ public enum SQLiteProcess {
     /// (`sqlite3_stmt_status`) do not depend on it.
     public static func configure() {
         _ = sqlive_disable_memory_statistics()
+        // A crash leaves a line on standard error and a non-zero status.
+        sqlive_install_crash_reporter()
     }
 
     /// Whether SQLite has a VFS of this name (`-vfs NAME`).

@@ -63,12 +63,13 @@ extension DotCommand {
         case "print":
             return .print(arguments.joined(separator: " "))
         case "explain":
-            guard arguments.count <= 1 else { return nil }
+            // sqlite3's form for its arguments (extra ones ignored, as it
+            // does), and for a quoted one; sqlive's `.explain SQL` otherwise.
             guard let argument = arguments.first else { return .explainSetting(.on) }
             if argument == "auto" { return .explainSetting(.auto) }
-            guard isBooleanWord(argument) else { return nil }
-            let (value, _) = booleanValue(argument)
-            return .explainSetting(value == 1 ? .on : value == 0 ? .off : .unchanged)
+            guard isBooleanWord(argument) || tokens[1].quote != nil else { return nil }
+            let (value, warning) = booleanValue(argument)
+            return warned(warning, .explainSetting(value == 1 ? .on : value == 0 ? .off : .unchanged))
         default:
             return nil
         }

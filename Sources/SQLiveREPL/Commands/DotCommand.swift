@@ -349,7 +349,7 @@ public enum DotCommand: Hashable, Sendable {
             return .dump(patterns: patterns, options: options)
 
         case "lint":
-            return .lint(command: String(first.text.dropFirst()), arguments: arguments)
+            return .lint(command: first.text, arguments: arguments)
 
         case "output", "once":
             // As sqlite3 3.40.1 reads it, its usage errors on the output.

@@ -318,6 +318,36 @@ public enum DotCommandHelp {
         }.joined(separator: "\n") + "\n"
     }
 
+    /// The lines of `.help` for the commands whose names the glob pattern
+    /// (`*`, `?`, `[...]`) matches from their start, as sqlite3's `.help
+    /// PATTERN`; `nil` when the name holds no glob character.
+    public static func overview(matching pattern: String) -> String? {
+        guard pattern.contains(where: { "*?[".contains($0) }) else { return nil }
+        let width = all.map(\.usage.count).max() ?? 0
+        let lines = all.filter { glob(pattern + "*", $0.name) }.map { spec in
+            spec.usage + String(repeating: " ", count: width - spec.usage.count) + "  " + spec.summary + "\n"
+        }
+        return lines.joined()
+    }
+
+    /// A small glob: `*` any run, `?` one character, `[...]` a set.
+    static func glob(_ pattern: String, _ text: String) -> Bool {
+        let pattern = Array(pattern)
+        let text = Array(text)
+        func match(_ p: Int, _ t: Int) -> Bool {
+            if p == pattern.count { return t == text.count }
+            switch pattern[p] {
+            case "*": return (t...text.count).contains { match(p + 1, $0) }
+            case "?": return t < text.count && match(p + 1, t + 1)
+            case "[":
+                guard let close = pattern[(p + 1)...].firstIndex(of: "]"), t < text.count else { return false }
+                return pattern[(p + 1)..<close].contains(text[t]) && match(close + 1, t + 1)
+            default: return t < text.count && pattern[p] == text[t] && match(p + 1, t + 1)
+            }
+        }
+        return match(0, 0)
+    }
+
     /// The text of `.help NAME`.
     public static func help(for name: String) -> String? {
         guard let spec = spec(named: name) else { return nil }

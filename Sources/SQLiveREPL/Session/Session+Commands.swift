@@ -98,7 +98,10 @@ extension Session {
             shell.changes = on
 
         case .help(let name):
-            if let name {
+            if let name, let text = DotCommandHelp.overview(matching: name.lowercased()) {
+                // sqlite3's `.help PATTERN`: the lines of the commands the glob matches.
+                try sink.write(text)
+            } else if let name {
                 guard let text = DotCommandHelp.help(for: name.lowercased()) else {
                     throw CommandFailure("no such command: .\(name)")
                 }

@@ -56,6 +56,11 @@ extension SQLChecker {
                     failure = connection.lastError
                     continue
                 }
+                // Shared by every document, hover and request: a PRAGMA
+                // that would set something (many act as they are prepared:
+                // `locking_mode=EXCLUSIVE` would hide other writers' commits
+                // from it for good) is refused, never prepared.
+                sqlive_keep_connection_state(raw.handle)
                 return connection
             }
             throw .cannotOpen(path: path, reason: failure)
@@ -112,7 +117,10 @@ extension SQLChecker {
             case .success:
                 // Only blanks and comments: nothing to judge.
                 return .failed(Failure(code: SQLITE_MISUSE, message: "no statement"))
-            case .failure(let failure):
+            case .failure(var failure):
+                if failure.code == SQLITE_AUTH, let name = ConnectionSetting.pragmaName(in: bytes) {
+                    failure.message = ConnectionSetting.refusal(pragma: name)
+                }
                 return .failed(failure)
             }
         }

@@ -26,6 +26,7 @@ extension SQLChecker {
         /// whose shared-memory file cannot be created read-only), read-write
         /// with `query_only` on. Never creates the file.
         static func openReadOnly(_ path: String, busyTimeout: Duration) throws(SQLiveError) -> Connection {
+            try SpecialFiles.refuse(DatabaseLocation(path).filePath ?? path)
             var failure = "cannot open"
             for flags in [SQLITE_OPEN_READONLY, SQLITE_OPEN_READWRITE] {
                 let raw: RawConnection

@@ -206,6 +206,74 @@ extension RefreshScheduler {
         return recordsPages
     }
 
+    /// A definition's first result: the shared evaluation's when it is
+    /// current, or a fetch on the connection the query needs.
+    ///
+    /// Read under a guard (`FetchGuard`): within the time budget, and on
+    /// the shared connection only until it holds it too long; then on a
+    /// connection of its own.
+    func firstResult(for definition: LiveQueryDefinition, wantsKey: Bool) async throws(SQLiveError)
+        -> (LiveQueryResult, [String])
+    {
+        if let damage { throw .sqlite(damage) }
+        if machine.pending[definition] == nil, let current = registry.currentResult(of: definition),
+            !wantsKey || registry.wantsKey(definition)
+        {
+            // Shared: the evaluation's result is current, since any change
+            // after it would have marked it pending.
+            return current
+        }
+        let (rowCap, byteCap, tracer) = (rowCap, byteCap, tracer)
+        let hasCommitted = reader.committed != nil
+        /// The first read: validated, then fetched under its guard.
+        func read(_ fetchGuard: FetchGuard, home: LiveQueryReader.Home, alone: Bool)
+            -> @Sendable (Database) throws -> LiveQueryFetcher.Fetched
+        {
+            { db in
+                try LiveQueryFetcher.validate(definition, db)
+                let recordsPages = alone ? false : try Self.prepareRead(db, home: home, dropCache: false)
+                return try fetchGuard.watching(db) {
+                    try LiveQueryFetcher.fetch(
+                        definition, db, rowCap: rowCap, tracer: tracer, knownRegion: nil, recordsPages: recordsPages,
+                        wantsKey: wantsKey, byteCap: byteCap)
+                }
+            }
+        }
+        var guards: [FetchGuard] = []
+        defer { untrack(guards, of: definition) }
+        do {
+            let home = try await reader.session.writeWithoutTransaction { db in
+                try LiveQueryReader.home(of: definition, db, hasCommitted: hasCommitted)
+            }
+            let movable = home == .committed && reader.canReadAlone
+            var fetched: LiveQueryFetcher.Fetched?
+            if ownLanes[definition] == nil {
+                // On the shared connection, until it holds it too long.
+                let sharedGuard = track(FetchGuard(limits(movable: movable)), for: definition)
+                guards.append(sharedGuard)
+                do {
+                    fetched = try await reader.read(home, read(sharedGuard, home: home, alone: false))
+                } catch let stopped as FetchGuard.Stopped where stopped.stop == .ownLane {
+                    ownLanes[definition] = ownLanes[definition] ?? OwnLane()
+                }
+            }
+            if fetched == nil {
+                let aloneGuard = track(FetchGuard(limits(movable: false)), for: definition)
+                guards.append(aloneGuard)
+                fetched = try await reader.readAlone(definition, read(aloneGuard, home: home, alone: true))
+            }
+            registry.record(fetched!, home: home, for: definition)
+            return (fetched!.result, fetched!.tables ?? [])
+        } catch {
+            retireLaneIfUnused(definition)
+            if let stopped = error as? FetchGuard.Stopped {
+                if stopped.stop == .tooSlow, let budget { throw .tooSlowToKeepLive(budget: budget) }
+                throw isShutDown ? .closed : .sqlite(.interrupted)
+            }
+            throw SQLiveError.wrap(error)
+        }
+    }
+
     /// Fetches one evaluation on the connection, or proves it unchanged by its pages.
     static func fetch(
         _ work: Work, _ db: Database, recordsPages: Bool, dropCache: Bool, rowCap: Int, byteCap: Int?,

@@ -64,6 +64,23 @@ static int sqlive_confined_authorizer(
     }
 }
 
+int sqlive_pragma_only_reads(const char *name, const char *argument) {
+    return sqlive_pragma_reads(name, argument);
+}
+
+static int sqlive_state_authorizer(
+    void *context, int action, const char *first, const char *second, const char *database, const char *trigger) {
+    (void)context;
+    (void)database;
+    (void)trigger;
+    if (action == SQLITE_PRAGMA && !sqlive_pragma_reads(first, second)) return SQLITE_DENY;
+    return SQLITE_OK;
+}
+
+int sqlive_keep_connection_state(sqlite3 *db) {
+    return sqlite3_set_authorizer(db, sqlive_state_authorizer, NULL);
+}
+
 int sqlive_confine_configuration(sqlite3 *db) {
     int rc = SQLITE_OK;
     int off = 0, on = 1;

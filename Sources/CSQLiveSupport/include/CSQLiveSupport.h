@@ -161,6 +161,20 @@ int sqlive_observer_enabled(void);
 /// code.
 int sqlive_confine(sqlite3 *db);
 
+/// Whether a PRAGMA with this name and argument (NULL: none) only reads: a
+/// setting read without an argument, or a list read with the name of what
+/// to list (`table_info(t)`). Every other PRAGMA may change the connection
+/// it is prepared on — many act while SQLite *prepares* them
+/// (`locking_mode`, `cache_size`, `query_only`): such a statement must
+/// never be prepared on a connection sqlive shares.
+int sqlive_pragma_only_reads(const char *name, const char *argument);
+
+/// Gives a shared connection that only prepares others' statements (the
+/// checker's) an authorizer that refuses every PRAGMA that does not only
+/// read (`sqlive_pragma_only_reads`): preparing one fails with
+/// SQLITE_AUTH and changes nothing. Returns an SQLite result code.
+int sqlive_keep_connection_state(sqlite3 *db);
+
 /// The configuration part of `sqlive_confine`, without the authorizer (for
 /// a connection whose authorizer is GRDB's): defensive mode, no extension
 /// loading, no writable or trusted schema, and no ATTACH, which also makes

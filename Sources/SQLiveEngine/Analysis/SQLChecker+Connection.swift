@@ -26,6 +26,7 @@ extension SQLChecker {
         /// whose shared-memory file cannot be created read-only), read-write
         /// with `query_only` on. Never creates the file.
         static func openReadOnly(_ path: String, busyTimeout: Duration) throws(SQLiveError) -> Connection {
+            try SpecialFiles.refuse(DatabaseLocation(path).filePath ?? path)
             var failure = "cannot open"
             for flags in [SQLITE_OPEN_READONLY, SQLITE_OPEN_READWRITE] {
                 let raw: RawConnection
@@ -56,6 +57,11 @@ extension SQLChecker {
                     failure = connection.lastError
                     continue
                 }
+                // Shared by every document, hover and request: a PRAGMA
+                // that would set something (many act as they are prepared:
+                // `locking_mode=EXCLUSIVE` would hide other writers' commits
+                // from it for good) is refused, never prepared.
+                sqlive_keep_connection_state(raw.handle)
                 return connection
             }
             throw .cannotOpen(path: path, reason: failure)
@@ -112,7 +118,10 @@ extension SQLChecker {
             case .success:
                 // Only blanks and comments: nothing to judge.
                 return .failed(Failure(code: SQLITE_MISUSE, message: "no statement"))
-            case .failure(let failure):
+            case .failure(var failure):
+                if failure.code == SQLITE_AUTH, let name = ConnectionSetting.pragmaName(in: bytes) {
+                    failure.message = ConnectionSetting.refusal(pragma: name)
+                }
                 return .failed(failure)
             }
         }

@@ -163,6 +163,10 @@ public final class SQLChecker: Sendable {
     ) -> Problem {
         var severity = Problem.Severity.error
         var message = failure.message
+        if failure.code == SQLITE_AUTH, ConnectionSetting.pragmaName(in: source.bytes[statement.range]) != nil {
+            // Not wrong: not prepared on the shared connection (its message says why).
+            severity = .information
+        }
         // A double-quoted word SQLite would have read as a string.
         if failure.message.hasPrefix("no such column: "),
             connection.preparesWithDoubleQuotedStrings(source.bytes[statement.range])

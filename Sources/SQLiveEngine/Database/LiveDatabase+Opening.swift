@@ -136,6 +136,7 @@ extension LiveDatabase {
     /// Fails early, with a clear message, for paths SQLite would report poorly.
     private static func checkFile(of location: DatabaseLocation, readonly: Bool) throws {
         guard let path = location.filePath else { return }
+        try SpecialFiles.refuse(path)
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
         if exists && isDirectory.boolValue {

@@ -45,6 +45,9 @@ public struct SQLiteFailure: Error, Hashable, Sendable {
 
     /// Whether the statement was interrupted (`SQLITE_INTERRUPT`).
     public var isInterrupted: Bool { code == 9 }
+
+    /// A statement interrupted (`SQLITE_INTERRUPT`).
+    static let interrupted = SQLiteFailure(code: 9, extendedCode: 9, message: "interrupted")
 }
 
 extension SQLiteFailure: CustomStringConvertible {
@@ -78,6 +81,10 @@ public enum SQLiveError: Error, Hashable, Sendable {
     /// A result holds more bytes than a front end can send in one message
     /// (`LiveQueryOptions.resultByteCap`); it was not read further.
     case resultTooLarge(limit: Int)
+    /// A live query's refresh ran past its time budget
+    /// (`LiveQueryOptions.refreshBudget`) and was stopped: the query waits
+    /// for the next change that concerns it, and tries again then.
+    case tooSlowToKeepLive(budget: Duration)
 
     /// The SQLite failure behind this error, if any.
     public var sqliteFailure: SQLiteFailure? {
@@ -101,8 +108,20 @@ extension SQLiveError: CustomStringConvertible, LocalizedError {
         case .resultTooLarge(let limit):
             "the result is larger than \(limit % 1_048_576 == 0 ? "\(limit / 1_048_576) MiB" : "\(limit) bytes"), the most one message "
                 + "carries; select fewer rows (maxRows, LIMIT) or smaller values (length(x), substr(x, 1, 1000))"
+        case .tooSlowToKeepLive(let budget):
+            "too slow to keep live: the query ran longer than \(budget.readableSeconds), its time budget, and was "
+                + "stopped; it runs again at the next change of what it reads (make it cheaper, add an index, or "
+                + "raise the budget)"
         }
     }
 
     public var errorDescription: String? { description }
+}
+
+extension Duration {
+    /// `5 s`, `0.25 s`: a duration as a user reads it.
+    var readableSeconds: String {
+        let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
 }

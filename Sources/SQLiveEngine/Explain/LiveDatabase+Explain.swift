@@ -8,8 +8,9 @@ extension LiveDatabase {
     /// unbound.
     public func explainQueryPlan(_ sql: String) async throws(SQLiveError) -> QueryPlan {
         do {
+            let statement = try Self.explainable(sql)
             return try await writer.read { db in
-                let rows = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Self.singleStatement(sql))
+                let rows = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + statement)
                 return QueryPlan(
                     nodes: rows.map { row in
                         QueryPlan.Node(id: row["id"], parent: row["parent"], detail: row["detail"])
@@ -23,8 +24,9 @@ extension LiveDatabase {
     /// The bytecode program of one statement, from `EXPLAIN`.
     public func explainBytecode(_ sql: String) async throws(SQLiveError) -> [BytecodeInstruction] {
         do {
+            let statement = try Self.explainable(sql)
             return try await writer.read { db in
-                try Row.fetchAll(db, sql: "EXPLAIN " + Self.singleStatement(sql)).map { row in
+                try Row.fetchAll(db, sql: "EXPLAIN " + statement).map { row in
                     BytecodeInstruction(
                         addr: row["addr"], opcode: row["opcode"], p1: row["p1"], p2: row["p2"], p3: row["p3"],
                         p4: Self.text(row["p4"]), p5: row["p5"], comment: Self.text(row["comment"]))
@@ -42,6 +44,17 @@ extension LiveDatabase {
 
     /// The statement without its trailing semicolons and whitespace, and
     /// without a leading `EXPLAIN [QUERY PLAN]` the user may have typed.
+    /// The statement to explain; a PRAGMA that would set something is
+    /// refused (explaining prepares it, and preparing it would already
+    /// change the session's connection: `ConnectionSetting`).
+    static func explainable(_ sql: String) throws(SQLiveError) -> String {
+        let statement = singleStatement(sql)
+        if let pragma = ConnectionSetting.settingPragma(in: statement) {
+            throw .invalidSQL("is not explained: " + ConnectionSetting.refusal(pragma: pragma))
+        }
+        return statement
+    }
+
     static func singleStatement(_ sql: String) -> String {
         var text = sql.trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: ";")))
         for prefix in ["EXPLAIN QUERY PLAN ", "EXPLAIN "] where text.uppercased().hasPrefix(prefix) {

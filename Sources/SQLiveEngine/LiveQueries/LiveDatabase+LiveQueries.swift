@@ -33,8 +33,18 @@ extension LiveDatabase {
 
     static func check(_ definition: LiveQueryDefinition) throws(SQLiveError) {
         try SQLScript.checkText(definition.sql)
+        try checkKeepsConnections(definition.sql)
         if let maxRows = definition.maxRows, maxRows < 1 {
             throw .invalidParameters("maxRows must be 1 or more (it was \(maxRows))")
+        }
+    }
+
+    /// Refuses a live query that would change the connections it is
+    /// prepared on (the session's, to find where it reads; the live
+    /// queries' shared one): `ConnectionSetting`.
+    static func checkKeepsConnections(_ sql: String) throws(SQLiveError) {
+        if let pragma = ConnectionSetting.settingPragma(in: sql) {
+            throw .invalidLiveQuery("a live query must only read: " + ConnectionSetting.refusal(pragma: pragma))
         }
     }
 
@@ -45,7 +55,10 @@ extension LiveDatabase {
         name: String, sql: String? = nil, parameters: QueryParameters? = nil, maxRows: Int?? = nil,
         delivery: LiveQueryDelivery? = nil
     ) async throws(SQLiveError) -> LiveQuerySnapshot {
-        if let sql { try SQLScript.checkText(sql) }
+        if let sql {
+            try SQLScript.checkText(sql)
+            try Self.checkKeepsConnections(sql)
+        }
         if case .some(.some(let maxRows)) = maxRows, maxRows < 1 {
             throw .invalidParameters("maxRows must be 1 or more (it was \(maxRows))")
         }

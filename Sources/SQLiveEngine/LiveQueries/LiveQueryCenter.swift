@@ -18,7 +18,7 @@ import SQLiveLocks
 ///
 /// Ownership: `start` starts the watcher's thread and one run task, a task
 /// group whose children serve the signals, the scheduler's timer, its
-/// refreshes and the handles' releases. `shutdown` (or `deinit`) stops the watcher and finishes the
+/// refreshes, the handles' releases and slow queries' own lanes. `shutdown` (or `deinit`) stops the watcher and finishes the
 /// streams; every child then ends, and `shutdown` waits for the run task.
 final class LiveQueryCenter: Sendable {
     let scheduler: RefreshScheduler<ContinuousClock>
@@ -191,6 +191,16 @@ final class LiveQueryCenter: Sendable {
             group.addTask {
                 for await _ in scheduler.releases {
                     await scheduler.serveReleases()
+                }
+            }
+            group.addTask {
+                // Slow queries' own lanes: each read beside the refreshes,
+                // stopped by the scheduler's guards (at the latest when it
+                // shuts down, which ends this stream).
+                await withDiscardingTaskGroup { lanes in
+                    for await definition in scheduler.laneRuns {
+                        lanes.addTask { await scheduler.runOwnLane(definition) }
+                    }
                 }
             }
             for await finding in findings {

@@ -38,6 +38,18 @@ public struct LiveQueryOptions: Sendable {
     /// on the live queries' own connection (the benchmark and tests
     /// compare).
     public var readAtCommitLimit: Duration?
+    /// The most one live query's refresh may run (5 s by default; `nil`:
+    /// no limit). A refresh that runs longer is stopped, the query reports
+    /// `SQLiveError.tooSlowToKeepLive`, and it waits for the next change of
+    /// what it reads. Its first read, when it is registered, has the same
+    /// budget.
+    public var refreshBudget: Duration?
+    /// How long one live query may hold the connection the others share
+    /// before it is stopped there and read on a connection of its own
+    /// (100 ms by default; `nil`: never), so that a slow query never holds
+    /// back the others' updates. It goes back when a read there takes
+    /// less than half of this.
+    public var ownConnectionAfter: Duration?
 
     public init(
         coalescingWindow: Duration = .milliseconds(15),
@@ -47,8 +59,12 @@ public struct LiveQueryOptions: Sendable {
         safetyPollInterval: Duration = .seconds(2),
         walPrecision: Bool = true,
         resultByteCap: Int? = nil,
-        readAtCommitLimit: Duration? = .microseconds(500)
+        readAtCommitLimit: Duration? = .microseconds(500),
+        refreshBudget: Duration? = .seconds(5),
+        ownConnectionAfter: Duration? = .milliseconds(100)
     ) {
+        self.refreshBudget = refreshBudget
+        self.ownConnectionAfter = ownConnectionAfter
         self.readAtCommitLimit = readAtCommitLimit
         self.resultByteCap = resultByteCap
         self.coalescingWindow = coalescingWindow

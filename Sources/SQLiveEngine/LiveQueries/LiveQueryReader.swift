@@ -33,29 +33,42 @@ final class LiveQueryReader: Sendable {
     /// The read-only connection of committed reads; `nil` for an in-memory database.
     let committed: DatabaseQueue?
 
+    /// What the committed connection was opened with: a query's own
+    /// connection (`readAlone`) is opened the same way.
+    private let committedPath: String?
+    private let committedConfiguration: Configuration
+
     // Mutable State: guarded by the mutex; set by tests, read before each read.
     private let fault = Locked<(@Sendable () throws -> Void)?>(nil)
+    // Mutable State: guarded by the mutex. The connections of live queries
+    // read on their own (a slow one: `RefreshScheduler`'s own lanes), by
+    // definition, and the files the session attached (mirrored on each).
+    // Opened by `readAlone`, closed by `closeAlone` or `close`.
+    private let alone = Locked<(connections: [LiveQueryDefinition: DatabaseQueue], attached: [String: String])>(
+        ([:], [:]))
 
     init(session: any DatabaseWriter, location: DatabaseLocation, configuration: Configuration) throws {
         self.session = session
-        if let path = Self.committedPath(of: location) {
-            var configuration = configuration
-            configuration.readonly = true
-            configuration.label = "sqlive.live"
-            // Lock-free in rollback-journal modes (ObserverVFS). Opening
-            // reads the schema: a writer may overtake that read too.
-            var attempt = 0
-            while true {
-                attempt += 1
-                do {
-                    committed = try DatabaseQueue(path: path, configuration: configuration)
-                    break
-                } catch  where ObserverVFS.mayBeOvertaken(error) && attempt < ObserverVFS.maximumAttempts {
-                    usleep(1000)
-                }
+        var configuration = configuration
+        configuration.readonly = true
+        configuration.label = "sqlive.live"
+        committedConfiguration = configuration
+        committedPath = Self.committedPath(of: location)
+        committed = try committedPath.map { try Self.openObserving($0, configuration) }
+    }
+
+    /// Opens a read-only observer connection (lock-free in rollback-journal
+    /// modes: ObserverVFS). Opening reads the schema: a writer may overtake
+    /// that read too, and it is read again.
+    private static func openObserving(_ path: String, _ configuration: Configuration) throws -> DatabaseQueue {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try DatabaseQueue(path: path, configuration: configuration)
+            } catch  where ObserverVFS.mayBeOvertaken(error) && attempt < ObserverVFS.maximumAttempts {
+                usleep(1000)
             }
-        } else {
-            committed = nil
         }
     }
 
@@ -83,22 +96,72 @@ final class LiveQueryReader: Sendable {
         if let fault = fault.withLock({ $0 }) { try fault() }
         switch (home, committed) {
         case (.committed, let committed?):
-            do {
-                return try await committed.writeWithoutTransaction { db in try ObserverVFS.read(db, body) }
-            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_READONLY_ROLLBACK {
-                // A writer crashed and left a hot journal, which only a
-                // read-write connection may roll back: the session's, with
-                // SQLite's ordinary locks, once.
-                guard !session.configuration.readonly else { throw error }
-                try await session.writeWithoutTransaction { db in
-                    try db.execute(sql: "SELECT 1 FROM sqlite_schema LIMIT 1")
-                }
-                return try await committed.writeWithoutTransaction { db in try ObserverVFS.read(db, body) }
-            }
+            return try await readCommitted(on: committed, body)
         default:
             return try await session.writeWithoutTransaction(body)
         }
     }
+
+    /// Reads committed data on an observer connection, in one snapshot.
+    private func readCommitted<T: Sendable>(
+        on connection: DatabaseQueue, _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
+        do {
+            return try await connection.writeWithoutTransaction { db in try ObserverVFS.read(db, body) }
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_READONLY_ROLLBACK {
+            // A writer crashed and left a hot journal, which only a
+            // read-write connection may roll back: the session's, with
+            // SQLite's ordinary locks, once.
+            guard !session.configuration.readonly else { throw error }
+            try await session.writeWithoutTransaction { db in
+                try db.execute(sql: "SELECT 1 FROM sqlite_schema LIMIT 1")
+            }
+            return try await connection.writeWithoutTransaction { db in try ObserverVFS.read(db, body) }
+        }
+    }
+
+    /// Reads committed data for one live query on a connection of its own
+    /// (opened at its first read, like the committed one, with the
+    /// session's file attachments), so that nothing it does waits for the
+    /// other live queries or makes them wait.
+    func readAlone<T: Sendable>(
+        _ definition: LiveQueryDefinition, _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
+        if let fault = fault.withLock({ $0 }) { try fault() }
+        return try await readCommitted(on: try connection(alone: definition), body)
+    }
+
+    /// Whether live queries can be read on connections of their own (a file).
+    var canReadAlone: Bool { committedPath != nil }
+
+    private func connection(alone definition: LiveQueryDefinition) throws -> DatabaseQueue {
+        if let connection = alone.withLock({ $0.connections[definition] }) { return connection }
+        guard let committedPath else { throw SQLiveError.closed }
+        var configuration = committedConfiguration
+        configuration.label = "sqlive.live.alone"
+        let connection = try Self.openObserving(committedPath, configuration)
+        let attached = alone.withLock { $0.attached }
+        try connection.writeWithoutTransaction { db in
+            for (name, file) in attached {
+                try db.execute(sql: "ATTACH DATABASE ? AS \(name.quotedDatabaseIdentifier)", arguments: [file])
+            }
+        }
+        alone.withLock { $0.connections[definition] = connection }
+        return connection
+    }
+
+    /// Closes a live query's own connection, if it has one (no read of it may run).
+    func closeAlone(_ definition: LiveQueryDefinition) {
+        guard let connection = alone.withLock({ $0.connections.removeValue(forKey: definition) }) else { return }
+        do {
+            try connection.close()
+        } catch {
+            Log.engine.warning("closing a live query's own connection: \(error)")
+        }
+    }
+
+    /// How many live queries have a connection of their own (for tests).
+    var aloneCount: Int { alone.withLock { $0.connections.count } }
 
     /// Where a live query must be read: on the session's connection when it
     /// reads its temp schema or a database attached without a file.
@@ -137,14 +200,31 @@ final class LiveQueryReader: Sendable {
     func mirrorAttachments(from db: Database) throws {
         guard let committed else { return }
         let wanted = try Self.attachedFiles(db)
-        try committed.writeWithoutTransaction { reader in
-            let present = try Self.attachedFiles(reader)
-            for (name, file) in present where wanted[name] != file {
-                try reader.execute(sql: "DETACH DATABASE \(name.quotedDatabaseIdentifier)")
+        try committed.writeWithoutTransaction { reader in try Self.mirror(wanted, on: reader) }
+        // A query's own connection may be busy with a long read: it
+        // follows after it, without the session waiting.
+        let connections = alone.withLock { alone in
+            alone.attached = wanted
+            return Array(alone.connections.values)
+        }
+        for connection in connections {
+            connection.asyncWriteWithoutTransaction { reader in
+                do {
+                    try Self.mirror(wanted, on: reader)
+                } catch {
+                    Log.engine.warning("attaching to a live query's own connection: \(error)")
+                }
             }
-            for (name, file) in wanted where present[name] != file {
-                try reader.execute(sql: "ATTACH DATABASE ? AS \(name.quotedDatabaseIdentifier)", arguments: [file])
-            }
+        }
+    }
+
+    private static func mirror(_ wanted: [String: String], on reader: Database) throws {
+        let present = try attachedFiles(reader)
+        for (name, file) in present where wanted[name] != file {
+            try reader.execute(sql: "DETACH DATABASE \(name.quotedDatabaseIdentifier)")
+        }
+        for (name, file) in wanted where present[name] != file {
+            try reader.execute(sql: "ATTACH DATABASE ? AS \(name.quotedDatabaseIdentifier)", arguments: [file])
         }
     }
 
@@ -164,6 +244,7 @@ final class LiveQueryReader: Sendable {
     }
 
     func close() {
+        for definition in alone.withLock({ Array($0.connections.keys) }) { closeAlone(definition) }
         do {
             try committed?.close()
         } catch {

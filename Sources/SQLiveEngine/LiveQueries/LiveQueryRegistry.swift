@@ -347,10 +347,15 @@ struct LiveQueryRegistry {
             evaluation.dependency = nil
             evaluation.error = error
             evaluation.lastReadAt = readAt
-            if !evaluation.region.isFullDatabase {
-                reduced.newRegion = .fullDatabase
+            // A query too slow to keep live reads what it read: it waits for
+            // a change of that. Any other failure may come from what it
+            // reads being gone: any change retries it.
+            let region: DatabaseRegion =
+                if case .tooSlowToKeepLive = error { evaluation.region } else { .fullDatabase }
+            if evaluation.region != region {
+                reduced.newRegion = region
             }
-            evaluation.region = .fullDatabase
+            evaluation.region = region
             store(evaluation)
             for name in evaluation.members.sorted() {
                 guard var query = queries[name], !query.paused else { continue }

@@ -25,12 +25,17 @@ extension RefreshScheduler {
         var read = Set<LiveQueryDefinition>()
         let prefetched = self.prefetched
         self.prefetched = [:]
+        // Slow ones are read on their own lanes, beside this refresh.
+        for (definition, pending) in batch where ownLanes[definition] != nil && damage == nil {
+            handToOwnLane(definition, pending)
+            read.insert(definition)
+        }
         // Used only when they cover every query the batch reads on the
         // committed connection (a refresh reads them in one snapshot), and
         // each was begun after that query's last read had ended: a read
         // that started after the commit's may have seen a later commit,
         // and a delivery never goes back.
-        let committed = batch.keys.filter { registry.evaluations[$0]?.home == .committed }
+        let committed = batch.keys.filter { !read.contains($0) && registry.evaluations[$0]?.home == .committed }
         if damage == nil, !cachesToDrop.contains(.committed), !committed.isEmpty,
             committed.allSatisfy({ definition in
                 guard let begunAt = prefetched[definition]?.begunAt else { return false }
@@ -74,17 +79,20 @@ extension RefreshScheduler {
             return []
         }
         let dropCache = cachesToDrop.remove(home) != nil
+        let movable = home == .committed && reader.canReadAlone
         // An evaluation may be skipped only when no member is behind it.
         let work = definitions.map {
             Work(
                 definition: $0, evaluation: registry.evaluations[$0], current: registry.membersAreCurrent($0),
-                wantsKey: registry.wantsKey($0))
+                wantsKey: registry.wantsKey($0), fetchGuard: track(FetchGuard(limits(movable: movable)), for: $0))
+        }
+        defer {
+            for item in work { untrack([item.fetchGuard], of: item.definition) }
         }
         if work.count == 1 {
             return await fetchOne(work[0], on: home, dropCache: dropCache, pending: batch[work[0].definition]!)
         }
-        let (outcomes, continuation) = AsyncStream<(LiveQueryDefinition, Result<LiveQueryFetcher.Fetched, SQLiveError>)>
-            .makeStream()
+        let (outcomes, continuation) = AsyncStream<(LiveQueryDefinition, FetchOutcome)>.makeStream()
         let reader = reader
         let rowCap = rowCap
         let byteCap = byteCap
@@ -100,14 +108,18 @@ extension RefreshScheduler {
                     let recordsPages = try Self.prepareRead(db, home: home, dropCache: dropCache)
                     for item in work[handedOver.withLock { $0 }...] {
                         do {
-                            let fetched = try Self.fetch(
-                                item, db, recordsPages: recordsPages, dropCache: dropCache, rowCap: rowCap,
-                                byteCap: byteCap, tracer: tracer)
-                            continuation.yield((item.definition, .success(fetched)))
+                            let fetched = try item.fetchGuard.watching(db) {
+                                try Self.fetch(
+                                    item, db, recordsPages: recordsPages, dropCache: dropCache, rowCap: rowCap,
+                                    byteCap: byteCap, tracer: tracer)
+                            }
+                            continuation.yield((item.definition, .fetched(.success(fetched))))
+                        } catch let stopped as FetchGuard.Stopped {
+                            continuation.yield((item.definition, .stopped(stopped.stop)))
                         } catch  where ObserverVFS.mayBeOvertaken(error) {
                             throw error
                         } catch {
-                            continuation.yield((item.definition, .failure(SQLiveError.wrap(error))))
+                            continuation.yield((item.definition, .fetched(.failure(SQLiveError.wrap(error)))))
                         }
                         handedOver.withLock { $0 += 1 }
                     }
@@ -121,15 +133,8 @@ extension RefreshScheduler {
         var read = Set<LiveQueryDefinition>()
         for await (definition, outcome) in outcomes {
             read.insert(definition)
-            if let damage {
-                // Reported while this read was under way: what it read (from
-                // a cache, or a WAL that holds the damaged pages) is not the
-                // file's truth. The failure was delivered already.
-                deliver(.failure(.sqlite(damage)), for: definition, pending: batch[definition]!)
-            } else if case .failure(let error) = outcome, error.isTransient {
+            if settle(outcome, for: definition, pending: batch[definition]!) {
                 retry.append(definition)
-            } else {
-                deliver(outcome, for: definition, pending: batch[definition]!)
             }
         }
         guard let failure = await readFailure else { return retry }
@@ -154,6 +159,8 @@ extension RefreshScheduler {
         /// Every active member was delivered its current result.
         var current: Bool
         var wantsKey: Bool
+        /// What stops it (`RefreshScheduler+Lanes.swift`).
+        var fetchGuard = FetchGuard(FetchGuard.Limits())
     }
 
     /// Fetches one evaluation, without the stream of the batch path: a
@@ -166,27 +173,25 @@ extension RefreshScheduler {
         let (rowCap, byteCap, tracer) = (rowCap, byteCap, tracer)
         let read: @Sendable (Database) throws -> LiveQueryFetcher.Fetched = { db in
             let recordsPages = try Self.prepareRead(db, home: home, dropCache: dropCache)
-            return try Self.fetch(
-                work, db, recordsPages: recordsPages, dropCache: dropCache, rowCap: rowCap, byteCap: byteCap,
-                tracer: tracer)
+            return try work.fetchGuard.watching(db) {
+                try Self.fetch(
+                    work, db, recordsPages: recordsPages, dropCache: dropCache, rowCap: rowCap, byteCap: byteCap,
+                    tracer: tracer)
+            }
         }
-        let outcome: Result<LiveQueryFetcher.Fetched, SQLiveError>
+        let outcome: FetchOutcome
         do {
-            outcome = .success(try await reader.read(home, read))
+            outcome = .fetched(.success(try await reader.read(home, read)))
+        } catch let stopped as FetchGuard.Stopped {
+            outcome = .stopped(stopped.stop)
         } catch {
             let failure = SQLiveError.wrap(error)
             if failure.isTransient || isShutDown {
                 Log.scheduler.debug("refresh failed, will retry: \(failure)")
-                return [work.definition]
             }
-            outcome = .failure(failure)
+            outcome = .fetched(.failure(failure))
         }
-        if let damage {
-            deliver(.failure(.sqlite(damage)), for: work.definition, pending: pending)
-        } else {
-            deliver(outcome, for: work.definition, pending: pending)
-        }
-        return []
+        return settle(outcome, for: work.definition, pending: pending) ? [work.definition] : []
     }
 
     /// Before a refresh's reads, on the connection: drops its cache when
@@ -201,8 +206,76 @@ extension RefreshScheduler {
         return recordsPages
     }
 
+    /// A definition's first result: the shared evaluation's when it is
+    /// current, or a fetch on the connection the query needs.
+    ///
+    /// Read under a guard (`FetchGuard`): within the time budget, and on
+    /// the shared connection only until it holds it too long; then on a
+    /// connection of its own.
+    func firstResult(for definition: LiveQueryDefinition, wantsKey: Bool) async throws(SQLiveError)
+        -> (LiveQueryResult, [String])
+    {
+        if let damage { throw .sqlite(damage) }
+        if machine.pending[definition] == nil, let current = registry.currentResult(of: definition),
+            !wantsKey || registry.wantsKey(definition)
+        {
+            // Shared: the evaluation's result is current, since any change
+            // after it would have marked it pending.
+            return current
+        }
+        let (rowCap, byteCap, tracer) = (rowCap, byteCap, tracer)
+        let hasCommitted = reader.committed != nil
+        /// The first read: validated, then fetched under its guard.
+        func read(_ fetchGuard: FetchGuard, home: LiveQueryReader.Home, alone: Bool)
+            -> @Sendable (Database) throws -> LiveQueryFetcher.Fetched
+        {
+            { db in
+                try LiveQueryFetcher.validate(definition, db)
+                let recordsPages = alone ? false : try Self.prepareRead(db, home: home, dropCache: false)
+                return try fetchGuard.watching(db) {
+                    try LiveQueryFetcher.fetch(
+                        definition, db, rowCap: rowCap, tracer: tracer, knownRegion: nil, recordsPages: recordsPages,
+                        wantsKey: wantsKey, byteCap: byteCap)
+                }
+            }
+        }
+        var guards: [FetchGuard] = []
+        defer { untrack(guards, of: definition) }
+        do {
+            let home = try await reader.session.writeWithoutTransaction { db in
+                try LiveQueryReader.home(of: definition, db, hasCommitted: hasCommitted)
+            }
+            let movable = home == .committed && reader.canReadAlone
+            var fetched: LiveQueryFetcher.Fetched?
+            if ownLanes[definition] == nil {
+                // On the shared connection, until it holds it too long.
+                let sharedGuard = track(FetchGuard(limits(movable: movable)), for: definition)
+                guards.append(sharedGuard)
+                do {
+                    fetched = try await reader.read(home, read(sharedGuard, home: home, alone: false))
+                } catch let stopped as FetchGuard.Stopped where stopped.stop == .ownLane {
+                    ownLanes[definition] = ownLanes[definition] ?? OwnLane()
+                }
+            }
+            if fetched == nil {
+                let aloneGuard = track(FetchGuard(limits(movable: false)), for: definition)
+                guards.append(aloneGuard)
+                fetched = try await reader.readAlone(definition, read(aloneGuard, home: home, alone: true))
+            }
+            registry.record(fetched!, home: home, for: definition)
+            return (fetched!.result, fetched!.tables ?? [])
+        } catch {
+            retireLaneIfUnused(definition)
+            if let stopped = error as? FetchGuard.Stopped {
+                if stopped.stop == .tooSlow, let budget { throw .tooSlowToKeepLive(budget: budget) }
+                throw isShutDown ? .closed : .sqlite(.interrupted)
+            }
+            throw SQLiveError.wrap(error)
+        }
+    }
+
     /// Fetches one evaluation on the connection, or proves it unchanged by its pages.
-    private static func fetch(
+    static func fetch(
         _ work: Work, _ db: Database, recordsPages: Bool, dropCache: Bool, rowCap: Int, byteCap: Int?,
         tracer: StatementTracer
     ) throws -> LiveQueryFetcher.Fetched {

@@ -16,8 +16,9 @@ import SQLiveLocks
 /// The scheduler starts no task. Its decisions go out as requests on
 /// streams served by the `LiveQueryCenter`'s run loop: `wakes` (sleep on
 /// the injected clock until an instant, then call `timerDidFire`),
-/// `refreshes` (call `refresh` with a batch) and `releases` (unregister a
-/// query whose handle was let go). `shutdown` finishes them.
+/// `refreshes` (call `refresh` with a batch), `releases` (unregister a
+/// query whose handle was let go) and `laneRuns` (run `runOwnLane` for a
+/// slow query read on a connection of its own). `shutdown` finishes them.
 actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     typealias Batch = [LiveQueryDefinition: PendingChange]
     /// Results read at sqlive's own commit (`LocalPrefetch`).
@@ -30,6 +31,9 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     let prefetch: LocalPrefetch
     let rowCap: Int
     let byteCap: Int?
+    /// `LiveQueryOptions.refreshBudget` and `.ownConnectionAfter`.
+    let budget: Duration?
+    let ownLaneAfter: Duration?
     let clock: C
     /// Requests to wake at an instant (the newest one counts).
     nonisolated let wakes: AsyncStream<C.Instant>
@@ -41,6 +45,9 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// loop then calls `serveReleases`.
     nonisolated let releases: AsyncStream<Void>
     private let releaseRequests: AsyncStream<Void>.Continuation
+    /// Requests to run a slow query's own lane (`runOwnLane`).
+    nonisolated let laneRuns: AsyncStream<LiveQueryDefinition>
+    let laneRequests: AsyncStream<LiveQueryDefinition>.Continuation
     /// The names of live queries whose handles were released, not yet
     /// unregistered. A scheduler shut down meanwhile (its file was replaced)
     /// keeps them for its successor, and forwards later ones to it
@@ -74,6 +81,13 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// Results read at the commit of the last signal handled, when it was
     /// one of sqlive's own (`LocalPrefetch`); the next refresh uses them.
     var prefetched: Prefetched = [:]
+    /// The guards of the fetches under way, by evaluation: an evaluation
+    /// nobody wants any more (`stopUnwantedWork`) or a shutdown stops them.
+    var inFlight: [LiveQueryDefinition: [FetchGuard]] = [:]
+    /// The evaluations read on connections of their own, because a read of
+    /// theirs held the shared one too long (RefreshScheduler+Lanes.swift).
+    /// A key of `registry.evaluations`, or running (it retires then).
+    var ownLanes: [LiveQueryDefinition: OwnLane] = [:]
 
     init(
         reader: LiveQueryReader, tracer: StatementTracer, events: Broadcaster<LiveQueryNotice>, interest: Interest,
@@ -86,11 +100,14 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         self.interest = interest
         self.rowCap = options.rowCap
         self.byteCap = options.resultByteCap
+        self.budget = options.refreshBudget
+        self.ownLaneAfter = options.ownConnectionAfter
         self.clock = clock
         self.machine = CoalescingStateMachine(window: options.coalescingWindow)
         (wakes, wakeRequests) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         (refreshes, refreshRequests) = AsyncStream.makeStream()
         (releases, releaseRequests) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (laneRuns, laneRequests) = AsyncStream.makeStream()
     }
 
     // MARK: - Registry
@@ -113,7 +130,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         // Another registration of the same name may have won the race while
         // this one was fetching.
         guard registry.queries[name] == nil, !isShutDown else {
-            registry.dropIfUnused(definition)
+            dropIfUnused(definition)
             throw isShutDown ? .closed : .liveQueryNameTaken(name)
         }
         registry.add(name, definition, delivery: delivery, visibility: visibility, owner: owner, delivered: result)
@@ -129,11 +146,16 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         let definition = LiveQueryDefinition(
             sql: sql ?? query.definition.sql, parameters: parameters ?? query.definition.parameters,
             maxRows: maxRows ?? query.definition.maxRows)
+        if definition != query.definition, registry.activeMembers(of: query.definition) == [name] {
+            // Replaced: what it was reading stops now, not after the new
+            // first read (if that fails, the old one reads again).
+            for fetchGuard in inFlight[query.definition] ?? [] { fetchGuard.cancel() }
+        }
         let (result, tables) = try await firstResult(
             for: definition, wantsKey: (delivery ?? query.delivery) == .changesOnly)
         let old = registry.queries[name]?.definition
         guard let version = registry.redefine(name, as: definition, delivery: delivery, delivered: result) else {
-            registry.dropIfUnused(definition)
+            dropIfUnused(definition)
             throw .unknownLiveQuery(name)
         }
         if let old {
@@ -215,7 +237,9 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
 
     func unregisterAll() {
         for definition in registry.evaluations.keys { machine.forget(definition) }
+        for fetchGuard in inFlight.values.joined() { fetchGuard.cancel() }
         registry.removeAll()
+        for definition in ownLanes.keys { retireLaneIfUnused(definition) }
         interest.removeAll()
         prefetch.removeAll()
         publishQueryCount()
@@ -229,6 +253,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         } else {
             interest.remove(definition)
             prefetch.set(definition, nil)
+            retireLaneIfUnused(definition)
         }
     }
 
@@ -257,7 +282,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     func pause(name: String) throws(SQLiveError) {
         guard let inactive = registry.pause(name) else { throw .unknownLiveQuery(name) }
         if inactive, let definition = registry.queries[name]?.definition {
-            machine.forget(definition)
+            forgetIfInactive(definition)
         }
     }
 
@@ -320,46 +345,18 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         wakeRequests.finish()
         refreshRequests.finish()
         releaseRequests.finish()
+        laneRequests.finish()
     }
 
+    /// When no active member is left (unregistered, paused, replaced):
+    /// forgets its pending change, and stops its fetch under way at its
+    /// next question to the guard. Members paused meanwhile count the
+    /// change as missed (`settle`).
     private func forgetIfInactive(_ definition: LiveQueryDefinition) {
         if registry.activeMembers(of: definition).isEmpty {
             machine.forget(definition)
-        }
-    }
-
-    /// A definition's first result: the shared evaluation's when it is
-    /// current, or a fetch on the connection the query needs.
-    private func firstResult(for definition: LiveQueryDefinition, wantsKey: Bool) async throws(SQLiveError)
-        -> (LiveQueryResult, [String])
-    {
-        if let damage { throw .sqlite(damage) }
-        if machine.pending[definition] == nil, let current = registry.currentResult(of: definition),
-            !wantsKey || registry.wantsKey(definition)
-        {
-            // Shared: the evaluation's result is current, since any change
-            // after it would have marked it pending.
-            return current
-        }
-        let rowCap = rowCap
-        let byteCap = byteCap
-        let tracer = tracer
-        let hasCommitted = reader.committed != nil
-        do {
-            let home = try await reader.session.writeWithoutTransaction { db in
-                try LiveQueryReader.home(of: definition, db, hasCommitted: hasCommitted)
-            }
-            let fetched = try await reader.read(home) { db in
-                try LiveQueryFetcher.validate(definition, db)
-                let recordsPages = try Self.prepareRead(db, home: home, dropCache: false)
-                return try LiveQueryFetcher.fetch(
-                    definition, db, rowCap: rowCap, tracer: tracer, knownRegion: nil, recordsPages: recordsPages,
-                    wantsKey: wantsKey, byteCap: byteCap)
-            }
-            registry.record(fetched, home: home, for: definition)
-            return (fetched.result, fetched.tables ?? [])
-        } catch {
-            throw SQLiveError.wrap(error)
+            ownLanes[definition]?.pending = nil
+            for fetchGuard in inFlight[definition] ?? [] { fetchGuard.cancel() }
         }
     }
 

@@ -55,6 +55,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable {
     /// A result is larger than the most one message carries
     /// (`maximumMessageLength`); nothing of it was sent.
     public static let resultTooLarge = ErrorCode(rawValue: -32013)
+    /// A live query's refresh ran past its time budget and was stopped
+    /// (`liveQuery/error`); it runs again at the next change of what it reads.
+    public static let tooSlowToKeepLive = ErrorCode(rawValue: -32014)
 }
 
 extension ErrorCode: CustomStringConvertible {

@@ -292,6 +292,8 @@ final class LanguageService: Sendable {
         let checker: SQLChecker
         switch key {
         case .file(let path):
+            // Named by a document: never a FIFO, never a wait on the pool.
+            try await SpecialFiles.checkOffThePool(path)
             checker = try SQLChecker(.file(path))
         case .sessionMemory:
             guard let database = sessionDatabase(for: key) else { throw .closed }
@@ -340,6 +342,7 @@ final class LanguageService: Sendable {
         if let session = sessionDatabase(for: key) { return session }
         if let opened = state.withLock({ $0.opened[key] }) { return opened }
         guard case .file(let path) = key else { throw .closed }
+        try await SpecialFiles.checkOffThePool(path)
         let database = try await LiveDatabase.open(.file(path), options: LiveDatabase.Options(readonly: true))
         let kept = state.withLock { state -> LiveDatabase? in
             guard !state.stopped else { return nil }

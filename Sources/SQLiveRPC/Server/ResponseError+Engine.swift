@@ -14,6 +14,8 @@ extension ResponseError {
     /// | `.invalidParameters` | -32602, naming `params` |
     /// | `.invalidLiveQueryName` | -32602, naming `name` |
     /// | `.closed` | -32010 |
+    /// | `.resultTooLarge` | -32013 |
+    /// | `.tooSlowToKeepLive` | -32014, the budget in `data.budgetMs` |
     init(_ error: SQLiveError) {
         switch error {
         case .sqlite(let failure):
@@ -45,6 +47,9 @@ extension ResponseError {
         case .resultTooLarge(let limit):
             self = ResponseError(.resultTooLarge, error.description)
             self.data = .object(["maximumMessageLength": .integer(Int64(limit))])
+        case .tooSlowToKeepLive(let budget):
+            self = ResponseError(.tooSlowToKeepLive, error.description)
+            self.data = .object(["budgetMs": .double(budget.protocolMilliseconds)])
         }
     }
 

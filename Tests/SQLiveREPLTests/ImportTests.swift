@@ -133,7 +133,37 @@ struct ImportTests {
         #expect(ourContents.tables["t"]?.isEmpty == false)
     }
 
-    @Test("Into an existing table every row is data; --skip skips rows; CSV by default, TSV by --tsv or .mode tabs")
+    @Test("In the default list mode, .import splits on |, as sqlite3 does; .separator and .mode ascii change it")
+    func modeSeparators() async throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("piped.txt", "c1|c2|c3\n1|\"a|b\"|3\n4|5|6\n")
+        try directory.write("semi.txt", "x;y\n1;2\n")
+        try directory.write("units.txt", "p\u{1F}q\u{1E}1\u{1F}\"2\"\u{1E}")
+        let script = """
+            .import piped.txt t
+            .separator ;
+            .import semi.txt s
+            .mode ascii
+            .import units.txt u
+            .mode list
+            .import "|printf 'k|v\\n1|2\\n'" w
+            .separator ab
+            .import piped.txt nope
+            SELECT * FROM t; SELECT * FROM s; SELECT * FROM u; SELECT * FROM w;
+
+            """
+        let ours = try await Processes.sqlive(
+            [directory.file("ours.sqlite")], stdin: script, directory: directory, cwd: directory.path)
+        let theirs = try await Processes.sqlite3Shell(
+            [directory.file("theirs.sqlite")], stdin: script, directory: directory, cwd: directory.path)
+        #expect(ours.stdout == theirs.stdout)
+        #expect(ours.stderr == theirs.stderr)
+        #expect(ours.status == theirs.status)
+        // Three columns, not one named `c1|c2|c3`.
+        #expect(ours.stdout.hasPrefix("1aba|bab3\n4ab5ab6\n"))
+    }
+
+    @Test("Into an existing table every row is data; --skip skips rows; the separators of --csv, --tsv or the mode")
     func existingTable() async throws {
         let directory = try TemporaryDirectory()
         try directory.write("edges.csv", Self.files[0].text)
@@ -143,7 +173,7 @@ struct ImportTests {
         let create = "CREATE TABLE t(a, b, c); CREATE TABLE u(x INTEGER, y);"
         let sqlive = try await Processes.sqlive(
             [
-                ours, "-c", create, "-c", ".import edges.csv t", "-c", ".import --skip 1 edges.csv t",
+                ours, "-c", create, "-c", ".import --csv edges.csv t", "-c", ".import --csv --skip 1 edges.csv t",
                 "-c", ".import --tsv rows.tsv u", "-c", ".mode tabs", "-c", ".import rows.tsv u",
             ], directory: directory, cwd: directory.path)
         let sqlite3 = try await Processes.sqlite3Shell(
@@ -167,7 +197,7 @@ struct ImportTests {
         let theirs = directory.file("theirs.sqlite")
         let create = "CREATE TABLE t(id INTEGER PRIMARY KEY, name);"
         let sqlive = try await Processes.sqlive(
-            [ours, "-c", create, "-c", ".import dups.csv t", "-c", "SELECT count(*) FROM t;"], directory: directory,
+            [ours, "-c", create, "-c", ".import --csv dups.csv t", "-c", "SELECT count(*) FROM t;"], directory: directory,
             cwd: directory.path)
         let sqlite3 = try await Processes.sqlite3Shell(
             [theirs, create, ".import --csv dups.csv t"], directory: directory, cwd: directory.path)
@@ -223,7 +253,7 @@ struct ImportTests {
             stdin: """
                 .watch n SELECT count(*) AS n, max(id) AS last FROM t
                 .watch o SELECT count(*) AS others FROM other
-                \(begin).import rows.csv t
+                \(begin).import --csv rows.csv t
                 \(commit).wait n
                 INSERT INTO t(name) VALUES ('one more');
                 .wait n
@@ -255,7 +285,7 @@ struct ImportTests {
         try directory.write("rows.csv", "a,b\n1,2\n3,4\n")
         let output = try await Processes.sqlive(
             [
-                directory.file("db.sqlite"), "-c", "BEGIN;", "-c", ".import rows.csv t", "-c",
+                directory.file("db.sqlite"), "-c", "BEGIN;", "-c", ".import --csv rows.csv t", "-c",
                 "SELECT count(*) FROM t;", "-c", "ROLLBACK;", "-c", ".tables",
             ], directory: directory, cwd: directory.path)
         #expect(output.stdout == "2\n")
@@ -274,7 +304,7 @@ struct ImportTests {
             CREATE TRIGGER t_log AFTER INSERT ON t BEGIN INSERT INTO log VALUES (new.x); END;
             """)
         let output = try await Processes.sqlive(
-            [database], stdin: ".watch l SELECT count(*) AS logged FROM log\n.import rows.csv t\n.wait l\n",
+            [database], stdin: ".watch l SELECT count(*) AS logged FROM log\n.import --csv rows.csv t\n.wait l\n",
             directory: directory, cwd: directory.path)
         #expect(output.stdout.hasSuffix("-- l v2 (local, coalesced 1)\nlogged\n3\n"))
         #expect(output.status == 0)

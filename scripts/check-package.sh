@@ -13,14 +13,14 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "check-package: $*" >&2; exit 1; }
 
 [ -x /usr/bin/sqlive ] || fail "/usr/bin/sqlive is not installed"
-"${plain[@]}" /usr/bin/sqlive --version >/dev/null || fail "sqlive --version failed"
+"${plain[@]}" /usr/bin/sqlive --sqlive-version >/dev/null || fail "sqlive --version failed"
 if ldd /usr/bin/sqlive | grep -qi -e swift -e foundation; then
     fail "the installed binary links a Swift library: $(ldd /usr/bin/sqlive | grep -i -e swift -e foundation)"
 fi
 if "${plain[@]}" sh -c 'command -v swift' >/dev/null; then
     fail "a Swift toolchain is on the plain PATH: the check would prove nothing"
 fi
-echo "ok: sqlive $("${plain[@]}" /usr/bin/sqlive --version) runs with no Swift toolchain on PATH"
+echo "ok: sqlive $("${plain[@]}" /usr/bin/sqlive --sqlive-version) runs with no Swift toolchain on PATH"
 
 # A live query that sees another process's write (the sqlite3 shell).
 sqlite3 "$work/db.sqlite" "CREATE TABLE t(x); INSERT INTO t VALUES (1);"

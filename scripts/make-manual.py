@@ -27,7 +27,7 @@ def main() -> None:
     binary = sys.argv[1]
     info = json.loads(subprocess.run([binary, "--experimental-dump-help"], check=True, capture_output=True,
                                      text=True).stdout)["command"]
-    version = subprocess.run([binary, "--version"], check=True, capture_output=True, text=True).stdout.strip()
+    version = subprocess.run([binary, "--sqlive-version"], check=True, capture_output=True, text=True).stdout.strip()
     dot_help = subprocess.run([binary, ":memory:", "-c", ".help"], check=True, capture_output=True,
                               text=True, env={"SQLIVE_QUIET": "1", "PATH": "/usr/bin:/bin"}).stdout
 
@@ -37,7 +37,7 @@ def main() -> None:
     out.append("sqlive \\- " + roff(info.get("abstract", "")))
     out.append(".SH SYNOPSIS")
     out.append(".B sqlive")
-    out.append("[\\fIOPTIONS\\fR] [\\fIDATABASE\\fR]")
+    out.append("[\\fIOPTIONS\\fR] [\\fIDATABASE\\fR [\\fISQL\\fR|\\fICMD\\fR...]]")
     out.append(".SH DESCRIPTION")
     out.append(roff(info.get("discussion", "").strip()))
     out.append(".PP")
@@ -58,7 +58,7 @@ def main() -> None:
         else:
             spelled = []
             for name in names:
-                dashes = "\\-" if name["kind"] == "short" else "\\-\\-"
+                dashes = "\\-" if name["kind"] in ("short", "longWithSingleDash") else "\\-\\-"
                 spelled.append("\\fB" + dashes + roff(name["name"]) + "\\fR")
             label = ", ".join(spelled)
             if argument["kind"] == "option":

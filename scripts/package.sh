@@ -15,7 +15,7 @@ out=$(cd "$out" && pwd)
 
 swift build -c release --product sqlive
 binary="$(swift build -c release --show-bin-path)/sqlive"
-version=$("$binary" --version)
+version=$("$binary" --sqlive-version)
 arch=$(dpkg --print-architecture)
 
 stage=$(mktemp -d)

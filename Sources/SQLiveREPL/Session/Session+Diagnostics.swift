@@ -119,6 +119,13 @@ extension Session {
         return true
     }
 
+    /// After a dot-command: a statement it ran that the guard refused ends
+    /// the session too, as sqlite3's authorizer does whoever prepares.
+    func exitIfRefusedDuringCommand() {
+        guard let refusal = diagnostics.takeRefusal(), exitCode == nil else { return }
+        exitForSafeMode(refusal, line: currentLine)
+    }
+
     /// Puts safe mode's guard on the session's connection (`-safe`).
     func installSafeModeGuard(on database: LiveDatabase) throws {
         guard diagnostics.isSafeSession else { return }

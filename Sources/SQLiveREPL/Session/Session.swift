@@ -298,6 +298,7 @@ final class Session {
         // is, anything else after `Error: `, and no line number.
         commandLine = number
         if refuseInSafeMode(line, number: number) { return false }
+        defer { exitIfRefusedDuringCommand() }
         return attempt(report: { message in
             writeErrorLine(message.hasPrefix("Usage:") ? message : "Error: " + message)
         }) {

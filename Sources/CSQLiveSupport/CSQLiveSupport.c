@@ -182,10 +182,23 @@ int sqlive_register_planner_probe(sqlite3 *db, sqlive_probe_record record, void 
 
 typedef int (*sqlive_authorizer)(void *, int, const char *, const char *, const char *, const char *);
 
+/* A guard asked before the connection's own authorizer (the sqlite3
+ * shell's safe mode): what SQLite is given while both are set. */
+typedef struct {
+    sqlive_authorizer guard;
+    void *guard_argument;
+    sqlive_authorizer callback;
+    void *argument;
+} GuardedAuthorizer;
+
 typedef struct {
     sqlite3 *db;
     sqlive_authorizer callback;
     void *argument;
+    /* Allocated once a guard is set, kept (SQLite may hold it) until the
+     * entry is reused by another connection. */
+    GuardedAuthorizer *guarded;
+    int suspended;
 } AuthorizerRegistration;
 
 /* Guarded by registrations_lock. One entry per connection that set an
@@ -212,6 +225,22 @@ static int call_library_set_authorizer(sqlite3 *db, sqlive_authorizer callback, 
     return library_set_authorizer(db, callback, argument);
 }
 
+/* The guard, then the connection's own authorizer while the guard allows. */
+static int guarded_authorizer(
+    void *argument, int action, const char *a, const char *b, const char *c, const char *d) {
+    GuardedAuthorizer *guarded = argument;
+    int verdict = guarded->guard(guarded->guard_argument, action, a, b, c, d);
+    if (verdict != SQLITE_OK || guarded->callback == NULL) return verdict;
+    return guarded->callback(guarded->argument, action, a, b, c, d);
+}
+
+/* Gives SQLite the guard alone (`suspended`: the connection's own
+ * authorizer is set aside), or the guard and the authorizer. */
+static int install_guarded(sqlite3 *db, GuardedAuthorizer *guarded, int suspended) {
+    if (suspended) return call_library_set_authorizer(db, guarded->guard, guarded->guard_argument);
+    return call_library_set_authorizer(db, guarded_authorizer, guarded);
+}
+
 /* The entry of `db`, or NULL; with the lock held. */
 static AuthorizerRegistration *registration_of(sqlite3 *db) {
     for (size_t i = 0; i < registration_count; i++) {
@@ -235,9 +264,20 @@ int sqlite3_set_authorizer(sqlite3 *db, sqlive_authorizer callback, void *argume
         entry = &registrations[registration_count++];
     }
     if (entry != NULL) {
+        if (entry->db != db) {
+            /* Another connection at this address, or a new entry. */
+            entry->guarded = NULL;
+            entry->suspended = 0;
+        }
         entry->db = db;
         entry->callback = callback;
         entry->argument = argument;
+        if (entry->guarded != NULL && entry->guarded->guard != NULL) {
+            entry->guarded->callback = callback;
+            entry->guarded->argument = argument;
+            pthread_mutex_unlock(&registrations_lock);
+            return install_guarded(db, entry->guarded, 0);
+        }
     }
     pthread_mutex_unlock(&registrations_lock);
     return call_library_set_authorizer(db, callback, argument);
@@ -247,8 +287,11 @@ int sqlive_suspend_authorizer(sqlite3 *db) {
     pthread_mutex_lock(&registrations_lock);
     AuthorizerRegistration *entry = registration_of(db);
     int known = entry != NULL && entry->callback != NULL;
+    GuardedAuthorizer *guarded = entry != NULL ? entry->guarded : NULL;
+    if (known) entry->suspended = 1;
     pthread_mutex_unlock(&registrations_lock);
     if (!known) return 0;
+    if (guarded != NULL && guarded->guard != NULL) return install_guarded(db, guarded, 1) == SQLITE_OK;
     return call_library_set_authorizer(db, NULL, NULL) == SQLITE_OK;
 }
 
@@ -257,8 +300,49 @@ void sqlive_resume_authorizer(sqlite3 *db) {
     AuthorizerRegistration *entry = registration_of(db);
     sqlive_authorizer callback = entry != NULL ? entry->callback : NULL;
     void *argument = entry != NULL ? entry->argument : NULL;
+    GuardedAuthorizer *guarded = entry != NULL ? entry->guarded : NULL;
+    if (entry != NULL) entry->suspended = 0;
     pthread_mutex_unlock(&registrations_lock);
-    if (callback != NULL) call_library_set_authorizer(db, callback, argument);
+    if (guarded != NULL && guarded->guard != NULL) {
+        install_guarded(db, guarded, 0);
+    } else if (callback != NULL) {
+        call_library_set_authorizer(db, callback, argument);
+    }
+}
+
+int sqlive_set_authorizer_guard(sqlite3 *db, sqlive_authorizer guard, void *argument) {
+    pthread_mutex_lock(&registrations_lock);
+    AuthorizerRegistration *entry = registration_of(db);
+    if (entry == NULL) {
+        /* A connection that never set an authorizer: note it now. */
+        pthread_mutex_unlock(&registrations_lock);
+        int code = sqlite3_set_authorizer(db, NULL, NULL);
+        if (code != SQLITE_OK) return code;
+        pthread_mutex_lock(&registrations_lock);
+        entry = registration_of(db);
+        if (entry == NULL) {
+            pthread_mutex_unlock(&registrations_lock);
+            return SQLITE_NOMEM;
+        }
+    }
+    if (entry->guarded == NULL) {
+        entry->guarded = calloc(1, sizeof(GuardedAuthorizer));
+        if (entry->guarded == NULL) {
+            pthread_mutex_unlock(&registrations_lock);
+            return SQLITE_NOMEM;
+        }
+    }
+    GuardedAuthorizer *guarded = entry->guarded;
+    guarded->guard = guard;
+    guarded->guard_argument = argument;
+    guarded->callback = entry->callback;
+    guarded->argument = entry->argument;
+    int suspended = entry->suspended;
+    sqlive_authorizer callback = entry->callback;
+    void *callback_argument = entry->argument;
+    pthread_mutex_unlock(&registrations_lock);
+    if (guard == NULL) return call_library_set_authorizer(db, suspended ? NULL : callback, callback_argument);
+    return install_guarded(db, guarded, suspended);
 }
 
 int sqlive_disable_memory_statistics(void) {
@@ -296,4 +380,6 @@ void sqlive_install_crash_reporter(void) {
     action.sa_flags = (int)SA_RESETHAND | SA_NODEFER;
     sigemptyset(&action.sa_mask);
     for (unsigned i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) sigaction(signals[i], &action, 0);
+int sqlive_configure_error_log(sqlive_error_log callback) {
+    return sqlite3_config(SQLITE_CONFIG_LOG, callback, (void *)0);
 }

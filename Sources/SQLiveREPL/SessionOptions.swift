@@ -76,6 +76,11 @@ public struct SessionOptions: Sendable {
     public var initFile: String?
     /// `-interactive` or `-batch`; `nil`: whether standard input is a terminal.
     public var interactive: Bool?
+    /// `-stats`: `.stats on` from the start.
+    public var stats = false
+    /// `-safe`: sqlite3's safe mode, and `-nonce`'s string for `.nonce`.
+    public var safe = false
+    public var nonce: String?
 
     public init(
         database: String?, readonly: Bool, commands: [String], file: String?, mode: OutputMode?, bail: Bool,

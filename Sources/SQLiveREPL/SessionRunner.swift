@@ -27,6 +27,8 @@ public enum SessionRunner {
         let scripted = !options.commands.isEmpty || options.file != nil || !options.trailing.isEmpty
         let interactive = !scripted && (options.interactive ?? (isatty(0) != 0))
         let session = Session(interactive: interactive, mode: options.mode, bail: options.bail)
+        if options.stats { session.shell.stats = 1 }
+        session.diagnostics.setSafe(options.safe, nonce: options.nonce)
         // Runs last: a scripted session's buffered output is written.
         defer { session.sink.flush() }
 

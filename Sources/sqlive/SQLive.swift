@@ -50,7 +50,8 @@ enum Main {
             exit(1)
         }
         SQLiveLog.bootstrap()
-        SQLiteProcess.configure()
+        // With -stats, SQLite counts its memory, for .stats to show.
+        SQLiteProcess.configure(memoryStatistics: line.stats)
         let status = await run(line)
         // Every connection is closed: an empty -wal this run made goes.
         WALClosing.finish()
@@ -75,6 +76,9 @@ enum Main {
             options.steps = line.steps
             options.initFile = line.initFile
             options.interactive = line.interactive
+            options.stats = line.stats
+            options.safe = line.safe
+            options.nonce = line.nonce
             return await SessionRunner.run(options)
         }
     }
@@ -204,8 +208,12 @@ struct SQLive: AsyncParsableCommand {
     var readonly = false
     @Option(name: .sqlite3("separator"), help: "Set the output column separator (default '|').")
     var separator: String?
-    @Flag(name: .sqlite3("stats"), help: "Accepted, as sqlite3 does; sqlive prints no memory statistics.")
+    @Flag(name: .sqlite3("stats"), help: "Print sqlite3's statistics after each statement (.stats on).")
     var stats = false
+    @Flag(name: .sqlite3("safe"), help: "Safe mode: no ATTACH, no file functions, no commands that touch files.")
+    var safe = false
+    @Option(name: .sqlite3("nonce"), help: "The string .nonce must give to lift safe mode for one command.")
+    var nonce: String?
     @Flag(name: .sqlite3("table"), help: "Set output mode to 'table'.") var table = false
     @Flag(name: .sqlite3("tabs"), help: "Set output mode to 'tabs'.") var tabs = false
     @Flag(name: .sqlite3("version"), help: "Show SQLite's version.") var version = false

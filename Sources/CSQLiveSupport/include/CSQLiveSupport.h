@@ -68,6 +68,25 @@ void sqlive_resume_authorizer(sqlite3 *db);
 /// `SQLITE_MISUSE` once SQLite has. `sqlite3_config` is variadic.
 int sqlive_disable_memory_statistics(void);
 
+/// Receives SQLite's error log (`sqlite3_log`): the result code and the message.
+typedef void (*sqlive_error_log)(void *unused, int code, const char *message);
+
+/// Sends SQLite's error log to `callback` (`SQLITE_CONFIG_LOG`), which must
+/// happen before SQLite initializes: returns `SQLITE_OK`, or
+/// `SQLITE_MISUSE` once SQLite has. `sqlite3_config` is variadic.
+int sqlive_configure_error_log(sqlive_error_log callback);
+
+/// An authorizer callback, as `sqlite3_set_authorizer` takes it.
+typedef int (*sqlive_authorizer_callback)(
+    void *argument, int action, const char *a, const char *b, const char *c, const char *d);
+
+/// Sets a guard on `db` (`NULL` removes it): an authorizer asked before the
+/// connection's own (GRDB's), also while `sqlive_suspend_authorizer` has
+/// set that one aside. A verdict other than `SQLITE_OK` is SQLite's answer;
+/// `SQLITE_OK` passes the question on. For the sqlite3 shell's safe mode.
+/// Call it on the connection's own thread. Returns an SQLite result code.
+int sqlive_set_authorizer_guard(sqlite3 *db, sqlive_authorizer_callback guard, void *argument);
+
 /// sqlive's VFSes over the system's default (ObserverVFS.c):
 /// `sqlive-observer`, whose read-only main databases are read without a
 /// lock in rollback-journal modes, each read transaction proven whole; and

@@ -9,6 +9,25 @@ public protocol ResultConsumer {
     mutating func statementDidStart(_ header: StatementHeader) throws
     mutating func consume(row: StatementRow) throws
     mutating func statementDidFinish(_ summary: StatementSummary) throws
+    /// Called once a statement has stepped for the last time (it ended, or
+    /// failed while stepping), before it is reset or finalized, with the
+    /// statement and its connection: for a consumer that reads SQLite's
+    /// status counters, as the sqlite3 shell's `.stats` does. The handles
+    /// are valid during the call only. The default does nothing.
+    mutating func statementDidStep(_ statement: RanStatement) throws
+}
+
+extension ResultConsumer {
+    public mutating func statementDidStep(_ statement: RanStatement) throws {}
+}
+
+/// A statement that has run, still prepared, and its connection: raw
+/// SQLite handles, valid only during `ResultConsumer.statementDidStep`.
+public struct RanStatement {
+    /// The `sqlite3_stmt`.
+    public let statement: OpaquePointer
+    /// The `sqlite3` connection it runs on.
+    public let connection: OpaquePointer
 }
 
 /// Collects a script's results in memory.

@@ -85,10 +85,16 @@ struct ScriptRunner {
                     rowCount += 1
                 }
             } catch let error as DatabaseError {
+                if let connection = db.sqliteConnection {
+                    try consumer.statementDidStep(RanStatement(statement: sqliteStatement, connection: connection))
+                }
                 var failure = SQLiteFailure(error, statementIndex: index)
                 failure.phase = .step
                 failure.statementOffset = statementStart
                 throw failure
+            }
+            if let connection = db.sqliteConnection {
+                try consumer.statementDidStep(RanStatement(statement: sqliteStatement, connection: connection))
             }
             let changes = db.totalChangesCount > totalChangesBefore ? db.changesCount : 0
             try finish(
@@ -195,13 +201,16 @@ extension ScriptRunner {
                     case SQLITE_DONE:
                         break stepping
                     default:
+                        // The error is read first: the consumer may call SQLite.
                         var failure = Self.failure(
                             connection, code: step, offset: nil, statementIndex: index, sql: header.sql)
+                        try consumer.statementDidStep(RanStatement(statement: statement, connection: connection))
                         failure.phase = .step
                         failure.statementOffset = offset
                         throw failure
                     }
                 }
+                try consumer.statementDidStep(RanStatement(statement: statement, connection: connection))
                 let changes =
                     sqlite3_total_changes64(connection) > totalChangesBefore ? Int(sqlite3_changes64(connection)) : 0
                 try finish(

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import SQLiveLocks
 
 /// Delivers traced statements to subscribers.
@@ -21,6 +22,9 @@ final class StatementTracer: Sendable {
         var settings = TraceSettings.off
         var subscribers: [UUID: AsyncStream<TraceEvent>.Continuation] = [:]
         var sessionTraced = true
+        /// SQLite's own trace on the session connection (the sqlite3
+        /// shell's `.trace FILE`), which replaces GRDB's there.
+        var shellTrace: ShellTrace?
     }
     private let state = Locked(State())
     /// Where every event also goes, in the same call (the database's one
@@ -98,6 +102,7 @@ final class StatementTracer: Sendable {
     /// settings change, not for every script.
     func matchSessionTrace(on db: Database) {
         let switchTo = state.withLock { state -> Bool? in
+            guard state.shellTrace == nil else { return nil }
             let wanted = state.settings.enabled && state.settings.includeHousekeeping
             guard wanted != state.sessionTraced else { return nil }
             state.sessionTraced = wanted
@@ -107,6 +112,23 @@ final class StatementTracer: Sendable {
         case true?: install(on: db)
         case false?: db.trace(options: [], nil)
         case nil: break
+        }
+    }
+
+    /// Puts SQLite's own trace on the session connection, or takes it off
+    /// and gives GRDB's back as the settings ask; on that connection's queue.
+    func setShellTrace(_ trace: ShellTrace?, on db: Database) {
+        guard let connection = db.sqliteConnection else { return }
+        state.withLock { state in
+            state.shellTrace = trace
+            // Either way, GRDB's trace is no longer on the connection.
+            state.sessionTraced = false
+        }
+        if let trace {
+            trace.install(on: connection)
+        } else {
+            sqlite3_trace_v2(connection, 0, nil, nil)
+            matchSessionTrace(on: db)
         }
     }
 

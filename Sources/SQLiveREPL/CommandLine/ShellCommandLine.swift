@@ -72,6 +72,13 @@ public struct ShellCommandLine: Equatable, Sendable {
     public var noFollow = false
     /// `-vfs NAME`: the VFS SQLite must have.
     public var vfs: String?
+    /// `-stats`: sqlite3's statistics after each statement (`.stats on`),
+    /// SQLite's memory counted from the start.
+    public var stats = false
+    /// `-safe`: sqlite3's safe mode.
+    public var safe = false
+    /// `-nonce STRING`: what `.nonce` must say to lift safe mode for a command.
+    public var nonce: String?
 
     // sqlive's own options.
     /// `-c TEXT`, in order (scripted).
@@ -113,7 +120,7 @@ public struct ShellCommandLine: Equatable, Sendable {
     /// reports memory: accepted, with no effect on sqlive (the argument
     /// counts they take).
     static let ignoredOptions: [String: Int] = [
-        "stats": 0, "scanstats": 0, "memtrace": 0, "heap": 1, "mmap": 1, "pagecache": 2, "lookaside": 2,
+        "scanstats": 0, "memtrace": 0, "heap": 1, "mmap": 1, "pagecache": 2, "lookaside": 2,
         "threadsafe": 1, "backslash": 0,
     ]
 
@@ -124,8 +131,6 @@ public struct ShellCommandLine: Equatable, Sendable {
         "maxsize": "opening a database with sqlite3_deserialize() is not supported",
         "zip": "ZIP archives are not supported",
         "A": ".archive is not supported",
-        "safe": "safe mode is not supported yet",
-        "nonce": "safe mode is not supported yet",
     ]
 
     /// Reads the arguments after the program's name.
@@ -202,6 +207,9 @@ public struct ShellCommandLine: Equatable, Sendable {
             case "bail": line.bail = true
             case "nofollow": line.noFollow = true
             case "vfs": line.vfs = try value(argument)
+            case "stats": line.stats = true
+            case "safe": line.safe = true
+            case "nonce": line.nonce = try value(argument)
             case "header": line.steps.append(.headers(true))
             case "noheader": line.steps.append(.headers(false))
             case "echo": line.steps.append(.echo(true))

@@ -58,8 +58,8 @@ public enum ShellUsage {
            --max-rows N         with --mcp: the most rows a call returns (1000)
            --max-bytes N        with --mcp: the most bytes of values a call returns
            --sqlive-version     print sqlive's own version
-        (-A, -append, -deserialize, -maxsize, -nonce, -safe and -zip are refused with the reason;
-        -lookaside, -memtrace, -mmap, -pagecache and -stats are accepted and change nothing.)
+        (-A, -append, -deserialize, -maxsize and -zip are refused with the reason;
+        -lookaside, -memtrace, -mmap and -pagecache are accepted and change nothing.)
 
         """
     }

@@ -27,6 +27,18 @@ public enum DotCommand: Hashable, Sendable {
     case wait(name: String?, timeout: Duration)
     case explain(sql: String, bytecode: Bool, advise: Bool = false)
     case trace(TraceMode)
+    /// `.trace ?OPTIONS? ?FILE?`, the sqlite3 shell's form: SQLite's own
+    /// trace of the session's connection.
+    case shellTrace(ShellTraceRequest)
+    /// `.stats on|off|stmt|vmstep` (sqlite3 keeps a byte: 0 off, 2 stmt,
+    /// 3 vmstep, anything else on), or `.stats` alone (`nil`): the
+    /// statistics now.
+    case stats(UInt8?)
+    /// `.log FILE|stdout|stderr|off`: SQLite's error log.
+    case log(String)
+    /// `.nonce STRING`: safe mode is off for the next command if STRING
+    /// is the `-nonce` given.
+    case nonce(String)
     case timer(Bool)
     /// `.panel on|off`: the live panel (interactive sessions).
     case panel(Bool)
@@ -124,6 +136,7 @@ public enum DotCommand: Hashable, Sendable {
         }
         let usage = ParseError(description: "Usage: \(spec.usage)")
         if let output = try parseOutput(name: spec.name, tokens: tokens) { return output }
+        if let diagnostic = try parseDiagnostics(name: spec.name, arguments: arguments) { return diagnostic }
 
         switch spec.name {
         case "open":
@@ -215,10 +228,6 @@ public enum DotCommand: Hashable, Sendable {
             let sql = trimmedSQL(text[tokens[start].end...])
             guard !sql.isEmpty, !(bytecode && advise) else { throw usage }
             return .explain(sql: sql, bytecode: bytecode, advise: advise)
-
-        case "trace":
-            guard arguments.count == 1, let mode = TraceMode(rawValue: arguments[0].lowercased()) else { throw usage }
-            return .trace(mode)
 
         case "timer", "panel":
             guard arguments.count == 1, let flag = onOff(arguments[0]) else { throw usage }

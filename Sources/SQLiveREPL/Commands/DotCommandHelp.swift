@@ -100,6 +100,13 @@ public enum DotCommandHelp {
                   -groupbyparent  ordered by parent table, under "-- Parent table NAME"
                 """),
         Spec(
+            name: "log", usage: ".log FILE|stdout|stderr|off", summary: "Turn SQLite's error log on or off",
+            details: """
+                Writes SQLite's error log (sqlite3_log: errors and warnings, and the
+                sqlite_log(CODE, TEXT) SQL function) as "(CODE) MESSAGE" lines to FILE, standard
+                output or standard error, from every connection of this process.
+                """),
+        Spec(
             name: "mode", usage: ".mode [MODE] [OPTIONS]", summary: "Set the output mode, or show it",
             details: """
                 MODE is one of (as in sqlite3 3.40.1; any prefix, tried in sqlite3's order):
@@ -124,6 +131,9 @@ public enum DotCommandHelp {
                   --quote|--noquote  Show values as SQL literals
                 Without MODE, prints the current mode (and sets it again, as sqlite3 does).
                 """),
+        Spec(
+            name: "nonce", usage: ".nonce STRING", summary: "Suspend safe mode for one command if nonce matches",
+            details: "With -safe and -nonce STRING: the next command runs outside safe mode. A wrong STRING ends sqlive."),
         Spec(
             name: "nullvalue", usage: ".nullvalue STRING", summary: "Use STRING in place of NULL values",
             details: "The default is the empty string. json, insert, quote and --quote write NULL as SQL does."),
@@ -187,6 +197,16 @@ public enum DotCommandHelp {
                 """),
         Spec(name: "show", usage: ".show", summary: "Show the current values for various settings", details: ""),
         Spec(
+            name: "stats", usage: ".stats ?on|off|stmt|vmstep?", summary: "Show stats or turn stats on or off",
+            details: """
+                off      Turn off automatic stat display
+                on       Turn on automatic stat display: sqlite3's statistics after each statement
+                stmt     Also the statement's columns
+                vmstep   Show the virtual machine step count only
+                Without an argument, the statistics now. SQLite counts its memory only when
+                sqlive starts with -stats: otherwise the memory lines say 0.
+                """),
+        Spec(
             name: "tables", usage: ".tables [PATTERN]", summary: "List names of tables and views matching PATTERN",
             details: ""),
         Spec(
@@ -196,11 +216,19 @@ public enum DotCommandHelp {
             name: "timer", usage: ".timer on|off", summary: "Turn the command timer on or off",
             details: "Prints \"Run Time: real S\" after each command."),
         Spec(
-            name: "trace", usage: ".trace on|profile|off", summary: "Print each statement run",
+            name: "trace", usage: ".trace on|profile|off | ?OPTIONS? ?FILE?", summary: "Print each statement run",
             details: """
-                on       print each statement as it runs, including live-query refreshes
-                profile  also print its time and the number of rows it returned
-                off      stop tracing
+                on       print each statement after its result, including live-query refreshes
+                profile  also print its time, its rows and SQLite's counters
+                off      stop tracing (either form)
+                sqlite3's form: SQLite's own trace of the session's connection
+                  FILE         send it to FILE (or stdout, stderr; off disables it)
+                  --expanded   parameters' values in place
+                  --plain      the SQL as it was written
+                  --stmt       each statement as it starts (the default)
+                  --profile    each statement as it ends, with its time in ns
+                  --row        each row
+                  --close      the connection's close
                 """),
         Spec(
             name: "unwatch", usage: ".unwatch NAME|--all", summary: "Drop live query NAME, or all of them",

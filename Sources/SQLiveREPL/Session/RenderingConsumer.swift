@@ -15,6 +15,12 @@ struct RenderingConsumer: ResultConsumer {
     let sink: OutputSink
     let trace: DotCommand.TraceMode
     let signals: SignalState?
+    /// `.stats`: sqlite3's statistics after each statement (0: none).
+    let stats: UInt8
+    /// Each row is handed to the sink as it is rendered (while SQLite's
+    /// own trace writes there, so that its lines come between the rows,
+    /// as in sqlite3).
+    let flushesRows: Bool
     private var renderer: (any RowRenderer)?
     private var buffer = OutputBuffer(capacity: 1 << 16)
     /// The statement running now, or the last one that started: an error
@@ -27,11 +33,16 @@ struct RenderingConsumer: ResultConsumer {
     private var columnar = false
     private var rowCount = 0
 
-    init(settings: RenderSettings, sink: OutputSink, trace: DotCommand.TraceMode, signals: SignalState?) {
+    init(
+        settings: RenderSettings, sink: OutputSink, trace: DotCommand.TraceMode, signals: SignalState?,
+        stats: UInt8 = 0, flushesRows: Bool = false
+    ) {
         self.settings = settings
         self.sink = sink
         self.trace = trace
         self.signals = signals
+        self.stats = stats
+        self.flushesRows = flushesRows
     }
 
     mutating func statementDidStart(_ header: StatementHeader) throws {
@@ -54,7 +65,17 @@ struct RenderingConsumer: ResultConsumer {
     mutating func consume(row: StatementRow) throws {
         renderer?.row(row, into: &buffer)
         rowCount += 1
-        if buffer.count >= 1 << 16 { try flush() }
+        if buffer.count >= 1 << 16 || flushesRows { try flush() }
+    }
+
+    /// `.stats`: the statistics after the statement's rows (a columnar
+    /// result ends first), also when it failed, as sqlite3 prints them.
+    mutating func statementDidStep(_ statement: RanStatement) throws {
+        guard stats != 0 else { return }
+        renderer?.end(into: &buffer)
+        renderer = nil
+        buffer.append(
+            ShellStatistics.text(level: stats, statement: statement.statement, connection: statement.connection))
     }
 
     mutating func statementDidFinish(_ summary: StatementSummary) throws {

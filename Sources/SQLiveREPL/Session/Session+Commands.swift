@@ -4,8 +4,10 @@ import SQLiveEngine
 extension Session {
     /// Performs a dot-command; throws what the user should read.
     func perform(_ command: DotCommand, source: Source) throws {
+        if try performDiagnostic(command, source: source) { return }
         switch command {
         case .open(let path, let readonly):
+            if refuseOpenInSafeMode(path) { return }
             try open(path, readonly: readonly)
 
         case .watch(let name, let sql, let diff, let replace, let changes, let maxRows):
@@ -53,10 +55,6 @@ extension Session {
                 try sink.write(Self.rendered(explanation) + "\n")
             }
 
-        case .trace(let mode):
-            shell.trace = mode
-            database?.traceSettings = shell.traceSettings
-
         case .timer(let on):
             shell.timer = on
 
@@ -96,6 +94,9 @@ extension Session {
 
         case .changes(let on):
             shell.changes = on
+
+        case .trace, .shellTrace, .stats, .log, .nonce:
+            break  // performDiagnostic
 
         case .help(let name):
             if let name, let text = DotCommandHelp.overview(matching: name.lowercased()) {

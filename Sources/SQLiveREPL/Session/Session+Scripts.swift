@@ -61,6 +61,7 @@ extension Session {
     /// end, and every `pendingSQLLimit` commands.
     func submit(_ unit: InputAccumulator.Unit, source: Source) {
         if !interactive, !echo, database != nil, watches.isEmpty, !shell.changes, !shell.timer, onceCountdown == nil,
+            !isSafeModeSuspended,
             case .sql(let text, let line) = unit, let sql = try? text.decoded(firstLine: line),
             Self.explainedQuery(sql) == nil
         {
@@ -79,7 +80,9 @@ extension Session {
         pendingSQL = []
         guard !isFinished, let database else { return }
         let outermost = beginCommand()
-        var consumer = RenderingConsumer(settings: renderSettings, sink: sink, trace: shell.trace, signals: nil)
+        var consumer = RenderingConsumer(
+            settings: renderSettings, sink: sink, trace: shell.trace, signals: nil, stats: shell.stats,
+            flushesRows: diagnostics.traceOutput != nil)
         do {
             let signals = signals
             try database.run(
@@ -120,7 +123,7 @@ extension Session {
         // sqlite3's limit, and its words (the line of the `.read` that went too deep).
         guard readDepth < 24 else {
             throw CommandFailure(
-                verbatim: "Input nesting limit (25) reached at line \(currentCommandLine). Check recursion.")
+                verbatim: "Input nesting limit (25) reached at line \(commandLine). Check recursion.")
         }
         guard let text = FileManager.default.contents(atPath: path) else {
             throw CommandFailure("cannot open \"\(path)\"")

@@ -21,8 +21,6 @@ final class Session {
     var bail: Bool
     /// `-echo` or `.echo on`: each command is printed before it runs.
     var echo = false
-    /// The line of the dot-command running, in its script.
-    var currentCommandLine = 0
     /// `.prompt`: the main and continuation prompts of an interactive session.
     var prompts = (main: "sqlive> ", continuation: "   ...> ")
     let sink: OutputSink
@@ -66,6 +64,10 @@ final class Session {
     var pendingSQL: [PendingSQL] = []
     /// The schema completion offers, read again at most once a second.
     let completion = CompletionCache()
+    /// `.trace` (sqlite3's form), `.log` and safe mode.
+    let diagnostics = ShellDiagnostics()
+    /// The line of the dot-command running (safe mode's messages name it).
+    var commandLine = 0
 
     init(interactive: Bool, mode: OutputMode?, bail: Bool) {
         self.interactive = interactive
@@ -114,6 +116,7 @@ final class Session {
         }
         closeDatabase()
         self.database = database
+        try installSafeModeGuard(on: database)
         signals.setDatabase(database)
         database.traceSettings = shell.traceSettings
         pumps = events.pump(database)
@@ -192,6 +195,7 @@ final class Session {
         }
         // Every command counts for `.once`, those of a `.read` file too, as in sqlite3.
         outputCommandDidEnd()
+        diagnostics.commandDidEnd()
         if !ok { commandFailed() }
         printEvents()
         return ok
@@ -231,6 +235,7 @@ final class Session {
         _ failure: SQLiteFailure, in sql: String, line: Int, source: Source, consumer: inout RenderingConsumer
     ) {
         flush(&consumer)
+        if exitIfRefused(sql: sql, line: line) { return }
         let text = ShellErrorText(failure, script: sql)
         switch errorStyle {
         case .argument:
@@ -257,7 +262,8 @@ final class Session {
             }
         }
         var consumer = RenderingConsumer(
-            settings: renderSettings, sink: sink, trace: shell.trace, signals: interactive ? signals : nil)
+            settings: renderSettings, sink: sink, trace: shell.trace, signals: interactive ? signals : nil,
+            stats: shell.stats, flushesRows: diagnostics.traceOutput != nil)
         do {
             let signals = signals
             try database.run(sql, isCancelled: { signals.isCommandCancelled }, consumer: &consumer)
@@ -288,9 +294,11 @@ final class Session {
     }
 
     private func runDotCommand(_ line: String, line number: Int, source: Source) -> Bool {
-        currentCommandLine = number
+        commandLine = number
         // As sqlite3 reports a dot-command's failure: its usage text as it
         // is, anything else after `Error: `, and no line number.
+        if refuseInSafeMode(line, number: number) { return false }
+        defer { exitIfRefusedDuringCommand() }
         return attempt(report: { message in
             writeErrorLine(message.hasPrefix("Usage:") ? message : "Error: " + message)
         }) {

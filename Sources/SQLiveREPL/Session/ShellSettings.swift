@@ -34,6 +34,9 @@ struct ShellSettings {
     var trace = DotCommand.TraceMode.off
     /// `.changes on`: the change counters after each SQL command.
     var changes = false
+    /// `.stats` (`-stats`): sqlite3's statistics after each statement; 0
+    /// off, 2 `stmt`, 3 `vmstep`, anything else `on` (`ShellStatistics`).
+    var stats: UInt8 = 0
 
     /// Starts in `mode`, set as `.mode` sets it.
     init(mode: OutputMode) {
@@ -184,7 +187,7 @@ struct ShellSettings {
         text += line("output", output ?? "stdout")
         text += line("colseparator", SQLiteText.cString(columnSeparator))
         text += line("rowseparator", SQLiteText.cString(rowSeparator))
-        text += line("stats", "off")
+        text += line("stats", ShellStatistics.name(of: stats))
         text += line("width", widths.map { "\($0) " }.joined())
         text += line("filename", filename)
         return text

@@ -380,6 +380,8 @@ void sqlive_install_crash_reporter(void) {
     action.sa_flags = (int)SA_RESETHAND | SA_NODEFER;
     sigemptyset(&action.sa_mask);
     for (unsigned i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) sigaction(signals[i], &action, 0);
+}
+
 int sqlive_configure_error_log(sqlive_error_log callback) {
     return sqlite3_config(SQLITE_CONFIG_LOG, callback, (void *)0);
 }

@@ -47,8 +47,12 @@ struct CommandLineParityTests {
         Case(arguments: ["-separator"]),
         Case(arguments: ["DB", "-nullvalue"]),
         // Scripts' errors, in sqlite3's words.
-        Case(arguments: ["DB"], stdin: "SELECT 1;\n\nSELECT *\n  FROM nowhere;\nSELECT nope, 2;\nINSERT INTO t VALUES (1, 2)\n;\n"),
-        Case(arguments: ["DB"], stdin: "CREATE TABLE c(x UNIQUE);\nINSERT INTO c VALUES (1);\nINSERT INTO c VALUES (1);\n"),
+        Case(
+            arguments: ["DB"],
+            stdin: "SELECT 1;\n\nSELECT *\n  FROM nowhere;\nSELECT nope, 2;\nINSERT INTO t VALUES (1, 2)\n;\n"),
+        Case(
+            arguments: ["DB"],
+            stdin: "CREATE TABLE c(x UNIQUE);\nINSERT INTO c VALUES (1);\nINSERT INTO c VALUES (1);\n"),
         Case(
             arguments: ["DB"],
             stdin: "SELECT 1; SELECT a_rather_long_column_name, another_long_column_name, yet_another_name FROM t;\n"),
@@ -56,12 +60,18 @@ struct CommandLineParityTests {
         // A migration that opens with a comment over several lines loses nothing.
         Case(
             arguments: ["DB"],
-            stdin: "/* A migration,\n   over several lines */\nCREATE TABLE m(x);\nINSERT INTO m VALUES (1); -- one\nSELECT * FROM m;\n"),
+            stdin:
+                "/* A migration,\n   over several lines */\nCREATE TABLE m(x);\nINSERT INTO m VALUES (1); -- one\nSELECT * FROM m;\n"
+        ),
         // Dot-commands start in the first column; `#` lines are comments.
         Case(arguments: ["DB"], stdin: "# a comment\n  .print indented\nSELECT 12;\n"),
-        Case(arguments: ["DB"], stdin: ".echo on\nSELECT 13;\n\n.headers on\nSELECT 14 AS n; SELECT 15;\n.echo off\nSELECT 16;\n"),
+        Case(
+            arguments: ["DB"],
+            stdin: ".echo on\nSELECT 13;\n\n.headers on\nSELECT 14 AS n; SELECT 15;\n.echo off\nSELECT 16;\n"),
         Case(arguments: ["DB"], stdin: ".bail on\nSELECT nope;\nSELECT 17;\n"),
-        Case(arguments: ["DB"], stdin: ".bail\n.echo\n.prompt a b c\n.timeout 10\n.foo\n.\"foo OFF\"\n.print \"a\\tb\" 'c\\td'\n"),
+        Case(
+            arguments: ["DB"],
+            stdin: ".bail\n.echo\n.prompt a b c\n.timeout 10\n.foo\n.\"foo OFF\"\n.print \"a\\tb\" 'c\\td'\n"),
         Case(arguments: ["DB"], stdin: ".restore\n.backup\n.backup a b c\n.backup nosuch x.db\n.read\n.indexes a b\n"),
     ]
 
@@ -115,7 +125,8 @@ struct CommandLineParityTests {
             #expect(ours.stdout.hasPrefix("x\r\n"))
             #expect(ours.status == theirs.status)
         }
-        let missing = try await Processes.sqlive(["-init", directory.file("none.sql"), ":memory:"], directory: directory)
+        let missing = try await Processes.sqlive(
+            ["-init", directory.file("none.sql"), ":memory:"], directory: directory)
         #expect(missing.stderr == "cannot open: \"\(directory.file("none.sql"))\"\n")
     }
 

@@ -118,8 +118,10 @@ struct LookChangesNothingTests {
     static func arguments(_ frontEnd: FrontEnd, _ path: String) -> [String] {
         switch frontEnd {
         case .command:
-            ["-c", ".mode list", "-c", "SELECT count(*) FROM t;", "-c", ".schema", "-c", ".tables",
-                "-c", ".explain SELECT * FROM t WHERE name = 'a'", path]
+            [
+                "-c", ".mode list", "-c", "SELECT count(*) FROM t;", "-c", ".schema", "-c", ".tables",
+                "-c", ".explain SELECT * FROM t WHERE name = 'a'", path,
+            ]
         case .readonly: ["--readonly", "-c", "SELECT count(*) FROM t;", path]
         case .stdin: [path]
         case .rpc: ["--rpc", path]

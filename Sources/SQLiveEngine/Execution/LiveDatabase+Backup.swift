@@ -27,20 +27,16 @@ extension LiveDatabase {
             throw CopyFailure(message: "Error: cannot open \"\(path)\"")
         }
         var failure: CopyFailure?
-        do {
-            try writer.writeWithoutTransaction { db in
-                guard let source = db.sqliteConnection else { return }
-                guard let backup = sqlite3_backup_init(destination.handle, "main", source, schema) else {
-                    failure = CopyFailure(message: "Error: \(destination.lastError)")
-                    return
-                }
-                var code: Int32
-                repeat { code = sqlite3_backup_step(backup, 100) } while code == SQLITE_OK
-                sqlite3_backup_finish(backup)
-                if code != SQLITE_DONE { failure = CopyFailure(message: "Error: \(destination.lastError)") }
+        writer.writeWithoutTransaction { db in
+            guard let source = db.sqliteConnection else { return }
+            guard let backup = sqlite3_backup_init(destination.handle, "main", source, schema) else {
+                failure = CopyFailure(message: "Error: \(destination.lastError)")
+                return
             }
-        } catch {
-            failure = CopyFailure(message: "Error: \(error)")
+            var code: Int32
+            repeat { code = sqlite3_backup_step(backup, 100) } while code == SQLITE_OK
+            sqlite3_backup_finish(backup)
+            if code != SQLITE_DONE { failure = CopyFailure(message: "Error: \(destination.lastError)") }
         }
         // The copy is whole and on disk before it takes the name.
         if failure == nil && !destination.execute("PRAGMA main.journal_mode") {
@@ -77,34 +73,30 @@ extension LiveDatabase {
             throw CopyFailure(message: "Error: cannot open \"\(path)\"")
         }
         var failure: CopyFailure?
-        do {
-            try writer.writeWithoutTransaction { db in
-                guard let target = db.sqliteConnection else { return }
-                WALClosing.sessionMayWrite(target)
-                guard let backup = sqlite3_backup_init(target, schema, source.handle, "main") else {
-                    failure = CopyFailure(message: "Error: \(String(cString: sqlite3_errmsg(target)))")
-                    return
-                }
-                var code: Int32
-                var busy = 0
-                repeat {
-                    code = sqlite3_backup_step(backup, 100)
-                    if code == SQLITE_BUSY {
-                        busy += 1
-                        if busy > 3 { break }
-                        usleep(100_000)
-                    }
-                } while code == SQLITE_OK || code == SQLITE_BUSY
-                sqlite3_backup_finish(backup)
-                if code == SQLITE_BUSY || code == SQLITE_LOCKED {
-                    failure = CopyFailure(message: "Error: source database is busy")
-                } else if code != SQLITE_DONE {
-                    failure = CopyFailure(message: "Error: \(String(cString: sqlite3_errmsg(target)))")
-                }
-                db.clearSchemaCache()
+        writer.writeWithoutTransaction { db in
+            guard let target = db.sqliteConnection else { return }
+            WALClosing.sessionMayWrite(target)
+            guard let backup = sqlite3_backup_init(target, schema, source.handle, "main") else {
+                failure = CopyFailure(message: "Error: \(String(cString: sqlite3_errmsg(target)))")
+                return
             }
-        } catch {
-            failure = CopyFailure(message: "Error: \(error)")
+            var code: Int32
+            var busy = 0
+            repeat {
+                code = sqlite3_backup_step(backup, 100)
+                if code == SQLITE_BUSY {
+                    busy += 1
+                    if busy > 3 { break }
+                    usleep(100_000)
+                }
+            } while code == SQLITE_OK || code == SQLITE_BUSY
+            sqlite3_backup_finish(backup)
+            if code == SQLITE_BUSY || code == SQLITE_LOCKED {
+                failure = CopyFailure(message: "Error: source database is busy")
+            } else if code != SQLITE_DONE {
+                failure = CopyFailure(message: "Error: \(String(cString: sqlite3_errmsg(target)))")
+            }
+            db.clearSchemaCache()
         }
         withExtendedLifetime(source) {}
         // Every page may have changed: every live query refreshes.

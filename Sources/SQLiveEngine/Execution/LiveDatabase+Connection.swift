@@ -24,7 +24,8 @@ extension LiveDatabase {
                     let state = sqlite3_txn_state(connection, name)
                     return AttachedDatabase(
                         name: name, file: file, readonly: sqlite3_db_readonly(connection, name) == 1,
-                        transaction: state == SQLITE_TXN_NONE ? "" : state == SQLITE_TXN_READ ? " read-txn" : " write-txn"
+                        transaction: state == SQLITE_TXN_NONE
+                            ? "" : state == SQLITE_TXN_READ ? " read-txn" : " write-txn"
                     )
                 }
             }
@@ -37,13 +38,9 @@ extension LiveDatabase {
     /// (`.timeout MS`; 0 fails at once), as `sqlite3_busy_timeout`.
     ///
     /// This blocks the calling thread, as `run` does.
-    public func setBusyTimeout(milliseconds: Int) throws(SQLiveError) {
-        do {
-            try writer.writeWithoutTransaction { db in
-                _ = sqlite3_busy_timeout(db.sqliteConnection, Int32(clamping: milliseconds))
-            }
-        } catch {
-            throw SQLiveError.wrap(error)
+    public func setBusyTimeout(milliseconds: Int) {
+        writer.writeWithoutTransaction { db in
+            _ = sqlite3_busy_timeout(db.sqliteConnection, Int32(clamping: milliseconds))
         }
     }
 }

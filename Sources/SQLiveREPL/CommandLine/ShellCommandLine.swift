@@ -167,8 +167,7 @@ public struct ShellCommandLine: Equatable, Sendable {
                 if let attached { return attached }
                 return try value(argument)
             }
-            if attached != nil && !["mode", "time-limit", "max-rows", "max-bytes", "command", "file"].contains(option)
-            {
+            if attached != nil && !["mode", "time-limit", "max-rows", "max-bytes", "command", "file"].contains(option) {
                 throw Failure(message: "unknown option: \(argument)", suggestsHelp: true)
             }
             switch option {

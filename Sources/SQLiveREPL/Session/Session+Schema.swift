@@ -15,11 +15,13 @@ extension Session {
         let database = try requireDatabase()
         return try database.writer.writeWithoutTransaction { db in
             var text = ""
-            if let pattern, ["sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"]
-                .contains(where: { Self.like(pattern, $0, db) })
+            if let pattern,
+                ["sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"]
+                    .contains(where: { Self.like(pattern, $0, db) })
             {
                 text += Self.schemaLine(
-                    "CREATE TABLE \(pattern) (\n  type text,\n  name text,\n  tbl_name text,\n  rootpage integer,\n  sql text\n)")
+                    "CREATE TABLE \(pattern) (\n  type text,\n  name text,\n  tbl_name text,\n  rootpage integer,\n  sql text\n)"
+                )
             }
             let schemas = try String.fetchAll(db, sql: "SELECT name FROM pragma_database_list")
             var selects: [String] = []
@@ -75,7 +77,9 @@ extension Session {
                 if !columns.isEmpty {
                     var fake = ""
                     if let schema {
-                        fake += (needsQuotes(schema) && schema.lowercased() != "temp" ? schema.quotedDatabaseIdentifier : schema)
+                        fake +=
+                            (needsQuotes(schema) && schema.lowercased() != "temp"
+                                ? schema.quotedDatabaseIdentifier : schema)
                             + "."
                     }
                     fake += quotedIfNeeded(name) + "(" + columns.map(quotedIfNeeded).joined(separator: ",") + ")"

@@ -38,7 +38,7 @@ public struct LiveQueryOptions: Sendable {
     /// on the live queries' own connection (the benchmark and tests
     /// compare).
     public var readAtCommitLimit: Duration?
-    /// The most one live query's refresh may run (5 s by default; `nil`:
+    /// The most one live query's refresh may run (30 s by default; `nil`:
     /// no limit). A refresh that runs longer is stopped, the query reports
     /// `SQLiveError.tooSlowToKeepLive`, and it waits for the next change of
     /// what it reads. Its first read, when it is registered, has the same
@@ -60,7 +60,7 @@ public struct LiveQueryOptions: Sendable {
         walPrecision: Bool = true,
         resultByteCap: Int? = nil,
         readAtCommitLimit: Duration? = .microseconds(500),
-        refreshBudget: Duration? = .seconds(5),
+        refreshBudget: Duration? = .seconds(30),
         ownConnectionAfter: Duration? = .milliseconds(100)
     ) {
         self.refreshBudget = refreshBudget

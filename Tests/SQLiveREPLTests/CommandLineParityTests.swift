@@ -73,6 +73,28 @@ struct CommandLineParityTests {
             arguments: ["DB"],
             stdin: ".bail\n.echo\n.prompt a b c\n.timeout 10\n.foo\n.\"foo OFF\"\n.print \"a\\tb\" 'c\\td'\n"),
         Case(arguments: ["DB"], stdin: ".restore\n.backup\n.backup a b c\n.backup nosuch x.db\n.read\n.indexes a b\n"),
+        // .schema as sqlite3 prints it: creation order, views' columns, every database, patterns.
+        Case(
+            arguments: ["DB"],
+            stdin: """
+                CREATE TABLE players(id INTEGER PRIMARY KEY AUTOINCREMENT, gameID INTEGER, score INTEGER);
+                CREATE TABLE games(id INTEGER PRIMARY KEY, title TEXT);
+                CREATE INDEX by_game ON players(gameID);
+                CREATE VIEW "best scores" AS SELECT gameID, max(score) AS "top score" FROM players GROUP BY 1;
+                CREATE TRIGGER no_negative BEFORE INSERT ON players WHEN NEW.score < 0 BEGIN SELECT RAISE(ABORT, 'no'); END;
+                INSERT INTO players(gameID, score) VALUES (1, 2);
+                CREATE TEMP TABLE scratch(x); -- a comment at the end
+                ATTACH ':memory:' AS other;
+                CREATE TABLE other.t(x);
+                .schema
+                .schema PLAY%
+                .schema --nosys
+                .schema other.%
+                .schema ga*
+                .schema json_e%
+                .schema sqlite_master
+
+                """),
     ]
 
     @Test(arguments: cases)

@@ -35,29 +35,3 @@ struct NamePatternTests {
         #expect(clock.now - start < .seconds(5))
     }
 }
-
-@Suite("The text .schema prints")
-struct SchemaStatementsTests {
-    @Test("A pattern picks the objects named like it or on tables named like it")
-    func createStatementsMatching() async throws {
-        let database = try await LiveDatabase.open(.memory)
-        _ = try await database.execute(
-            """
-            CREATE TABLE games(id INTEGER PRIMARY KEY, title TEXT);
-            CREATE TABLE players(id INTEGER PRIMARY KEY, gameID INTEGER, score INTEGER);
-            CREATE INDEX by_game ON players(gameID);
-            CREATE TRIGGER no_negative BEFORE INSERT ON players WHEN NEW.score < 0 BEGIN SELECT RAISE(ABORT, 'no'); END;
-            """)
-        let schema = try await database.schema()
-        // The table, its index and its trigger (the last two by their table's name).
-        #expect(
-            schema.createStatements(matching: "PLAY%") == [
-                "CREATE TABLE players(id INTEGER PRIMARY KEY, gameID INTEGER, score INTEGER);",
-                "CREATE INDEX by_game ON players(gameID);",
-                "CREATE TRIGGER no_negative BEFORE INSERT ON players WHEN NEW.score < 0 BEGIN SELECT RAISE(ABORT, 'no'); END;",
-            ])
-        #expect(schema.createStatements().count == 4)
-        #expect(schema.createStatements(matching: "nothing%").isEmpty)
-        await database.close()
-    }
-}

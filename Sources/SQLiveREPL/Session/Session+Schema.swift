@@ -48,6 +48,23 @@ extension Session {
                     try Self.withSchemaName(
                         row["sql"], schema: schema == "main" ? nil : schema, name: row["name"], db: db))
             }
+            // With a pattern, the table-valued functions it names too (the
+            // shell's `shell_module_schema`): `/* json_each(key,value,…) */`.
+            if let pattern, !pattern.contains(".") {
+                let glob = pattern.contains("*") || pattern.contains("?") || pattern.contains("[")
+                let modules = try String.fetchAll(
+                    db,
+                    sql: "SELECT name FROM pragma_module_list WHERE lower(name) "
+                        + (glob ? "GLOB ?" : "LIKE ? ESCAPE '\\'") + " ORDER BY name",
+                    arguments: [pattern])
+                for module in modules {
+                    let columns = try String.fetchAll(
+                        db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [module])
+                    guard !columns.isEmpty else { continue }
+                    text += Self.schemaLine(
+                        "/* \(Self.quotedIfNeeded(module))(\(columns.map(Self.quotedIfNeeded).joined(separator: ","))) */")
+                }
+            }
             return text
         }
     }

@@ -42,10 +42,27 @@ enum SQLiteText {
         case .text: return try row.withUTF8(at: column) { try body(untilNUL($0)) }
         case .blob: return try row.withBlob(at: column) { try body(untilNUL($0.assumingMemoryBound(to: UInt8.self))) }
         case .real: return try SQLValue.withFormatted(real: row.real(at: column)) { try body($0) }
-        case .integer:
-            var digits = OutputBuffer(capacity: 20)
-            digits.append(integer: row.integer(at: column))
-            return try digits.bytes.withUnsafeBufferPointer { try body($0) }
+        case .integer: return try withDigits(of: row.integer(at: column), body)
+        }
+    }
+
+    /// Calls `body` with an integer's decimal digits, formatted on the
+    /// stack (this runs for every INTEGER cell: no allocation).
+    @inline(__always)
+    static func withDigits<R>(of value: Int64, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var magnitude = value.magnitude
+            var index = 20
+            repeat {
+                index -= 1
+                digits[index] = UInt8(ascii: "0") &+ UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                index -= 1
+                digits[index] = UInt8(ascii: "-")
+            }
+            return try body(UnsafeBufferPointer(rebasing: digits[index..<20]))
         }
     }
 
@@ -123,10 +140,16 @@ enum SQLiteText {
     static func appendCSV(
         _ field: UnsafeBufferPointer<UInt8>, separator: [UInt8], to output: inout OutputBuffer
     ) {
-        let quoted =
-            field.isEmpty
-            || field.contains { $0 <= 0x20 || $0 == 0x22 || $0 == 0x27 || $0 >= 0x7F }
-            || contains(field, separator)
+        var quoted = field.isEmpty
+        if !quoted {
+            // One pass; a one-byte separator (`,`) is checked in it.
+            let single: Int32 = separator.count == 1 ? Int32(separator[0]) : -1
+            for byte in field where byte <= 0x20 || byte == 0x22 || byte == 0x27 || byte >= 0x7F || Int32(byte) == single {
+                quoted = true
+                break
+            }
+            if !quoted && separator.count != 1 { quoted = contains(field, separator) }
+        }
         guard quoted else {
             output.append(field)
             return

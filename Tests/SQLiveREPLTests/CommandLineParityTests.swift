@@ -73,6 +73,19 @@ struct CommandLineParityTests {
             arguments: ["DB"],
             stdin: ".bail\n.echo\n.prompt a b c\n.timeout 10\n.foo\n.\"foo OFF\"\n.print \"a\\tb\" 'c\\td'\n"),
         Case(arguments: ["DB"], stdin: ".restore\n.backup\n.backup a b c\n.backup nosuch x.db\n.read\n.indexes a b\n"),
+        // Foreign keys are not enforced unless the script turns them on, as in sqlite3.
+        Case(
+            arguments: ["DB"],
+            stdin: """
+                CREATE TABLE parent(id INTEGER PRIMARY KEY);
+                CREATE TABLE child(id INTEGER PRIMARY KEY, parent REFERENCES parent(id));
+                INSERT INTO child VALUES (1, 42);
+                PRAGMA foreign_keys;
+                PRAGMA foreign_keys=ON;
+                INSERT INTO child VALUES (2, 43);
+                SELECT count(*) FROM child;
+
+                """),
         // .schema as sqlite3 prints it: creation order, views' columns, every database, patterns.
         Case(
             arguments: ["DB"],

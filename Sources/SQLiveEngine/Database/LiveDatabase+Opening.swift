@@ -59,6 +59,10 @@ extension LiveDatabase {
         configuration.busyMode = .timeout(options.busyTimeout.timeInterval)
         // A REPL user may BEGIN in one command and COMMIT in another.
         configuration.allowsUnsafeTransactions = true
+        // As the sqlite3 shell (and SQLite's default): foreign keys are not
+        // enforced unless a script says `PRAGMA foreign_keys=ON`. GRDB turns
+        // them on by default, which made scripts that run in sqlite3 fail.
+        configuration.foreignKeysEnabled = false
         configuration.prepareDatabase { db in
             // Closing never checkpoints a WAL the user did not write to
             // (the session's connection and the live queries' alike).

@@ -144,11 +144,6 @@ struct CommandTests {
         #expect(try DotCommand.parse(".explain VACUUM") == .explain(sql: "VACUUM", bytecode: false))
         #expect(try DotCommand.parse(".show") == .show)
         #expect(throws: DotCommand.ParseError(description: "Usage: .show")) { try DotCommand.parse(".show x") }
-        // What the command line's options can be written as: read back exactly.
-        for text in ["\t", "a b", "'", "\"", "\\n", "\r\n", "\u{1F}", "ü|ö", ""] {
-            let line = ".separator \(DotCommand.quotedArgument(text)) \(DotCommand.quotedArgument(text + "x"))"
-            #expect(try DotCommand.parse(line) == .separator(column: text, row: text + "x", extra: false))
-        }
     }
 
     @Test func errorsSayWhatToDo() {

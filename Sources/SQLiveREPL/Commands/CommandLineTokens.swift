@@ -16,9 +16,6 @@ struct CommandLineTokens {
         var end: String.Index
         /// The quote it was in, if any.
         var quote: Character?
-
-        /// The argument as sqlite3's dot-commands read it (`text`).
-        var resolved: String { text }
     }
 
     var tokens: [Token] = []
@@ -100,31 +97,5 @@ struct CommandLineTokens {
             index += 1
         }
         return result
-    }
-
-    /// `resolvingBackslashes` on a text.
-    static func resolvingEscapes(_ text: String) -> String {
-        String(decoding: resolvingBackslashes(Array(text.utf8)), as: UTF8.self)
-    }
-
-    /// An argument that these rules read back as exactly `text`: in double
-    /// quotes, with `\\`, `\"` and every control character escaped (for
-    /// callers that write dot-commands, such as the command line's options).
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\\": result += "\\\\"
-            case "\"": result += "\\\""
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let octal = String(scalar.value, radix: 8)
-                result += "\\" + String(repeating: "0", count: 3 - octal.count) + octal
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 }

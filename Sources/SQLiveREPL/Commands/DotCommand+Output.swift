@@ -26,21 +26,13 @@ extension DotCommand {
         case unchanged
     }
 
-    /// An argument that dot-commands read back as exactly `text` (double
-    /// quotes, escapes for `\`, `"` and control characters): for callers
-    /// that write dot-commands, such as `.separator` for the command line's
-    /// `-separator`.
-    public static func quotedArgument(_ text: String) -> String {
-        CommandLineTokens.quoted(text)
-    }
-
     /// The modes `.mode` names in its error message.
     static let modeNames = "ascii box column csv html insert json line list markdown qbox quote table tabs tcl"
 
     /// The output command `name`, or `nil` when `name` is not one (or is
     /// `.explain SQL`, sqlive's own).
     static func parseOutput(name: String, tokens: [CommandLineTokens.Token]) throws(ParseError) -> DotCommand? {
-        let arguments = tokens.dropFirst().map(\.resolved)
+        let arguments = tokens.dropFirst().map(\.text)
         func usage(_ text: String) -> ParseError { ParseError(description: "Usage: " + text) }
         switch name {
         case "mode":

@@ -61,17 +61,7 @@ public struct OutputBuffer {
             bytes.append(UInt8(ascii: "0") &+ UInt8(value))
             return
         }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var magnitude = value.magnitude
-            var index = 20
-            repeat {
-                index -= 1
-                digits[index] = UInt8(ascii: "0") &+ UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            if value < 0 { bytes.append(UInt8(ascii: "-")) }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[index..<20]))
-        }
+        SQLiteText.withDigits(of: value) { bytes.append(contentsOf: $0) }
     }
 
     /// Appends a REAL as the sqlite3 shell prints it (`%!.15g`).

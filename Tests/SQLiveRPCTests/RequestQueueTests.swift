@@ -133,4 +133,34 @@ struct RequestQueueTests {
         #expect(await queue.waitForAll(timeout: .seconds(30)))
         #expect(journal.all == ["list", "shutdown"])
     }
+
+    /// Work on threads of its own (an agent's tool calls): one that never
+    /// ends by itself holds back neither another such work nor the lane;
+    /// a barrier after it waits for it; cancelling it interrupts it.
+    @Test func workOnThreadsOfItsOwnRunsBesideEachOtherAndTheLane() async {
+        let queue = RequestQueue()
+        defer { queue.stop() }
+        let journal = Journal()
+        let started = Gate()
+        let interrupted = Gate()
+        let runaway = queue.scheduleOnThread { work in
+            work.whileRunning(interrupt: { interrupted.open() }) {
+                started.open()
+                while !interrupted.isOpen { usleep(1000) }
+                journal.append("runaway interrupted")
+            }
+        }
+        await started.wait()
+        let other = queue.scheduleOnThread { _ in journal.append("other call") }
+        await other.ended()
+        let serial = queue.schedule(.serial) { _ in journal.append("serial") }
+        await serial.ended()
+        let barrier = queue.schedule(.barrier) { _ in journal.append("barrier") }
+        try? await Task.sleep(for: .milliseconds(20))
+        #expect(journal.all == ["other call", "serial"])
+        #expect(runaway.cancel() == .whileRunning)
+        await barrier.ended()
+        #expect(await queue.waitForAll(timeout: .seconds(30)))
+        #expect(journal.all == ["other call", "serial", "runaway interrupted", "barrier"])
+    }
 }

@@ -263,6 +263,12 @@ extension LiveDatabase {
     /// - throws: `SQLiveError.cannotOpen`; for an in-memory database, which
     ///   no other connection can open.
     public func makeConfinedReader(allowWrites: Bool = false) throws(SQLiveError) -> ConfinedReader {
+        try Self.confinedReader(of: location, allowWrites: allowWrites)
+    }
+
+    static func confinedReader(of location: DatabaseLocation, allowWrites: Bool) throws(SQLiveError)
+        -> ConfinedReader
+    {
         switch location {
         case .file(let path), .uri(let path):
             return try ConfinedReader(path: path, allowWrites: allowWrites)

@@ -98,10 +98,6 @@ extension LiveDatabase {
     /// This blocks the calling thread until the connection is free.
     public func setShellTrace(_ trace: ShellTrace?) throws(SQLiveError) {
         let tracer = tracer
-        do {
-            try writer.writeWithoutTransaction { db in tracer.setShellTrace(trace, on: db) }
-        } catch {
-            throw SQLiveError.wrap(error)
-        }
+        writer.writeWithoutTransaction { db in tracer.setShellTrace(trace, on: db) }
     }
 }

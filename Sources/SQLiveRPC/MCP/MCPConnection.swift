@@ -7,10 +7,13 @@ import SQLiveProtocol
 ///
 /// As for `--rpc`, a thread of the connection's own reads the input and
 /// never waits for a request: `notifications/cancelled` is seen at once,
-/// and interrupts the statement it names. Tool calls run one after the
-/// other on the request queue's lane (they share the confined reader);
-/// resource reads run beside them; the rest is answered by the reading
-/// thread itself.
+/// and interrupts the statement it names. Tool calls that read (`query`,
+/// `explain`, `schema`) each run on a thread of their own, with a confined
+/// reader of their own from the session's pool, so that one statement
+/// running to its time limit holds back no other call; `watch` and
+/// `unwatch` run one after the other on the request queue's lane, and
+/// resource reads wait for those before them. The rest is answered by the
+/// reading thread itself.
 final class MCPConnection: Sendable {
     let writer: MessageWriter
     let session: MCPSession
@@ -153,10 +156,16 @@ final class MCPConnection: Sendable {
         case M.toolsCall:
             let session = self.session
             track(id)
-            let work = queue.schedule(.serial) { work in
+            let call: @Sendable (ScheduledWork) -> Void = { work in
                 let result = Result { () throws(ResponseError) in try session.callTool(params, work: work) }
                 self.finish(id, result)
             }
+            // A tool that reads runs on a thread and a confined reader of its
+            // own: a runaway statement holds back none of the agent's other
+            // calls. `watch` and `unwatch` change the live queries, in order.
+            let work =
+                MCPToolCatalog.changesLiveQueries(params?["name"]?.stringValue)
+                ? queue.schedule(.liveQueryChange, blocking: call) : queue.scheduleOnThread(call)
             attach(work, to: id)
         case M.resourcesRead:
             let session = self.session

@@ -9,7 +9,8 @@ extension MCPSession {
         MCPToolCatalog.tools(allowWrites: allowsWrites, limits: options.limits)
     }
 
-    /// `tools/call`, on the request lane: a tool's result, its failures
+    /// `tools/call`, on a thread of its own (`watch` and `unwatch` on the
+    /// request lane): a tool's result, its failures
     /// as results with `isError: true`.
     ///
     /// - throws: -32602 for a tool that does not exist.
@@ -74,11 +75,13 @@ extension MCPSession {
             }
             limits.rows = min(limits.rows, Int(clamping: requested))
         }
-        if let reader {
+        if let readers {
             let outcome: ConfinedReader.Outcome
             do {
-                outcome = try work.whileRunning(interrupt: reader.interrupt) { () throws(SQLiveError) in
-                    try reader.run(sql, parameters: parameters, limits: limits)
+                outcome = try readers.withReader { reader throws(SQLiveError) in
+                    try work.whileRunning(interrupt: reader.interrupt) { () throws(SQLiveError) in
+                        try reader.run(sql, parameters: parameters, limits: limits)
+                    }
                 }
             } catch {
                 throw Self.failure(error, sql: sql)
@@ -113,10 +116,12 @@ extension MCPSession {
         var collector = CappedCollector(maxBytes: limits.bytes)
         let deadline = ContinuousClock.now.advanced(by: limits.time)
         do {
-            try work.whileRunning(interrupt: database.interrupt) {
-                try database.run(
-                    sql, parameters: parameters, maxRows: limits.rows,
-                    isCancelled: { work.isCancelled || ContinuousClock.now >= deadline }, consumer: &collector)
+            try sessionStatement.withLock { _ in
+                try work.whileRunning(interrupt: database.interrupt) {
+                    try database.run(
+                        sql, parameters: parameters, maxRows: limits.rows,
+                        isCancelled: { work.isCancelled || ContinuousClock.now >= deadline }, consumer: &collector)
+                }
             }
         } catch is CappedCollector.CapReached {
             // The rows so far are the answer.
@@ -224,10 +229,12 @@ extension MCPSession {
         }
         // The statement is first run confined, within the limits: a live
         // query is one statement that only reads, and that ends in time.
-        if let reader {
+        if let readers {
             do {
-                let outcome = try work.whileRunning(interrupt: reader.interrupt) { () throws(SQLiveError) in
-                    try reader.run(sql, parameters: parameters, limits: options.limits)
+                let outcome = try readers.withReader { reader throws(SQLiveError) in
+                    try work.whileRunning(interrupt: reader.interrupt) { () throws(SQLiveError) in
+                        try reader.run(sql, parameters: parameters, limits: options.limits)
+                    }
                 }
                 if outcome == .writes {
                     throw ToolFailure("A live query must only read: SQLite reports that this statement writes")

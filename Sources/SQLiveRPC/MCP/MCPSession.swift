@@ -17,10 +17,13 @@ final class MCPSession: Sendable {
     /// The database path as the client's command line gave it.
     let shownPath: String
     let database: LiveDatabase?
-    /// Runs the agent's statements; nil for an in-memory database, which
-    /// no other connection can read (with writes allowed, statements then
-    /// run on the session's connection).
-    let reader: ConfinedReader?
+    /// Run the agent's statements, a reader per call; nil for an in-memory
+    /// database, which no other connection can read (with writes allowed,
+    /// statements then run on the session's connection).
+    let readers: ConfinedReaderPool?
+    /// Taken while a statement runs on the session's connection (writes
+    /// allowed): one at a time, so that cancelling one interrupts no other.
+    let sessionStatement = Locked(())
     /// Explains statements on a connection of its own, as the language
     /// server's hovers do (no lock in rollback-journal modes); nil for an
     /// in-memory database, explained on the session's connection.
@@ -48,13 +51,13 @@ final class MCPSession: Sendable {
 
     private init(
         writer: MessageWriter, options: MCPServer.Options, shownPath: String, database: LiveDatabase?,
-        reader: ConfinedReader? = nil, checker: SQLChecker? = nil, unavailable: String?
+        readers: ConfinedReaderPool? = nil, checker: SQLChecker? = nil, unavailable: String?
     ) {
         self.writer = writer
         self.options = options
         self.shownPath = shownPath
         self.database = database
-        self.reader = reader
+        self.readers = readers
         self.checker = checker
         self.unavailable = unavailable
     }
@@ -89,10 +92,10 @@ final class MCPSession: Sendable {
                     unavailable: "cannot confine the session's connection: \(error.description)")
             }
         }
-        var reader: ConfinedReader?
+        var readers: ConfinedReaderPool?
         var unavailable: String?
         do {
-            reader = try database.makeConfinedReader()
+            readers = try database.makeConfinedReaderPool(capacity: Self.concurrentCalls)
         } catch {
             if !options.allowWrites {
                 unavailable =
@@ -102,11 +105,15 @@ final class MCPSession: Sendable {
             }
         }
         let session = MCPSession(
-            writer: writer, options: options, shownPath: shownPath, database: database, reader: reader,
-            checker: reader == nil ? nil : try? await database.makeChecker(), unavailable: unavailable)
+            writer: writer, options: options, shownPath: shownPath, database: database, readers: readers,
+            checker: readers == nil ? nil : try? await database.makeChecker(), unavailable: unavailable)
         await session.startSchemaForwarding()
         return session
     }
+
+    /// How many of the agent's statements may run at once, each on a
+    /// confined reader of its own; more wait for one to end.
+    static let concurrentCalls = 4
 
     /// Whether the agent's statements may write.
     var allowsWrites: Bool { options.allowWrites && database?.info.readonly == false }

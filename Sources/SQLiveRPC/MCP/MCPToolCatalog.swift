@@ -6,6 +6,12 @@ import SQLiveProtocol
 enum MCPToolCatalog {
     static let names = ["query", "explain", "schema", "watch", "unwatch"]
 
+    /// Whether the tool named changes the session's live queries (such
+    /// calls run in order; the others each run at once, beside them).
+    static func changesLiveQueries(_ name: String?) -> Bool {
+        name == "watch" || name == "unwatch"
+    }
+
     /// A SQL value in a result: null, a number, text, or a blob.
     private static let value: JSONValue = [
         "description": "A SQL value: null, a number, text, or a BLOB as {\"$blob\": base64}."

@@ -72,6 +72,9 @@ final class RequestQueue: Sendable {
         /// The sequence of the last barrier or live-query change
         /// scheduled: what concurrent requests wait for.
         var lastLiveQueryChange = 0
+        /// The sequence of the last barrier scheduled: what work on a
+        /// thread of its own waits for.
+        var lastBarrier = 0
         var concurrent: [ObjectIdentifier: ScheduledWork] = [:]
         var waiters: [(sequence: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var laneStarted = false
@@ -141,6 +144,50 @@ final class RequestQueue: Sendable {
         return work
     }
 
+    /// Schedules blocking work that runs on a thread of its own, beside
+    /// the lane and every other such work: an agent's statement, on a
+    /// reader of its own, that must hold back none of the agent's other
+    /// calls. It waits only for the barriers before it (`initialize`,
+    /// `shutdown`); barriers after it, and `waitForAll`, wait for it.
+    ///
+    /// The queue owns the thread: it ends when `body` returns, which the
+    /// work's interrupt handler hastens when the work is cancelled.
+    @discardableResult
+    func scheduleOnThread(_ body: @escaping @Sendable (ScheduledWork) -> Void) -> ScheduledWork {
+        let work = ScheduledWork()
+        let (accepted, waitFor) = state.withLock { state -> (Bool, Int) in
+            guard !state.stopped else { return (false, 0) }
+            state.concurrent[ObjectIdentifier(work)] = work
+            return (true, state.lastBarrier)
+        }
+        guard accepted else {
+            _ = work.cancel()
+            return work
+        }
+        let start: @Sendable () -> Void = {
+            let thread = Thread {
+                if work.begin() {
+                    body(work)
+                    work.end()
+                }
+                self.state.withLock { _ = $0.concurrent.removeValue(forKey: ObjectIdentifier(work)) }
+            }
+            thread.name = "sqlive.rpc.call"
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        if state.withLock({ $0.completed >= waitFor }) {
+            start()
+        } else {
+            work.attach(
+                Task {
+                    await self.waitUntilCompleted(waitFor)
+                    start()
+                })
+        }
+        return work
+    }
+
     private func enqueue(_ scheduling: Scheduling, _ work: ScheduledWork, _ run: @escaping @Sendable () -> Void) {
         let (accepted, startLane, wakeLane) = state.withLock { state -> (Bool, Bool, Bool) in
             guard !state.stopped else { return (false, false, false) }
@@ -153,6 +200,7 @@ final class RequestQueue: Sendable {
                 state.lastLiveQueryChange = sequence
             case .barrier:
                 state.lastLiveQueryChange = sequence
+                state.lastBarrier = sequence
             }
             let waitsFor = scheduling == .barrier ? Array(state.concurrent.values) : []
             state.jobs.append(LaneJob(sequence: sequence, work: work, waitsFor: waitsFor, run: run))

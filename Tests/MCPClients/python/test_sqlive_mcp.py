@@ -245,6 +245,35 @@ async def test_cancelling_a_call_interrupts_its_statement(database):
         assert result.structured_content["rows"] == [[42]]
 
 
+async def test_a_runaway_statement_holds_back_none_of_the_agents_other_calls(database):
+    # The runaway may run for 10 minutes: every other call must be answered
+    # while it runs (the hang time-out is 30 s), then cancelling it ends it.
+    async with serve(database, "--time-limit", "600") as server:
+        runaway = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
+        started = anyio.Event()
+        outcome = {}
+        async with anyio.create_task_group() as group:
+            async def run_away():
+                started.set()
+                with anyio.move_on_after(TIMEOUT) as scope:
+                    await server.session.call_tool("query", {"sql": runaway})
+                outcome["cancelled"] = scope.cancelled_caught
+
+            group.start_soon(run_away)
+            await started.wait()
+            await anyio.sleep(0.3)
+            assert (await server.call("query", {"sql": "SELECT 1"})).structured_content["rows"] == [[1]]
+            plan = await server.call("explain", {"sql": "SELECT * FROM players WHERE score > 10"})
+            assert plan.is_error is False
+            assert (await server.call("schema")).is_error is False
+            assert (await server.call("query", {"sql": "SELECT count(*) FROM players"})).is_error is False
+            # Still running: only now is it cancelled.
+            assert "cancelled" not in outcome
+            group.cancel_scope.cancel()
+        result = await server.call("query", {"sql": "SELECT 42"})
+        assert result.structured_content["rows"] == [[42]]
+
+
 async def test_allow_writes_lets_the_agent_write_and_its_live_queries_follow(database):
     async with serve(database, "--allow-writes") as server:
         assert "writable" in server.initialize_result.instructions

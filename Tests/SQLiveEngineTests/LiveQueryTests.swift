@@ -309,6 +309,48 @@ struct LiveQueryTests {
         await database.close()
     }
 
+    /// SQLite itself refuses a write to a deleted file in rollback-journal
+    /// modes (`SQLITE_READONLY_DBMOVED`) but not in WAL mode, where the
+    /// commit is acknowledged and lost with the file. Both are refused,
+    /// said as what they are; reads go on; a new file put at the path is
+    /// followed, and writes then land in it.
+    @Test("Writes to a file deleted under the session are refused until a file at the path is followed", arguments: JournalMode.allCases)
+    func writesRefusedWhileDeleted(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: mode, playersSchema)
+        let copy = directory.path("copy.sqlite")
+        try await SQLite3CLI.run(path, "VACUUM INTO '\(copy)';")
+        let database = try await LiveDatabase.open(.file(path))
+        let recorder = EventRecorder(database)
+        _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'before')")
+        // As `rm db.sqlite*` does (a `-wal` left behind would be replayed
+        // onto whatever file comes next at the path: SQLite's rule, not ours).
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            try? FileManager.default.removeItem(atPath: path + suffix)
+        }
+        do {
+            _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'lost')")
+            Issue.record("a write to a deleted file was acknowledged")
+        } catch {
+            #expect(error.failure.code == 8, "\(error)")
+            #expect(error.failure.message.contains("\(path) was deleted while open"), "\(error)")
+        }
+        // Reads go on, on the file still open.
+        let rows = try await database.execute("SELECT count(*) FROM players WHERE name = 'before'")
+        #expect(rows.first?.rows == [[.integer(1)]])
+        // A file put back at the path is followed; writes land in it.
+        _ = rename(copy, path)
+        try await recorder.wait("the path followed") { events in
+            events.contains {
+                if case .databaseFileChanged(let change) = $0 { change.reason == .replaced } else { false }
+            }
+        }
+        _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'after')")
+        await database.close()
+        let names = try await SQLite3CLI.run(path, "SELECT name FROM players WHERE name IN ('before', 'lost', 'after');")
+        #expect(names == "after\n")
+    }
+
     @Test("A database file replaced by another one is reported")
     func fileReplaced() async throws {
         let directory = try TemporaryDirectory()

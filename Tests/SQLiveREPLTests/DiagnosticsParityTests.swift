@@ -29,7 +29,14 @@ struct DiagnosticsParityTests {
         Case(arguments: ["-safe", ":memory:"], stdin: ".outp out.txt\n"),
         Case(arguments: ["-safe", ":memory:"], stdin: ".import a.csv t\n"),
         Case(arguments: ["-safe", ":memory:"], stdin: ".log stderr\n"),
+        Case(arguments: ["-safe", ":memory:"], stdin: "SELECT 1;\n.sh echo hi\n"),
+        Case(arguments: ["-safe", ":memory:"], stdin: ".system echo hi\n"),
         Case(arguments: ["-safe", ":memory:", "SELECT 1", "SELECT readfile('x')", "SELECT 3"]),
+        // .shell and .system: flushed output first, words with a space quoted, a failing status said.
+        Case(
+            arguments: [":memory:"],
+            stdin: "SELECT 1;\n.shell echo 'a  b' c\nSELECT 2;\n.system false\n.sh sh -c 'exit 3'\n.system\n.shell\nSELECT 3;\n"),
+        Case(arguments: ["-cmd", ".shell printf x", ":memory:", ".system printf y", "SELECT 4"]),
         Case(arguments: ["-safe", "-cmd", ".once x.txt", ":memory:", "SELECT 3"]),
         // .nonce lifts safe mode for the next command only; a wrong one ends the session.
         Case(

@@ -160,6 +160,21 @@ extension LiveDatabase {
     private static func run(
         _ runner: ScriptRunner, in db: Database, live: LiveQueryCenter, consumer: inout some ResultConsumer
     ) throws {
+        guard let pathGuard = live.pathGuard else {
+            return try runChecked(runner, in: db, live: live, consumer: &consumer)
+        }
+        do {
+            try runChecked(runner, in: db, live: live, consumer: &consumer)
+        } catch let failure as SQLiteFailure {
+            throw pathGuard.explain(failure)
+        } catch let error as DatabaseError {
+            throw pathGuard.explain(SQLiteFailure(error))
+        }
+    }
+
+    private static func runChecked(
+        _ runner: ScriptRunner, in db: Database, live: LiveQueryCenter, consumer: inout some ResultConsumer
+    ) throws {
         let observed = try live.scriptWillRun(db, script: runner.script)
         guard !observed else {
             try runner.run(in: db, consumer: &consumer)

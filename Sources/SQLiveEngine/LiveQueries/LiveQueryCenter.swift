@@ -33,6 +33,8 @@ final class LiveQueryCenter: Sendable {
     let prefetch: LocalPrefetch
     private let recorder: ChangeRecorder
     let ledger = LocalCommitLedger()
+    /// Refuses the session's writes while its path leads elsewhere.
+    let pathGuard: PathGuard?
     private let session: any DatabaseWriter
     private let location: DatabaseLocation
     private let options: LiveQueryOptions
@@ -61,6 +63,7 @@ final class LiveQueryCenter: Sendable {
         self.session = session
         self.location = location
         self.options = options
+        pathGuard = PathGuard(location: location)
         (signals, signalContinuation) = AsyncStream<ChangeSignal>.makeStream()
         (findings, findingContinuation) = AsyncStream<ExternalChangeWatcher.Finding>.makeStream()
         let continuation = signalContinuation
@@ -241,6 +244,7 @@ final class LiveQueryCenter: Sendable {
     /// session's connection reads in another order than the live queries',
     /// ends reading at commit for the session.
     func scriptWillRun(_ db: Database, script: String? = nil) throws -> Bool {
+        pathGuard?.check(db)
         if let script, script.mayChangeHowReadsAnswer { prefetch.stop() }
         return try recorder.prepareForScript(db)
     }

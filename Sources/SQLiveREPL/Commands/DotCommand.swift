@@ -75,6 +75,9 @@ public enum DotCommand: Hashable, Sendable {
     case indexes(pattern: String?)
     case changes(Bool)
     case print(String)
+    /// `.shell CMD ARGS...` or `.system CMD ARGS...`: the words, run by
+    /// `/bin/sh` (`system(3)`), as sqlite3 runs them.
+    case system([String])
     case help(String?)
     case quit
     /// A lone `.`: nothing, as in sqlite3.
@@ -139,6 +142,11 @@ public enum DotCommand: Hashable, Sendable {
         if let diagnostic = try parseDiagnostics(name: spec.name, arguments: arguments) { return diagnostic }
 
         switch spec.name {
+        case "shell", "system":
+            // sqlite3 names .system in both usages.
+            guard !arguments.isEmpty else { throw ParseError(description: "Usage: .system COMMAND") }
+            return .system(arguments)
+
         case "open":
             var readonly = false
             var path: String?

@@ -195,6 +195,12 @@ public enum DotCommandHelp {
                 For list, csv, quote, tcl and ascii (line mode ends its lines with ROW). Escapes
                 such as \\t, \\n, \\r\\n and \\037 are resolved unless the argument is single-quoted.
                 """),
+        Spec(
+            name: "shell", usage: ".shell CMD ARGS...", summary: "Run CMD ARGS... in a system shell",
+            details: """
+                As sqlite3 does: the output so far is flushed, then /bin/sh runs the words (those holding a
+                space in double quotes). A status other than 0 is printed on stderr. Refused in safe mode.
+                """),
         Spec(name: "show", usage: ".show", summary: "Show the current values for various settings", details: ""),
         Spec(
             name: "stats", usage: ".stats ?on|off|stmt|vmstep?", summary: "Show stats or turn stats on or off",
@@ -206,6 +212,9 @@ public enum DotCommandHelp {
                 Without an argument, the statistics now. SQLite counts its memory only when
                 sqlive starts with -stats: otherwise the memory lines say 0.
                 """),
+        Spec(
+            name: "system", usage: ".system CMD ARGS...", summary: "Run CMD ARGS... in a system shell",
+            details: "The same as .shell."),
         Spec(
             name: "tables", usage: ".tables [PATTERN]", summary: "List names of tables and views matching PATTERN",
             details: ""),

@@ -127,6 +127,14 @@ extension Session {
             if let main { prompts.main = main }
             if let continuation { prompts.continuation = continuation }
 
+        case .system(let words):
+            // sqlite3's shell_exec: flushed first, words with a space quoted,
+            // the raw status of system(3) printed when not 0.
+            sink.flush()
+            let command = words.map { $0.contains(" ") ? "\"\($0)\"" : $0 }.joined(separator: " ")
+            let status = Glibc.system(command)
+            if status != 0 { writeErrorLine("System command returns \(status)") }
+
         case .timeout(let milliseconds):
             try requireDatabase().setBusyTimeout(milliseconds: milliseconds)
 

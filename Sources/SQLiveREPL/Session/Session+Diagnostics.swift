@@ -76,7 +76,7 @@ extension Session {
     /// The dot-commands safe mode refuses, by the name sqlite3 matches
     /// (`.open` is refused later, for a file only).
     static let refusedInSafeMode: Set<String> = [
-        "backup", "save", "import", "log", "output", "once", "read", "restore",
+        "backup", "save", "import", "log", "output", "once", "read", "restore", "shell", "system",
     ]
 
     /// Ends the session as sqlite3's safe mode does: `line N: MESSAGE` on
@@ -97,7 +97,7 @@ extension Session {
             Self.refusedInSafeMode.contains(spec.name)
         else { return false }
         // sqlite3 names some as typed, some by their full name.
-        let name = ["backup", "save", "output", "once"].contains(spec.name) ? typed : spec.name
+        let name = ["backup", "save", "output", "once", "shell", "system"].contains(spec.name) ? typed : spec.name
         exitForSafeMode("cannot run .\(name) in safe mode", line: errorStyle == .argument ? 0 : number)
         return true
     }

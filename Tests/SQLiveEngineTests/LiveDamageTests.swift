@@ -109,6 +109,67 @@ struct LiveDamageTests {
         await database.close()
     }
 
+    /// An empty file is an empty database to SQLite, so reading one that
+    /// was cut to 0 bytes says "no such table"; the watcher says what it
+    /// is: the file that held pages is damaged, until it holds some again.
+    @Test("A file cut to 0 bytes is reported damaged, and repaired when restored", arguments: JournalMode.allCases)
+    func emptied(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: mode, "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);")
+        let backup = try Data(contentsOf: URL(fileURLWithPath: path))
+        let database = try await LiveDatabase.open(.file(path), options: Detection.polling.options)
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "count", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try file.truncate(atOffset: 0)
+        try await recorder.wait("the damage reported") { events in
+            events.contains {
+                if case .databaseFileChanged(let change) = $0 {
+                    change.reason == .damaged && change.message.contains("cut to 0 bytes")
+                } else {
+                    false
+                }
+            }
+        }
+        try await recorder.wait("the query's error says so") { _ in
+            recorder.failures("count").last?.sqliteFailure?.code == 11
+        }
+        try file.write(contentsOf: backup)
+        try file.close()
+        try await recorder.wait("the repair reported") { events in
+            events.contains {
+                if case .databaseFileChanged(let change) = $0 { change.reason == .repaired } else { false }
+            }
+        }
+        try await recorder.waitForRows("count") { $0 == [[.integer(2)]] }
+        await database.close()
+    }
+
+    /// `chmod` changes no data and no identity: it is reported for what it
+    /// is, with the mode, and the open connections go on.
+    @Test("A change of the file's permissions is reported as such")
+    func permissionsChanged() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: .wal, "CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+        let database = try await LiveDatabase.open(.file(path), options: Detection.polling.options)
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "count", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        #expect(chmod(path, 0) == 0)
+        defer { _ = chmod(path, 0o644) }
+        try await recorder.wait("the change reported") { events in
+            events.contains {
+                if case .databaseFileChanged(let change) = $0 {
+                    change.reason == .permissionsChanged && change.message.contains("permissions changed to 0000")
+                } else {
+                    false
+                }
+            }
+        }
+        _ = try await database.execute("INSERT INTO t VALUES (2)")
+        try await recorder.waitForRows("count") { $0 == [[.integer(2)]] }
+        await database.close()
+    }
+
     @Test("The header check: a sound file, an empty one, garbage, damaged fields, a short file")
     func headerAssessment() throws {
         var header = [UInt8](repeating: 0, count: 100)

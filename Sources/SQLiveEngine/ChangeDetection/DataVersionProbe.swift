@@ -127,14 +127,22 @@ final class DataVersionProbe {
         var size: Int64
     }
 
-    /// The database file's identity and modification, or `nil` when it does
-    /// not exist. One `stat(2)`.
-    func fileStatus() -> (identity: FileIdentity, modification: Modification)? {
+    /// Who may do what with the file: its permission bits and its owner.
+    struct Permissions: Equatable, Sendable {
+        var mode: UInt32
+        var owner: UInt32
+        var group: UInt32
+    }
+
+    /// The database file's identity, modification and permissions, or
+    /// `nil` when it does not exist. One `stat(2)`.
+    func fileStatus() -> (identity: FileIdentity, modification: Modification, permissions: Permissions)? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return (
             FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)),
-            Modification(seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec, size: Int64(info.st_size))
+            Modification(seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec, size: Int64(info.st_size)),
+            Permissions(mode: UInt32(info.st_mode) & 0o7777, owner: info.st_uid, group: info.st_gid)
         )
     }
 }

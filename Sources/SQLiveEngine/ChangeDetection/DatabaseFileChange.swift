@@ -1,3 +1,5 @@
+import Foundation
+
 /// Something happened to a watched database file itself, not to its data.
 ///
 /// ```swift
@@ -16,6 +18,10 @@ public struct DatabaseFileChange: Hashable, Sendable {
         case damaged
         /// A damaged file makes sense again: the live queries run again.
         case repaired
+        /// Its permissions or its owner changed (`chmod`, `chown`): the
+        /// connections open go on as they were, but what this process (and
+        /// others) may open anew is not what it was.
+        case permissionsChanged
     }
 
     /// The database file, as it was opened.
@@ -36,6 +42,33 @@ public struct DatabaseFileChange: Hashable, Sendable {
         case .replaced: "\(path) was replaced by another file"
         case .damaged: "\(path) is damaged"
         case .repaired: "\(path) is readable again"
+        case .permissionsChanged: "\(path)'s permissions changed"
         }
+    }
+
+    /// A change of permissions, said as what it means for this process.
+    static func permissionsChanged(
+        _ path: String, from old: DataVersionProbe.Permissions?, to new: DataVersionProbe.Permissions
+    ) -> DatabaseFileChange {
+        func octal(_ mode: UInt32) -> String {
+            let digits = String(mode, radix: 8)
+            return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        }
+        let was = old.map { " (was \(octal($0.mode)))" } ?? ""
+        let readable = access(path, R_OK) == 0
+        let writable = access(path, W_OK) == 0
+        let meaning: String
+        switch (readable, writable) {
+        case (true, true): meaning = "sqlive may still read and write it"
+        case (true, false):
+            meaning = "it is read-only now: sqlive's open connections may still write it, but nothing can open it to write"
+        case (false, _):
+            meaning =
+                "sqlive can no longer open it: its open connections go on reading it, but a new connection "
+                + "(another sqlive, a file replaced at the path) would fail"
+        }
+        return DatabaseFileChange(
+            path: path, reason: .permissionsChanged,
+            message: "\(path)'s permissions changed to \(octal(new.mode))\(was): \(meaning)")
     }
 }

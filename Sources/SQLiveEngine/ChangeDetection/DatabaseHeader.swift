@@ -121,12 +121,32 @@ struct DamageCheck {
     /// The damage reported last, until a repair.
     private(set) var damaged: SQLiteFailure?
     private var suspect: (failure: SQLiteFailure, since: ContinuousClock.Instant)?
+    /// The size of the file when it was last seen sound and not empty: an
+    /// empty file is sound to SQLite (an empty database), but one that held
+    /// pages and is now empty was cut, and its tables are gone.
+    private var lastSoundSize: Int64?
+
+    /// Takes the file's state when watching starts, sound or not, without
+    /// an outcome: what a later check compares with.
+    mutating func noteInitialState(_ file: DataVersionProbe.FileState) {
+        if file.size > 0, DatabaseHeader.assess(file.header, fileSize: file.size, checkSize: false) == nil {
+            lastSoundSize = file.size
+        }
+    }
 
     mutating func check(
         _ file: DataVersionProbe.FileState, walSize: Int64, at now: ContinuousClock.Instant
     ) -> Outcome {
         if file.writerActive { return .unchanged }
-        guard let found = DatabaseHeader.assess(file.header, fileSize: file.size, checkSize: walSize == 0) else {
+        var found = DatabaseHeader.assess(file.header, fileSize: file.size, checkSize: walSize == 0)
+        if found == nil, file.size == 0, walSize == 0, let lastSoundSize {
+            found = SQLiteFailure(
+                code: 11, extendedCode: 11,
+                message: "database disk image is malformed: the file was cut to 0 bytes (it held \(lastSoundSize) bytes)")
+        } else if found == nil, file.size > 0 {
+            lastSoundSize = file.size
+        }
+        guard let found else {
             suspect = nil
             guard damaged != nil else { return .unchanged }
             damaged = nil

@@ -119,7 +119,8 @@ final class ExternalChangeWatcher: Sendable {
 
         let loop = Loop(
             probe: probe, schema: schema, ledger: ledger, emit: emit, lastVersion: baseline,
-            lastIdentity: status?.identity, lastModification: status?.modification, lastSettled: settled,
+            lastIdentity: status?.identity, lastModification: status?.modification,
+            lastPermissions: status?.permissions, lastSettled: settled,
             stop: stopSignal.readDescriptor, mode: requested,
             fallbackPolling: fallbackPolling, walPrecision: walPrecision, tracker: tracker, precision: precision,
             statistics: statistics)
@@ -171,6 +172,8 @@ extension ExternalChangeWatcher {
         var lastIdentity: DataVersionProbe.FileIdentity?
         /// The database file's modification time and size at the last reading.
         var lastModification: DataVersionProbe.Modification?
+        /// The database file's permissions at the last reading.
+        var lastPermissions: DataVersionProbe.Permissions?
         /// `ledger.settled` as read before the last successful reading.
         var lastSettled: Int
         /// The directory's events, once subscribed to (nil before, when
@@ -197,7 +200,8 @@ extension ExternalChangeWatcher {
             probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger,
             emit: @escaping @Sendable (Finding) -> Void,
             lastVersion: Int64, lastIdentity: DataVersionProbe.FileIdentity?,
-            lastModification: DataVersionProbe.Modification?, lastSettled: Int, stop: Int32,
+            lastModification: DataVersionProbe.Modification?, lastPermissions: DataVersionProbe.Permissions?,
+            lastSettled: Int, stop: Int32,
             mode: Mode, fallbackPolling: Duration, walPrecision: Bool, tracker: WALChangeTracker?,
             precision: Locked<ExternalPrecision>, statistics: Locked<WALPrecisionStatistics>
         ) {
@@ -212,6 +216,10 @@ extension ExternalChangeWatcher {
             self.lastVersion = lastVersion
             self.lastIdentity = lastIdentity
             self.lastModification = lastModification
+            self.lastPermissions = lastPermissions
+            // The file as it is now: a later reading that finds it empty
+            // knows it held pages.
+            if let file = probe.fileState() { damage.noteInitialState(file) }
             self.lastSettled = lastSettled
             self.fallbackPolling = fallbackPolling
             self.stop = stop
@@ -284,6 +292,10 @@ extension ExternalChangeWatcher {
                 let reason: DatabaseFileChange.Reason = status == nil ? .deleted : .replaced
                 emit(.fileChanged(DatabaseFileChange(path: probe.path, reason: reason)))
                 lastIdentity = status?.identity
+                lastPermissions = status?.permissions
+            } else if let permissions = status?.permissions, permissions != lastPermissions {
+                emit(.fileChanged(DatabaseFileChange.permissionsChanged(probe.path, from: lastPermissions, to: permissions)))
+                lastPermissions = permissions
             }
             if status?.modification != lastModification {
                 // Written since the last reading, as inotify would have said

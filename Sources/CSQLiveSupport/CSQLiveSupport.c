@@ -1,7 +1,16 @@
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include <sqlite3.h>
+#include <malloc.h>
 #include <string.h>
 #include "CSQLiveSupport.h"
+
+int sqlive_release_free_memory(void) {
+    return malloc_trim(0);
+}
+
+void sqlive_map_large_blocks(int threshold) {
+    mallopt(M_MMAP_THRESHOLD, threshold);
+}
 
 int sqlive_format_real(double value, char *buffer, int size) {
     sqlite3_snprintf(size, buffer, "%!.15g", value);

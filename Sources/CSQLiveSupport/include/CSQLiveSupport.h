@@ -33,6 +33,15 @@ int sqlive_set_checkpoint_on_close(sqlite3 *db, int enabled);
 /// the process ends with the signal, so that a server never dies silently.
 void sqlive_install_crash_reporter(void);
 
+/// Gives the pages glibc's allocator holds free back to the system
+/// (`malloc_trim(0)`); returns whether some were.
+int sqlive_release_free_memory(void);
+
+/// Makes glibc's allocator map every block of `threshold` bytes or more
+/// on its own (`mallopt(M_MMAP_THRESHOLD)`), which also ends its dynamic
+/// threshold: such blocks go back to the system when freed.
+void sqlive_map_large_blocks(int threshold);
+
 
 /// Receives what the planner asks of a probe table while a statement is
 /// prepared: a constraint on `column` (`SQLITE_INDEX_CONSTRAINT_*` in

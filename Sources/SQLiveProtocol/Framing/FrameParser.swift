@@ -87,6 +87,8 @@ public struct FrameParser: Sendable {
     // the input not yet parsed.
     private var buffer: [UInt8] = []
     private var start = 0
+    /// The most room kept for the next messages once a large one is parsed.
+    static let keptCapacity = 1 << 20
     private var state = State.header
     /// Bytes skipped since the last event, reported as one `.skipped`.
     private var skippedCount = 0
@@ -104,7 +106,12 @@ public struct FrameParser: Sendable {
     /// Adds input bytes.
     public mutating func append(_ bytes: some Sequence<UInt8>) {
         if start > 0 && start >= buffer.count / 2 {
-            buffer.removeFirst(start)
+            if start == buffer.count && buffer.capacity > Self.keptCapacity {
+                // All parsed: the room a large message needed is given back.
+                buffer = []
+            } else {
+                buffer.removeFirst(start)
+            }
             start = 0
         }
         buffer.append(contentsOf: bytes)

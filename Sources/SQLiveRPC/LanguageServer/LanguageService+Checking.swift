@@ -17,6 +17,8 @@ extension LanguageService {
             for document in documents where key == nil || databaseKey(for: document) == key {
                 await check(document.uri)
             }
+        case .giveBackMemory:
+            FreedMemory.giveBack()
         }
     }
 

@@ -42,6 +42,9 @@ final class LanguageService: Sendable {
     enum Work: Sendable {
         case check(uri: String)
         case checkAll(DatabaseKey?)
+        /// After a document closed, once the checks queued before are
+        /// done: what they held is freed by then.
+        case giveBackMemory
     }
 
     struct Watch {
@@ -247,6 +250,11 @@ final class LanguageService: Sendable {
         inline.close(uri: uri)
         updateWatches()
         publish(PublishDiagnosticsNotification.Params(uri: uri, version: nil, diagnostics: []))
+        // What the document held is freed; glibc keeps freed pages in its
+        // arenas unless asked to give them back: now, and again after the
+        // checks queued before (a check under way still holds the text).
+        FreedMemory.giveBack()
+        work.yield(.giveBackMemory)
     }
 
     /// The document, as the last notification left it.

@@ -28,6 +28,7 @@ public enum RPCServer {
     /// - returns: The exit code: 0 after `shutdown` then `exit`, or at the
     ///   end of input; 1 after `exit` without `shutdown`.
     public static func run(database: String?, readonly: Bool) async -> Int32 {
+        FreedMemory.mapLargeBlocks()
         let output = StandardIO.takeOverStandardOutput()
         return await serve(input: STDIN_FILENO, output: output, database: database, readonly: readonly)
     }

@@ -165,7 +165,9 @@ final class MessageWriter: Sendable {
                 }
             }
             guard more else { return }
-            bytes.removeAll(keepingCapacity: true)
+            // The room a large batch needed (a 50,000-statement document's
+            // code lenses: tens of MB) is given back, not kept for good.
+            if bytes.capacity > 1 << 20 { bytes = [] } else { bytes.removeAll(keepingCapacity: true) }
             if !state.withLock({ $0.failed }) {
                 for item in taken {
                     switch item {

@@ -81,6 +81,9 @@ public struct SessionOptions: Sendable {
     /// `-safe`: sqlite3's safe mode, and `-nonce`'s string for `.nonce`.
     public var safe = false
     public var nonce: String?
+    /// `--refresh-budget`: the live queries' refresh budget (`.some(nil)`:
+    /// no limit), nil for the engine's default.
+    public var refreshBudget: Duration??
 
     public init(
         database: String?, readonly: Bool, commands: [String], file: String?, mode: OutputMode?, bail: Bool,

@@ -28,6 +28,7 @@ public enum SessionRunner {
         let interactive = !scripted && (options.interactive ?? (isatty(0) != 0))
         let session = Session(interactive: interactive, mode: options.mode, bail: options.bail)
         if options.stats { session.shell.stats = 1 }
+        if let budget = options.refreshBudget { session.liveQueryOptions.refreshBudget = budget }
         session.diagnostics.setSafe(options.safe, nonce: options.nonce)
         // Runs last: a scripted session's buffered output is written.
         defer { session.sink.flush() }

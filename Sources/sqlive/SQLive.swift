@@ -63,11 +63,12 @@ enum Main {
         case .mcp:
             let limits = ConfinedReader.Limits(
                 time: .milliseconds(Int64(line.timeLimit * 1000)), rows: line.maxRows, bytes: line.maxBytes)
-            return await MCPServer.run(
-                database: line.database,
-                options: MCPServer.Options(allowWrites: line.allowWrites, limits: limits))
+            var options = MCPServer.Options(allowWrites: line.allowWrites, limits: limits)
+            options.refreshBudget = line.refreshBudgetDuration
+            return await MCPServer.run(database: line.database, options: options)
         case .rpc:
-            return await RPCServer.run(database: line.database, readonly: line.readonly)
+            return await RPCServer.run(
+                database: line.database, readonly: line.readonly, refreshBudget: line.refreshBudgetDuration)
         case .session:
             var options = SessionOptions(
                 database: line.database, readonly: line.readonly, commands: line.commands, file: line.file,
@@ -79,6 +80,7 @@ enum Main {
             options.stats = line.stats
             options.safe = line.safe
             options.nonce = line.nonce
+            options.refreshBudget = line.refreshBudgetDuration
             return await SessionRunner.run(options)
         }
     }
@@ -164,6 +166,12 @@ struct SQLive: AsyncParsableCommand {
 
     @Option(help: "With --mcp: the most bytes of values a call returns, and the largest value read.")
     var maxBytes: Int = 4 << 20
+
+    @Option(
+        help:
+            "How long a live query's refresh may run, in seconds, before it is stopped (\"too slow to keep live\"); 0 for no limit."
+    )
+    var refreshBudget: Double = 30
 
     @Option(name: [.short, .customLong("command")], help: "Run TEXT (SQL or a dot-command), then exit. Repeatable.")
     var commands: [String] = []

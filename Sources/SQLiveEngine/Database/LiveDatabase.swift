@@ -80,6 +80,9 @@ public final class LiveDatabase: Sendable {
         /// A replacement reported while a follow was under way: followed next.
         var pending: DatabaseFileChange?
         var closed = false
+        /// The refresh budget set since opening (`setRefreshBudget`), which
+        /// a followed file's scheduler keeps too.
+        var refreshBudget: Duration??
     }
     private let state: Locked<State>
 
@@ -108,6 +111,23 @@ public final class LiveDatabase: Sendable {
     /// their own and go on.
     public func interrupt() {
         writer.interrupt()
+    }
+
+    /// Sets how long a live query's refresh may run before it is stopped
+    /// and the query fails "too slow to keep live" (`nil`: no limit), for
+    /// the refreshes that start from now on; the option given at opening
+    /// is `LiveQueryOptions.refreshBudget`.
+    public func setRefreshBudget(_ budget: Duration?) async {
+        let live = state.withLock { state in
+            state.refreshBudget = .some(budget)
+            return state.core.live
+        }
+        await live.scheduler.setBudget(budget)
+    }
+
+    /// The live queries' refresh budget now.
+    public var refreshBudget: Duration? {
+        state.withLock { $0.refreshBudget ?? options.liveQueries.refreshBudget }
     }
 
     /// The statement-trace settings.
@@ -240,6 +260,7 @@ public final class LiveDatabase: Sendable {
         } else {
             handed = await old.live.scheduler.handOver()
         }
+        if let budget = state.withLock({ $0.refreshBudget }) { await new.live.scheduler.setBudget(budget) }
         await new.live.scheduler.adopt(handed)
         let adopted = state.withLock { state -> Bool in
             guard !state.closed else { return false }

@@ -32,7 +32,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     let rowCap: Int
     let byteCap: Int?
     /// `LiveQueryOptions.refreshBudget` and `.ownConnectionAfter`.
-    let budget: Duration?
+    private(set) var budget: Duration?
     let ownLaneAfter: Duration?
     let clock: C
     /// Requests to wake at an instant (the newest one counts).
@@ -317,6 +317,12 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         let moving = registry.moving
         shutdown()
         return moving
+    }
+
+    /// Changes the time budget of the refreshes that start from now on
+    /// (`nil`: none).
+    func setBudget(_ budget: Duration?) {
+        self.budget = budget
     }
 
     /// Takes in live queries from another scheduler (the file was replaced)

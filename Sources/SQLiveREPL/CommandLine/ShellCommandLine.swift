@@ -94,6 +94,16 @@ public struct ShellCommandLine: Equatable, Sendable {
     public var timeLimit = 10.0
     public var maxRows = 1000
     public var maxBytes = 4 << 20
+    /// `--refresh-budget SECONDS`: how long a live query's refresh may run
+    /// (0: no limit); nil when not given (the engine's 30 s).
+    public var refreshBudget: Double?
+
+    /// The refresh budget asked for, as the engine takes it: `.some(nil)`
+    /// for no limit, nil when not given.
+    public var refreshBudgetDuration: Duration?? {
+        guard let refreshBudget else { return nil }
+        return .some(refreshBudget == 0 ? nil : .milliseconds(Int64(refreshBudget * 1000)))
+    }
 
     public init() {}
 
@@ -167,7 +177,7 @@ public struct ShellCommandLine: Equatable, Sendable {
                 if let attached { return attached }
                 return try value(argument)
             }
-            if attached != nil && !["mode", "time-limit", "max-rows", "max-bytes", "command", "file"].contains(option) {
+            if attached != nil && !["mode", "time-limit", "max-rows", "max-bytes", "command", "file", "refresh-budget"].contains(option) {
                 throw Failure(message: "unknown option: \(argument)", suggestsHelp: true)
             }
             switch option {
@@ -183,6 +193,10 @@ public struct ShellCommandLine: Equatable, Sendable {
                 let text = try argumentValue()
                 guard let seconds = Double(text) else { throw invalid(text, for: argument) }
                 line.timeLimit = seconds
+            case "refresh-budget":
+                let text = try argumentValue()
+                guard let seconds = Double(text) else { throw invalid(text, for: argument) }
+                line.refreshBudget = seconds
             case "max-rows":
                 let text = try argumentValue()
                 guard let count = Int(text) else { throw invalid(text, for: argument) }
@@ -257,6 +271,9 @@ public struct ShellCommandLine: Equatable, Sendable {
         }
         if !(timeLimit > 0 && timeLimit <= 86400) || maxRows < 0 || maxBytes < 1 {
             return "--time-limit must be between 0 and 86400 seconds, --max-rows and --max-bytes positive"
+        }
+        if let refreshBudget, !(refreshBudget >= 0 && refreshBudget <= 86400) {
+            return "--refresh-budget must be between 0 (no limit) and 86400 seconds"
         }
         if demo && database != nil {
             return "--demo opens its own database; give no DATABASE with it"

@@ -57,6 +57,9 @@ public enum ShellUsage {
            --time-limit SECONDS with --mcp: each call's time limit (10)
            --max-rows N         with --mcp: the most rows a call returns (1000)
            --max-bytes N        with --mcp: the most bytes of values a call returns
+           --refresh-budget SECONDS
+                                how long a live query's refresh may run before it is
+                                stopped, "too slow to keep live" (30; 0: no limit)
            --sqlive-version     print sqlive's own version
         (-A, -append, -deserialize, -maxsize and -zip are refused with the reason;
         -lookaside, -memtrace, -mmap and -pagecache are accepted and change nothing.)

@@ -45,6 +45,9 @@ final class Session {
     private var pumps: [Task<Void, Never>] = []
     /// The live queries watched, and how far each was printed and waited for.
     var watches = WatchTable()
+    /// The live-query options every database the session opens gets
+    /// (`--refresh-budget`).
+    var liveQueryOptions = LiveQueryOptions()
     /// Whether any command failed.
     var failed = false
     /// Set by `.quit` and `.exit`: the session ends with this code.
@@ -105,7 +108,7 @@ final class Session {
     /// Opens a database, replacing the current one only if opening succeeds.
     func open(_ path: String?, readonly: Bool) throws {
         let location = DatabaseLocation(path)
-        var settings = LiveDatabase.Options(readonly: readonly)
+        var settings = LiveDatabase.Options(readonly: readonly, liveQueries: liveQueryOptions)
         // The sqlite3 shell's SQL functions, on the session's connection alone.
         settings.prepareSession = { ShellFunctions.register(on: $0) }
         let options = settings

@@ -25,6 +25,9 @@ public enum MCPServer {
         public var limits: ConfinedReader.Limits
         /// The longest message accepted, in bytes (64 MiB).
         public var maximumMessageLength: Int
+        /// The agent's live queries' refresh budget (`--refresh-budget`;
+        /// `.some(nil)`: no limit), nil for the engine's.
+        public var refreshBudget: Duration??
 
         public init(
             allowWrites: Bool = false, limits: ConfinedReader.Limits = ConfinedReader.Limits(),

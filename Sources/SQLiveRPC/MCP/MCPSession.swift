@@ -69,6 +69,7 @@ final class MCPSession: Sendable {
     {
         var databaseOptions = LiveDatabase.Options()
         databaseOptions.readonly = !options.allowWrites
+        if let budget = options.refreshBudget { databaseOptions.liveQueries.refreshBudget = budget }
         let database: LiveDatabase
         do {
             database = try await LiveDatabase.open(DatabaseLocation(path), options: databaseOptions)

@@ -27,10 +27,14 @@ public enum RPCServer {
     ///
     /// - returns: The exit code: 0 after `shutdown` then `exit`, or at the
     ///   end of input; 1 after `exit` without `shutdown`.
-    public static func run(database: String?, readonly: Bool) async -> Int32 {
+    ///
+    /// - parameter refreshBudget: The live queries' refresh budget
+    ///   (`--refresh-budget`; `.some(nil)`: no limit), nil for the engine's.
+    public static func run(database: String?, readonly: Bool, refreshBudget: Duration?? = nil) async -> Int32 {
         FreedMemory.mapLargeBlocks()
         let output = StandardIO.takeOverStandardOutput()
-        return await serve(input: STDIN_FILENO, output: output, database: database, readonly: readonly)
+        return await serve(
+            input: STDIN_FILENO, output: output, database: database, readonly: readonly, refreshBudget: refreshBudget)
     }
 
     /// Serves one client over two file descriptors (pipes, or the two ends
@@ -48,7 +52,8 @@ public enum RPCServer {
     ///
     /// - returns: The exit code, as `run` returns it.
     public static func serve(
-        input: Int32, output: Int32, database: String?, readonly: Bool, directory: URL? = nil
+        input: Int32, output: Int32, database: String?, readonly: Bool, directory: URL? = nil,
+        refreshBudget: Duration?? = nil
     ) async -> Int32 {
         // Writing to a client that went away fails with EPIPE instead of
         // killing the process.
@@ -56,10 +61,10 @@ public enum RPCServer {
         let writer = MessageWriter(fileDescriptor: output, maximumLength: Self.maximumMessageLength)
         // A live query's result must fit in one notification: its values
         // are weighed as they are read, with room left for the rest.
+        var liveQueries = LiveQueryOptions(resultByteCap: Self.maximumMessageLength - (64 << 10))
+        if let refreshBudget { liveQueries.refreshBudget = refreshBudget }
         let session = ServerSession(
-            writer: writer, directory: directory,
-            databaseOptions: LiveDatabase.Options(
-                liveQueries: LiveQueryOptions(resultByteCap: Self.maximumMessageLength - (64 << 10))))
+            writer: writer, directory: directory, databaseOptions: LiveDatabase.Options(liveQueries: liveQueries))
         await session.openAtStart(path: database ?? ":memory:", readonly: readonly)
         let connection = JSONRPCConnection(writer: writer, session: session, maximumMessageLength: maximumMessageLength)
         let status = await connection.run(input: input)

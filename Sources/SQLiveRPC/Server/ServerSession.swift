@@ -15,8 +15,9 @@ actor ServerSession {
     /// The open documents of the language server, checked against the
     /// session's database (or their own).
     let language: LanguageService
-    /// The options every database is opened with.
-    let databaseOptions: LiveDatabase.Options
+    /// The options every database is opened with; `initialize` may change
+    /// the live queries' refresh budget.
+    private(set) var databaseOptions: LiveDatabase.Options
 
     // Mutable State
     //
@@ -87,6 +88,13 @@ actor ServerSession {
             await close()
             opened.withLock { $0.startupFailure = error.message }
         }
+    }
+
+    /// Sets the live queries' refresh budget (`nil`: no limit), for the
+    /// database open and those opened later.
+    func setRefreshBudget(_ budget: Duration?) async {
+        databaseOptions.liveQueries.refreshBudget = budget
+        await opened.withLock { $0.database }?.setRefreshBudget(budget)
     }
 
     /// Opens a database, closing the one open and dropping its live queries.

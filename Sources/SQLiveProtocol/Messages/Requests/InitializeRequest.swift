@@ -77,10 +77,15 @@ public enum InitializeRequest: RequestType {
         /// A database to open, as `database/open` would.
         public var database: String?
         public var readonly: Bool?
+        /// How long a live query's refresh may run before it is stopped,
+        /// "too slow to keep live" (-32014), in milliseconds; 0 for no
+        /// limit. The server's own (30,000, or `--refresh-budget`) when absent.
+        public var refreshBudgetMs: Double?
 
-        public init(database: String? = nil, readonly: Bool? = nil) {
+        public init(database: String? = nil, readonly: Bool? = nil, refreshBudgetMs: Double? = nil) {
             self.database = database
             self.readonly = readonly
+            self.refreshBudgetMs = refreshBudgetMs
         }
     }
 

@@ -15,6 +15,13 @@ extension ServerSession {
             encoding: encoding, supportsProgress: params.supportsWorkDoneProgress,
             plainTextHover: params.prefersPlainTextHover, inlayHintRefresh: params.supportsInlayHintRefresh,
             codeLensRefresh: params.supportsCodeLensRefresh)
+        if let milliseconds = params.initializationOptions?.refreshBudgetMs {
+            guard milliseconds >= 0, milliseconds <= 86_400_000 else {
+                throw .invalidParams(
+                    "refreshBudgetMs must be between 0 (no limit) and 86400000", field: "initializationOptions.refreshBudgetMs")
+            }
+            await setRefreshBudget(milliseconds == 0 ? nil : .milliseconds(Int64(milliseconds)))
+        }
         if let path = params.initializationOptions?.database {
             // A relative path is read from the workspace's root, else as
             // the command line's is.

@@ -138,6 +138,8 @@ struct LookChangesNothingTests {
             return """
                 SELECT count(*) FROM t;
                 .watch n SELECT count(*) FROM t
+                .watch --changes rows SELECT id, name FROM t
+                .watch --diff names SELECT name FROM t ORDER BY id
                 .schema
                 .dump
                 """

@@ -20,7 +20,7 @@ struct RefreshSchedulerTests {
         let clock = TestClock<Duration>()
         let start = clock.now
         let events = Broadcaster<LiveQueryNotice>()
-        let recorder = StreamRecorder(events.subscription { $0.event }.stream)
+        let recorder = StreamRecorder(events.subscription(flattening: { $0.items.map(\.event) }).stream)
         let scheduler = RefreshScheduler(
             reader: database.live.reader, tracer: StatementTracer(), events: events, interest: Interest(),
             options: LiveQueryOptions(coalescingWindow: .seconds(10)), clock: clock)

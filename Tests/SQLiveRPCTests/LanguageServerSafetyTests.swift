@@ -64,7 +64,7 @@ struct LanguageServerSafetyTests {
         try await Task.sleep(for: .milliseconds(500))
         let baseline = try #require(Self.residentKiB(pid))
 
-        let count = 50_000
+        let count = 20_000
         let text = (0..<count).map { index in
             index % 3 == 0
                 ? "SELECT nope\(index) FROM t\(index % 7);" : "SELECT name FROM players WHERE id = \(index);"

@@ -28,7 +28,12 @@ extension LiveDatabase {
         let ordered = Broadcaster<SessionEvent>()
         let tracer = StatementTracer(relay: { ordered.yield(.trace($0)) })
         let events = Broadcaster<LiveQueryNotice>(relay: { notice in
-            if notice.isListed { ordered.yield(.live(notice.event)) }
+            let listed = notice.listedEvents
+            if listed.count == 1 {
+                ordered.yield(.live(listed[0]))
+            } else if listed.count > 1 {
+                ordered.yield(.liveBatch(listed))
+            }
         })
         // The watcher may report the file replaced before the database
         // exists; the relay hands it over once it does.

@@ -37,10 +37,18 @@ final class Broadcaster<Element: Sendable>: Sendable {
     func subscription<Output: Sendable>(_ transform: @escaping @Sendable (Element) -> Output?)
         -> (stream: AsyncStream<Output>, finish: @Sendable () -> Void)
     {
+        subscription(flattening: { element in transform(element).map { [$0] } ?? [] })
+    }
+
+    /// A stream of the outputs `transform` makes of each value yielded
+    /// from now on, in order, and a way to end it.
+    func subscription<Output: Sendable>(flattening transform: @escaping @Sendable (Element) -> [Output])
+        -> (stream: AsyncStream<Output>, finish: @Sendable () -> Void)
+    {
         let (stream, continuation) = AsyncStream<Output>.makeStream()
         let subscriber = Subscriber(
             deliver: { element in
-                if let output = transform(element) { continuation.yield(output) }
+                for output in transform(element) { continuation.yield(output) }
             },
             finish: { continuation.finish() })
         let id: Int? = state.withLock { state in

@@ -116,7 +116,7 @@ extension LiveDatabase {
     /// Subscribe before registering to see every event; the stream ends
     /// when the database is closed.
     public func liveQueryEvents() -> AsyncStream<LiveQueryEvent> {
-        events.subscription { notice in notice.isListed ? notice.event : nil }.stream
+        events.subscription(flattening: { notice in notice.listedEvents }).stream
     }
 
     /// A stream that yields each time the schema may have changed, whoever

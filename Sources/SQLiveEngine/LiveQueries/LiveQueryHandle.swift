@@ -110,9 +110,12 @@ extension LiveDatabase {
         visibility: LiveQueryVisibility = .listed
     ) async throws(SQLiveError) -> LiveQueryHandle {
         let owner = UUID()
-        let (events, finish) = events.subscription { notice in
-            notice.event.name == nil || notice.event.name == name ? notice.event : nil
-        }
+        let (events, finish) = events.subscription(flattening: { notice in
+            notice.items.compactMap { item -> LiveQueryEvent? in
+                let about = item.event.name
+                return about == nil || about == name ? item.event : nil
+            }
+        })
         let first: LiveQuerySnapshot
         do {
             first = try await live.scheduler.register(

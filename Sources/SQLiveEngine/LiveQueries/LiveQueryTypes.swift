@@ -215,5 +215,10 @@ public enum ExternalPrecision: String, Hashable, Sendable {
 /// One event of a database's session, live or traced (`LiveDatabase.sessionEvents()`).
 public enum SessionEvent: Sendable {
     case live(LiveQueryEvent)
+    /// The changes one commit caused, read from one snapshot: a front end
+    /// shows them together, as one state of the database, never one
+    /// without the others (two live queries over two tables that a
+    /// transaction moved a value between).
+    case liveBatch([LiveQueryEvent])
     case trace(TraceEvent)
 }

@@ -7,14 +7,19 @@ import SQLiveLocks
 extension RefreshScheduler {
     // MARK: - Fetch, Reduce, Notify
 
-    /// Fetches every pending evaluation, delivering each result as soon as it is read.
+    /// Fetches every pending evaluation; what one snapshot read is
+    /// delivered together.
     ///
     /// Evaluations read on the committed connection are fetched from one
     /// snapshot; those read on the session's connection, after them. Each
     /// group runs fastest first (by each evaluation's last fetch time), and
-    /// each result is delivered while the next ones are fetched, so a slow
-    /// query delays only itself: changes that arrive meanwhile wait for the
-    /// next refresh, one refresh at most.
+    /// its results are delivered together when its read ends
+    /// (`deliveringTogether`): the changes one commit caused reach every
+    /// front end as one state, never one query at commit N+1 beside another
+    /// at N. A slow query holds the others back 100 ms at most: past that
+    /// its read on the shared connection is stopped and goes on on its own
+    /// lane, delivered when it ends. Changes that arrive meanwhile wait for
+    /// the next refresh, one refresh at most.
     ///
     /// It always ends, whatever the reads throw — before running their
     /// closure or inside it: an interrupted or locked read is retried after
@@ -42,10 +47,12 @@ extension RefreshScheduler {
                 return registry.evaluations[definition]?.lastReadAt.map { begunAt > $0 } ?? true
             })
         {
-            for definition in committed {
-                let fetched = prefetched[definition]!
-                deliver(.success(fetched), for: definition, pending: batch[definition]!)
-                read.insert(definition)
+            deliveringTogether {
+                for definition in committed {
+                    let fetched = prefetched[definition]!
+                    deliver(.success(fetched), for: definition, pending: batch[definition]!)
+                    read.insert(definition)
+                }
             }
             prefetch.noteUsed()
         }
@@ -73,8 +80,10 @@ extension RefreshScheduler {
         _ definitions: [LiveQueryDefinition], on home: LiveQueryReader.Home, batch: Batch
     ) async -> [LiveQueryDefinition] {
         if let damage {
-            for definition in definitions {
-                deliver(.failure(.sqlite(damage)), for: definition, pending: batch[definition]!)
+            deliveringTogether {
+                for definition in definitions {
+                    deliver(.failure(.sqlite(damage)), for: definition, pending: batch[definition]!)
+                }
             }
             return []
         }
@@ -131,14 +140,28 @@ extension RefreshScheduler {
         }()
         var retry: [LiveQueryDefinition] = []
         var read = Set<LiveQueryDefinition>()
+        // One snapshot, one delivery: the results wait for the read to end
+        // (a query that holds the shared connection past 100 ms is stopped
+        // and goes on on its own lane, so they wait that long at most).
+        var outcomesRead: [(LiveQueryDefinition, FetchOutcome)] = []
         for await (definition, outcome) in outcomes {
             read.insert(definition)
-            if settle(outcome, for: definition, pending: batch[definition]!) {
+            outcomesRead.append((definition, outcome))
+        }
+        let failure = await readFailure
+        let unread = definitions.filter { !read.contains($0) }
+        let failed = failure.map { !$0.isTransient && !isShutDown } ?? false
+        deliveringTogether {
+            for (definition, outcome) in outcomesRead where settle(outcome, for: definition, pending: batch[definition]!) {
                 retry.append(definition)
             }
+            if let failure, failed {
+                for definition in unread {
+                    deliver(.failure(failure), for: definition, pending: batch[definition]!)
+                }
+            }
         }
-        guard let failure = await readFailure else { return retry }
-        let unread = definitions.filter { !read.contains($0) }
+        guard let failure else { return retry }
         if failure.isTransient || isShutDown {
             // A writer holding a lock beyond the busy timeout, an
             // interrupt: try again after the window.
@@ -146,9 +169,6 @@ extension RefreshScheduler {
             return retry + unread
         }
         Log.scheduler.warning("refresh failed: \(failure)")
-        for definition in unread {
-            deliver(.failure(failure), for: definition, pending: batch[definition]!)
-        }
         return retry
     }
 
@@ -309,9 +329,27 @@ extension RefreshScheduler {
         } else {
             syncPrefetch(definition)
         }
-        for event in reduced.events {
-            events.yield(LiveQueryNotice(event, isListed: event.name.map(registry.isListed) ?? true))
+        let items = reduced.events.map {
+            LiveQueryNotice.Item(event: $0, isListed: $0.name.map(registry.isListed) ?? true)
         }
+        if heldNotices != nil {
+            heldNotices!.append(contentsOf: items)
+        } else if !items.isEmpty {
+            events.yield(LiveQueryNotice(batch: items))
+        }
+    }
+
+    /// Runs `body`, which delivers what one snapshot read, and yields what
+    /// it delivered as one notice: the changes of one commit reach every
+    /// front end together. `body` must not suspend: nothing else is
+    /// delivered meanwhile.
+    func deliveringTogether(_ body: () -> Void) {
+        precondition(heldNotices == nil, "deliveries held twice")
+        heldNotices = []
+        body()
+        let items = heldNotices!
+        heldNotices = nil
+        if !items.isEmpty { events.yield(LiveQueryNotice(batch: items)) }
     }
 }
 

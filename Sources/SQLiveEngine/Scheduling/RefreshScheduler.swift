@@ -81,6 +81,9 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// Results read at the commit of the last signal handled, when it was
     /// one of sqlive's own (`LocalPrefetch`); the next refresh uses them.
     var prefetched: Prefetched = [:]
+    /// While `deliveringTogether` runs: what was delivered, to be yielded
+    /// as one notice.
+    var heldNotices: [LiveQueryNotice.Item]?
     /// The guards of the fetches under way, by evaluation: an evaluation
     /// nobody wants any more (`stopUnwantedWork`) or a shutdown stops them.
     var inFlight: [LiveQueryDefinition: [FetchGuard]] = [:]

@@ -21,7 +21,13 @@ final class EventQueue: Sendable {
     }
 
     func append(_ item: Item) {
-        items.withLock { $0.append(item) }
+        append(contentsOf: [item])
+    }
+
+    /// Appends items at once: the session takes all of them or none (the
+    /// changes of one commit, shown as one state).
+    func append(contentsOf new: [Item]) {
+        items.withLock { $0.append(contentsOf: new) }
         wake.post()
     }
 
@@ -57,6 +63,7 @@ final class EventQueue: Sendable {
                 for await event in events {
                     switch event {
                     case .live(let live): append(.live(live))
+                    case .liveBatch(let batch): append(contentsOf: batch.map(Item.live))
                     case .trace(let trace) where trace.origin != .user: append(.trace(trace))
                     case .trace: break
                     }

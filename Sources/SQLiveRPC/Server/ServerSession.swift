@@ -159,6 +159,7 @@ actor ServerSession {
                     guard let self else { return }
                     switch event {
                     case .live(let live): writer.send(self.notification(for: live))
+                    case .liveBatch(let batch): writer.send(contentsOf: batch.map(self.notification(for:)))
                     case .trace(let trace): writer.send(Self.notification(for: trace))
                     }
                 }

@@ -90,6 +90,18 @@ final class MessageWriter: Sendable {
         append(.message(message), batching: batching)
     }
 
+    /// Sends messages together: written in one write, after those sent
+    /// before (the changes of one commit, which a client sees at once).
+    func send(contentsOf messages: [OutgoingMessage]) {
+        let wake = state.withLock { state -> Bool in
+            guard !state.failed, !state.stopping else { return false }
+            state.pending.append(contentsOf: messages.map(Pending.message))
+            state.sent += messages.count
+            return state.batching.didSend(deferrable: false, at: .now)
+        }
+        if wake { state.broadcast() }
+    }
+
     /// Sends bytes as they are; tests use it to write raw frames.
     func send(frame: [UInt8]) {
         append(.frame(frame), batching: false)

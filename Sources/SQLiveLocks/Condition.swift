@@ -35,18 +35,15 @@ public final class Condition<Value>: @unchecked Sendable {
         case waitAtMost(Duration)
     }
 
-    // Invariant: `value` is only read or written between lock and unlock
-    // of `mutex`, inside `withLock` or a body of `wait`; `condition` is
-    // only waited on with `mutex` held.
-    @usableFromInline var value: Value
-    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    // Invariant: the value is `Locked`'s, under its mutex (see `Locked`);
+    // `condition` is only waited on with that mutex held, and the value is
+    // reached only inside `withLock` or a body of `wait`, never across a
+    // wait.
+    @usableFromInline let locked: Locked<Value>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
     public init(_ value: Value) {
-        self.value = value
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        locked = Locked(value)
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
         var attributes = pthread_condattr_t()
@@ -60,9 +57,6 @@ public final class Condition<Value>: @unchecked Sendable {
         pthread_cond_destroy(condition)
         condition.deinitialize(count: 1)
         condition.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
     }
 
     /// Runs `body` with the value, holding the lock.
@@ -70,9 +64,7 @@ public final class Condition<Value>: @unchecked Sendable {
     public func withLock<Result, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        try locked.withLock(body)
     }
 
     /// Wakes every thread waiting in `wait(_:)`, so each calls its body
@@ -86,10 +78,12 @@ public final class Condition<Value>: @unchecked Sendable {
     /// The body runs at once, then after every wake-up: a broadcast, the
     /// end of the time it asked for, or a spurious one.
     public func wait<Result>(_ body: (inout Value) -> Step<Result>) -> Result {
+        let mutex = locked.mutex
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while true {
-            switch body(&value) {
+            // A fresh access to the value for each call: none spans a wait.
+            switch body(&locked.value) {
             case .done(let result):
                 return result
             case .wait:

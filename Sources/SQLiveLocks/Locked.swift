@@ -17,7 +17,8 @@
 /// ```
 public final class Locked<Value>: @unchecked Sendable {
     // Invariant: `value` is only read or written between lock and unlock
-    // of `mutex`, inside `withLock`.
+    // of `mutex`: inside `withLock`, or inside a body of `Condition.wait`,
+    // which waits on this mutex.
     @usableFromInline var value: Value
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 

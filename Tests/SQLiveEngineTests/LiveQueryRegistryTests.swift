@@ -36,7 +36,7 @@ struct LiveQueryRegistryTests {
         let region = try Self.region(Self.definition.sql)
         var registry = LiveQueryRegistry()
         let first: [[SQLValue]] = [[.integer(1), .text("a")], [.integer(2), .text("b")]]
-        registry.record(Self.fetched(first, region: region), home: .committed, for: Self.definition)
+        registry.record(Self.fetched(first, region: region), home: .committed, for: Self.definition, readAt: 1)
         registry.add("rows", Self.definition, delivered: Self.result(first))
         registry.add("changes", Self.definition, delivery: .changesOnly, delivered: Self.result(first))
         registry.add("paused", Self.definition, delivered: Self.result(first))
@@ -46,7 +46,7 @@ struct LiveQueryRegistryTests {
 
         let second: [[SQLValue]] = [[.integer(1), .text("a")], [.integer(2), .text("B")]]
         let reduced = registry.reduce(
-            .success(Self.fetched(second, region: region)), for: Self.definition, pending: Self.pending, now: Date())
+            .success(Self.fetched(second, region: region)), for: Self.definition, pending: Self.pending, now: Date(), readAt: 2)
         #expect(reduced.newRegion == nil)
         let changes = reduced.events.compactMap { event -> LiveQueryChange? in
             if case .changed(let change) = event { return change }
@@ -62,7 +62,7 @@ struct LiveQueryRegistryTests {
 
         // The same result again: nothing to send.
         let again = registry.reduce(
-            .success(Self.fetched(second, region: region)), for: Self.definition, pending: Self.pending, now: Date())
+            .success(Self.fetched(second, region: region)), for: Self.definition, pending: Self.pending, now: Date(), readAt: 2)
         #expect(again.events.isEmpty)
     }
 
@@ -71,18 +71,18 @@ struct LiveQueryRegistryTests {
         let region = try Self.region(Self.definition.sql)
         var registry = LiveQueryRegistry()
         let rows: [[SQLValue]] = [[.integer(1), .text("a")]]
-        registry.record(Self.fetched(rows, region: region), home: .committed, for: Self.definition)
+        registry.record(Self.fetched(rows, region: region), home: .committed, for: Self.definition, readAt: 1)
         registry.add("q", Self.definition, delivered: Self.result(rows))
         let error = SQLiveError.invalidLiveQuery("no such table: t")
-        let failed = registry.reduce(.failure(error), for: Self.definition, pending: Self.pending, now: Date())
+        let failed = registry.reduce(.failure(error), for: Self.definition, pending: Self.pending, now: Date(), readAt: 2)
         #expect(failed.events == [.failed(name: "q", error: error)])
         #expect(failed.newRegion?.isFullDatabase == true)
         // Every change now concerns it, so that it recovers.
         #expect(registry.definitions(affectedBy: .external(["u"])) == [Self.definition])
-        let repeated = registry.reduce(.failure(error), for: Self.definition, pending: Self.pending, now: Date())
+        let repeated = registry.reduce(.failure(error), for: Self.definition, pending: Self.pending, now: Date(), readAt: 2)
         #expect(repeated.events.isEmpty)
         let recovered = registry.reduce(
-            .success(Self.fetched(rows, region: region)), for: Self.definition, pending: Self.pending, now: Date())
+            .success(Self.fetched(rows, region: region)), for: Self.definition, pending: Self.pending, now: Date(), readAt: 2)
         #expect(recovered.newRegion == region)
         #expect(recovered.events.count == 1)
         #expect(registry.definitions(affectedBy: .external(["u"])).isEmpty)
@@ -93,7 +93,7 @@ struct LiveQueryRegistryTests {
     func markLocal() throws {
         var registry = LiveQueryRegistry()
         let narrow = LiveQueryDefinition(sql: "SELECT v FROM t")
-        registry.record(Self.fetched([], region: try Self.region(narrow.sql)), home: .committed, for: narrow)
+        registry.record(Self.fetched([], region: try Self.region(narrow.sql)), home: .committed, for: narrow, readAt: 1)
         registry.add("narrow", narrow, delivered: Self.result([]))
         #expect(registry.definitions(affectedBy: .local([.update(tableName: "t", columnNames: ["v"])])) == [narrow])
         #expect(registry.definitions(affectedBy: .local([.update(tableName: "t", columnNames: ["id"])])).isEmpty)

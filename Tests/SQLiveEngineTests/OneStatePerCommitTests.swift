@@ -76,7 +76,9 @@ struct OneStatePerCommitTests {
         }
         let (outOfStep, states) = try await withTimeout(.seconds(120)) { await consumer.value }
         #expect(outOfStep == 0, "\(outOfStep) of \(states) states showed a and b from different commits")
-        #expect(states > 1)
+        // How many states were shown depends on coalescing (a loaded
+        // machine may see the 300 commits as a few); the last one is the
+        // final commit's, or the consumer would not have ended.
         await database.close()
     }
 

@@ -139,11 +139,17 @@ struct InteractiveSessionTests {
         #expect(screen.suffix(2) == ["Runtime error: interrupted (9)", "sqlive>"])
         #expect(await tmux.isRunning())
 
-        // A table another process creates is completed too (the schema is refreshed when over a second old).
+        // A table another process creates is completed too: its commit
+        // reaches the schema watch, and the next Tab reads the schema again.
+        // Tab is pressed until it completes (the watch hears of the commit
+        // within milliseconds; only a hang reaches the time-out).
         try await Processes.sqlite3(database, "CREATE TABLE scoreboard(x);")
-        try await Task.sleep(for: .milliseconds(1500))
         try await tmux.type("SELECT * FROM scor")
-        try await tmux.press("Tab")
+        let deadline = ContinuousClock.now + .seconds(30)
+        repeat {
+            try await tmux.press("Tab")
+            try await Task.sleep(for: .milliseconds(100))
+        } while try await tmux.screen().last != "sqlive> SELECT * FROM scoreboard" && ContinuousClock.now < deadline
         screen = try await tmux.waitForScreen { $0.last == "sqlive> SELECT * FROM scoreboard" }
         #expect(screen.last == "sqlive> SELECT * FROM scoreboard")
         try await tmux.press("C-c")

@@ -163,4 +163,26 @@ struct RequestQueueTests {
         #expect(await queue.waitForAll(timeout: .seconds(30)))
         #expect(journal.all == ["other call", "serial", "runaway interrupted", "barrier"])
     }
+
+    /// The ordering rule, as the table it is: where each kind runs, and
+    /// which earlier kinds it waits for.
+    @Test func orderingRuleTable() {
+        typealias Rule = OrderingRule
+        #expect(Rule.place(of: .serial) == .lane)
+        #expect(Rule.place(of: .liveQueryChange) == .lane)
+        #expect(Rule.place(of: .barrier) == .lane)
+        #expect(Rule.place(of: .concurrent) == .task)
+        #expect(Rule.place(of: .independent) == .thread)
+        // A list sees the live queries registered before it, and waits for no statement.
+        #expect(Rule.waitsFor(.concurrent) == [.liveQueryChange, .barrier])
+        // Statements and live-query changes wait for nothing off the lane.
+        #expect(Rule.waitsFor(.serial).isEmpty)
+        #expect(Rule.waitsFor(.liveQueryChange).isEmpty)
+        // A barrier waits for everything before it.
+        #expect(Rule.waitsForWorkOffTheLane(.barrier))
+        #expect(Rule.laneKindsWaitedFor(by: .barrier).isEmpty)
+        // An agent's statement waits for initialize and shutdown only.
+        #expect(Rule.waitsFor(.independent) == [.barrier])
+        #expect(!Rule.waitsForWorkOffTheLane(.independent))
+    }
 }

@@ -22,8 +22,8 @@ enum LiveQueryFetcher {
         /// The columns that identify a row, when asked (`keyColumns(of:_:)`).
         var keyColumns: [Int]?
         /// For a read at commit (`LocalPrefetch`): when its job began, before
-        /// its snapshot was taken.
-        var begunAt: ContinuousClock.Instant?
+        /// its snapshot was taken (`LocalPrefetch.reads`).
+        var begunAt: Int?
     }
 
     /// A kept statement was prepared again by SQLite with other columns.

@@ -37,7 +37,7 @@ struct LiveQueryRegistry {
         /// When its last read had ended, at the latest (it was delivered
         /// then): a result read at a commit begun before it may be older
         /// than what was delivered, and is not used (`LocalPrefetch`).
-        var lastReadAt: ContinuousClock.Instant?
+        var lastReadAt: Int?
     }
 
     /// One named live query.
@@ -94,8 +94,11 @@ struct LiveQueryRegistry {
     }
 
     /// Records a first fetch for a definition (shared by later members).
+    ///
+    /// - parameter readAt: The read's place in `LocalPrefetch.reads`.
     mutating func record(
-        _ fetched: LiveQueryFetcher.Fetched, home: LiveQueryReader.Home, for definition: LiveQueryDefinition
+        _ fetched: LiveQueryFetcher.Fetched, home: LiveQueryReader.Home, for definition: LiveQueryDefinition,
+        readAt: Int
     ) {
         var evaluation = evaluations[definition] ?? Evaluation(definition: definition, home: home)
         evaluation.home = home
@@ -106,7 +109,7 @@ struct LiveQueryRegistry {
         evaluation.lastCounters = fetched.counters
         evaluation.dependency = fetched.dependency
         evaluation.keyColumns = fetched.keyColumns ?? evaluation.keyColumns
-        evaluation.lastReadAt = .now
+        evaluation.lastReadAt = readAt
         store(evaluation)
     }
 
@@ -296,7 +299,7 @@ struct LiveQueryRegistry {
     /// the events to deliver, only for results (or errors) that changed.
     mutating func reduce(
         _ outcome: Result<LiveQueryFetcher.Fetched, SQLiveError>, for definition: LiveQueryDefinition,
-        pending: Pending, now: Date, readAt: ContinuousClock.Instant = .now
+        pending: Pending, now: Date, readAt: Int
     ) -> Reduced {
         guard var evaluation = evaluations[definition] else { return Reduced() }
         var reduced = Reduced()

@@ -1,3 +1,4 @@
+import Synchronization
 import GRDB
 import GRDBSQLite
 import SQLiveLocks
@@ -46,6 +47,13 @@ import SQLiveLocks
 /// the query's last read had ended (a read that began later may have seen
 /// a later commit).
 final class LocalPrefetch: Sendable {
+    /// Orders the reads at commit against the scheduler's: a read at
+    /// commit may stand for a refresh only if it began after the query's
+    /// last read was recorded (`RefreshScheduler.refresh`). A sequence, not
+    /// instants of the real clock: the scheduler decides on its injected
+    /// clock or on sequence numbers, never on the time of day.
+    let reads = ReadSequence()
+
     /// The most queries read at one commit.
     static let maximumPerCommit = 4
     /// The most rows a result may have had to be read at commit.
@@ -139,7 +147,7 @@ final class LocalPrefetch: Sendable {
         fileprivate var plans: [(LiveQueryDefinition, Plan)]
         fileprivate var affected: Set<LiveQueryDefinition>
         /// Before its snapshot is taken.
-        fileprivate var begunAt: ContinuousClock.Instant
+        fileprivate var begunAt: Int
     }
 
     /// On the session's connection, in `databaseDidCommit`, before the
@@ -170,7 +178,7 @@ final class LocalPrefetch: Sendable {
             return plans.count <= Self.maximumPerCommit ? plans : nil
         }
         guard let plans, !plans.isEmpty, Self.isPlainWAL(db), tempSchemaVersion() == 0 else { return nil }
-        let begunAt = ContinuousClock.now
+        let begunAt = reads.next()
         state.withLock { $0.inFlight = true }
         return Job(plans: plans, affected: affected, begunAt: begunAt)
     }
@@ -306,5 +314,15 @@ extension String {
             index = bytes.index(after: index)
         }
         return false
+    }
+}
+
+/// A total order of events on several threads: each `next()` is later than
+/// every one before it.
+final class ReadSequence: Sendable {
+    private let last = Atomic<Int>(0)
+
+    func next() -> Int {
+        last.add(1, ordering: .sequentiallyConsistent).newValue
     }
 }

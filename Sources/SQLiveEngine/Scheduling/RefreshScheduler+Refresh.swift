@@ -282,7 +282,7 @@ extension RefreshScheduler {
                 guards.append(aloneGuard)
                 fetched = try await reader.readAlone(definition, read(aloneGuard, home: home, alone: true))
             }
-            registry.record(fetched!, home: home, for: definition)
+            registry.record(fetched!, home: home, for: definition, readAt: prefetch.reads.next())
             return (fetched!.result, fetched!.tables ?? [])
         } catch {
             retireLaneIfUnused(definition)
@@ -323,7 +323,8 @@ extension RefreshScheduler {
         _ outcome: Result<LiveQueryFetcher.Fetched, SQLiveError>, for definition: LiveQueryDefinition,
         pending: PendingChange
     ) {
-        let reduced = registry.reduce(outcome, for: definition, pending: pending, now: Date())
+        let reduced = registry.reduce(
+            outcome, for: definition, pending: pending, now: Date(), readAt: prefetch.reads.next())
         if reduced.newRegion != nil {
             syncInterest(definition)
         } else {

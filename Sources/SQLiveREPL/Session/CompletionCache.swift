@@ -1,24 +1,62 @@
 import Foundation
 import SQLiveEngine
 import SQLiveLocks
+import Synchronization
 
-/// The schema the REPL's completion offers, read from the database at
-/// most once a second (a command that may change it says so).
+/// Counts the schema changes a database reported, whoever made them (its
+/// schema watch, `LiveDatabase.schemaChanges()`): the completion caches
+/// read the schema again when the count moved since they read it, never
+/// on a timer.
+final class SchemaGeneration: Sendable {
+    private let count = Atomic<Int>(0)
+
+    /// The changes counted so far.
+    var current: Int { count.load(ordering: .acquiring) }
+
+    /// Counts the changes of a database's schema, in a task its caller
+    /// owns (cancelled with the database's other event pumps).
+    func watch(_ database: LiveDatabase) -> Task<Void, Never> {
+        Task { [self] in
+            let changes: AsyncStream<Void>
+            do {
+                changes = try await database.schemaChanges()
+            } catch {
+                // The database closed as the watch began (its only failure):
+                // completion reads the schema again at the next open.
+                return
+            }
+            // A change before the watch began is covered by one count now.
+            count.add(1, ordering: .releasing)
+            for await _ in changes { count.add(1, ordering: .releasing) }
+        }
+    }
+}
+
+/// The schema the REPL's completion offers, read from the database again
+/// when its schema changed (`SchemaGeneration`), or after a command that
+/// may have changed it.
 ///
 /// Only touched on the session thread; `source(for:)` reads from any.
 final class CompletionCache {
+    let generation: SchemaGeneration
     // Mutable State: only touched on the session thread.
     private var schema = CompletionSchema()
     /// The database's checker, for the columns of a CTE or a subquery (as
     /// the language server's names them): a new one with each schema read,
     /// made only when a completion asks.
     private var checker: LazyChecker?
-    private var readAt = Date.distantPast
+    /// The generation the schema was read at; nil: read it again.
+    private var readGeneration: Int?
 
-    /// A completer over the database's schema, at most a second old, and
-    /// the session's live-query names.
+    init(generation: SchemaGeneration) {
+        self.generation = generation
+    }
+
+    /// A completer over the database's schema as it is now, and the
+    /// session's live-query names.
     func completer(database: LiveDatabase?, liveQueryNames: [String]) -> Completer {
-        if let database, Date().timeIntervalSince(readAt) > 1 {
+        let now = generation.current
+        if let database, readGeneration != now {
             do {
                 let read = try Blocking.run { try await database.schema() }
                 schema = CompletionSchema(read)
@@ -26,7 +64,7 @@ final class CompletionCache {
             } catch {
                 // Completion goes on with the schema it had.
             }
-            readAt = Date()
+            readGeneration = now
         } else if database == nil {
             checker = nil
         }
@@ -52,7 +90,7 @@ final class CompletionCache {
     /// Forgets the schema read (after a command that may have changed it,
     /// or another database opened).
     func invalidate() {
-        readAt = .distantPast
+        readGeneration = nil
     }
 }
 

@@ -66,7 +66,7 @@ final class Session {
     /// (`submit`).
     var pendingSQL: [PendingSQL] = []
     /// The schema completion offers, read again at most once a second.
-    let completion = CompletionCache()
+    let completion = CompletionCache(generation: SchemaGeneration())
     /// `.trace` (sqlite3's form), `.log` and safe mode.
     let diagnostics = ShellDiagnostics()
     /// The line of the dot-command running (safe mode's messages name it).
@@ -122,7 +122,7 @@ final class Session {
         try installSafeModeGuard(on: database)
         signals.setDatabase(database)
         database.traceSettings = shell.traceSettings
-        pumps = events.pump(database)
+        pumps = events.pump(database) + [completion.generation.watch(database)]
         completion.invalidate()
     }
 

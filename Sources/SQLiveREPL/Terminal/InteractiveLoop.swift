@@ -38,7 +38,8 @@ struct InteractiveLoop {
         session.printEvents(around: aroundLine)
         editor.setClearScreen { panel.clearUnder() }
         editor.setCompletion(
-            session.completer(), pendingText: "", schemaSource: CompletionCache.source(for: session.database))
+            session.completer(), pendingText: "", schemaSource: CompletionCache.source(for: session.database),
+            generation: session.completion.generation)
         editor.setScreenSize(panel.readlineSize)
         editor.install(prompt: prompt)
         defer {
@@ -104,7 +105,8 @@ struct InteractiveLoop {
             if !editor.isInstalled {
                 editor.setCompletion(
                     session.completer(), pendingText: input.pendingText,
-                    schemaSource: CompletionCache.source(for: session.database))
+                    schemaSource: CompletionCache.source(for: session.database),
+            generation: session.completion.generation)
                 editor.setScreenSize(panel.readlineSize)
                 editor.install(prompt: prompt)
             }

@@ -18,9 +18,12 @@ final class LineEditor {
         /// Lines accepted (`nil` for end of input), not yet taken.
         var lines: [ScriptText?] = []
         var completer: Completer?
-        /// Reads a fresh schema when the completer's is more than a second old.
+        /// Reads a fresh schema when the schema changed since the
+        /// completer's was read.
         var schemaSource: (@Sendable () -> CompletionSchema?)?
-        var schemaDate = Date()
+        var schemaGeneration: SchemaGeneration?
+        /// The generation the completer's schema was read at.
+        var readGeneration = 0
         /// The earlier lines of the statement being typed.
         var pendingText = ""
         /// Ctrl-L: clears under the live panel; false when there is none.
@@ -182,26 +185,33 @@ final class LineEditor {
     // MARK: - Completion
 
     /// What Tab completes with, and the earlier lines of the statement.
+    ///
+    /// - parameter generation: Counts the schema's changes; the completer
+    ///   (read at its current count) reads the schema again from `schemaSource`
+    ///   when it moves while the line is edited (another process may change it).
     func setCompletion(
-        _ completer: Completer, pendingText: String, schemaSource: (@Sendable () -> CompletionSchema?)?
+        _ completer: Completer, pendingText: String, schemaSource: (@Sendable () -> CompletionSchema?)?,
+        generation: SchemaGeneration?
     ) {
         Self.callbackState.withLock { state in
             state.completer = completer
             state.pendingText = pendingText
             state.schemaSource = schemaSource
-            state.schemaDate = Date()
+            state.schemaGeneration = generation
+            state.readGeneration = generation?.current ?? 0
         }
     }
 
-    /// The completer, with its schema refreshed if it is more than a second old
-    /// (another process may have changed it).
+    /// The completer, with its schema read again if it changed since.
     private static func currentCompleter() -> Completer? {
-        let (completer, source, date) = callbackState.withLock { ($0.completer, $0.schemaSource, $0.schemaDate) }
-        guard var completer, let source, Date().timeIntervalSince(date) > 1 else { return completer }
+        let (completer, source, generation, read) = callbackState.withLock {
+            ($0.completer, $0.schemaSource, $0.schemaGeneration, $0.readGeneration)
+        }
+        guard var completer, let source, let now = generation?.current, now != read else { return completer }
         if let schema = source() { completer.schema = schema }
         callbackState.withLock { state in
             state.completer = completer
-            state.schemaDate = Date()
+            state.readGeneration = now
         }
         return completer
     }

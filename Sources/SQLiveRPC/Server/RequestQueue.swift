@@ -3,7 +3,7 @@ import SQLiveLocks
 import Synchronization
 
 /// How a request runs with respect to the others.
-enum Scheduling: Sendable {
+enum Scheduling: Hashable, Sendable {
     /// Runs once the barriers and live-query changes before it are done,
     /// without waiting for statements: `liveQuery/list` answers even while
     /// a long query runs, and still sees a live query registered just before.
@@ -18,6 +18,10 @@ enum Scheduling: Sendable {
     /// Runs alone, after every request before it, and before any after it:
     /// `initialize`, `database/open`, `shutdown`.
     case barrier
+    /// Runs at once on a thread of its own, after the barriers before it
+    /// only: an agent's statement on a reader of its own, which must hold
+    /// back none of the agent's other calls (`scheduleOnThread`).
+    case independent
 }
 
 /// Runs requests in the order their scheduling asks for.
@@ -69,12 +73,15 @@ final class RequestQueue: Sendable {
         var nextJob = 0
         var nextSequence = 1
         var completed = 0
-        /// The sequence of the last barrier or live-query change
-        /// scheduled: what concurrent requests wait for.
-        var lastLiveQueryChange = 0
-        /// The sequence of the last barrier scheduled: what work on a
-        /// thread of its own waits for.
-        var lastBarrier = 0
+        /// The sequence of the last lane request of each kind scheduled:
+        /// what requests of the kinds `OrderingRule` names wait for.
+        var lastOfKind: [Scheduling: Int] = [:]
+
+        /// The lane sequence a request of `kind` waits for: the last of the
+        /// lane kinds the rule names.
+        func lastSequence(waitedForBy kind: Scheduling) -> Int {
+            OrderingRule.laneKindsWaitedFor(by: kind).map { lastOfKind[$0] ?? 0 }.max() ?? 0
+        }
         var concurrent: [ObjectIdentifier: ScheduledWork] = [:]
         var waiters: [(sequence: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var laneStarted = false
@@ -97,7 +104,7 @@ final class RequestQueue: Sendable {
     func schedule(_ scheduling: Scheduling, blocking body: @escaping @Sendable (ScheduledWork) -> Void)
         -> ScheduledWork
     {
-        precondition(scheduling != .concurrent, "concurrent work runs as a task")
+        precondition(OrderingRule.place(of: scheduling) == .lane, "only lane work blocks the lane")
         let work = ScheduledWork()
         enqueue(scheduling, work) {
             guard work.begin() else { return }
@@ -114,6 +121,7 @@ final class RequestQueue: Sendable {
     @discardableResult
     func schedule(_ scheduling: Scheduling, operation: @escaping @Sendable () async -> Void) -> ScheduledWork {
         let work = ScheduledWork()
+        precondition(scheduling != .independent, "work on a thread of its own: scheduleOnThread")
         guard scheduling == .concurrent else {
             enqueue(scheduling, work) {
                 guard work.begin() else { return }
@@ -130,7 +138,7 @@ final class RequestQueue: Sendable {
         }
         let waitFor = state.withLock { state in
             state.concurrent[ObjectIdentifier(work)] = work
-            return state.lastLiveQueryChange
+            return state.lastSequence(waitedForBy: .concurrent)
         }
         work.attach(
             Task {
@@ -158,7 +166,7 @@ final class RequestQueue: Sendable {
         let (accepted, waitFor) = state.withLock { state -> (Bool, Int) in
             guard !state.stopped else { return (false, 0) }
             state.concurrent[ObjectIdentifier(work)] = work
-            return (true, state.lastBarrier)
+            return (true, state.lastSequence(waitedForBy: .independent))
         }
         guard accepted else {
             _ = work.cancel()
@@ -193,16 +201,8 @@ final class RequestQueue: Sendable {
             guard !state.stopped else { return (false, false, false) }
             let sequence = state.nextSequence
             state.nextSequence += 1
-            switch scheduling {
-            case .concurrent, .serial:
-                break
-            case .liveQueryChange:
-                state.lastLiveQueryChange = sequence
-            case .barrier:
-                state.lastLiveQueryChange = sequence
-                state.lastBarrier = sequence
-            }
-            let waitsFor = scheduling == .barrier ? Array(state.concurrent.values) : []
+            state.lastOfKind[scheduling] = sequence
+            let waitsFor = OrderingRule.waitsForWorkOffTheLane(scheduling) ? Array(state.concurrent.values) : []
             state.jobs.append(LaneJob(sequence: sequence, work: work, waitsFor: waitsFor, run: run))
             queuedJobs.add(1, ordering: .relaxed)
             defer {

@@ -128,7 +128,12 @@ public final class SQLChecker: Sendable {
                     guard Self.changesSchema(source, statement, prepared.handle) else { continue }
                     if copy == nil {
                         // The first schema change: the rest is judged on a copy.
-                        copy = try? Connection.copyingSchema(real.schemaStatements())
+                        do {
+                            copy = try Connection.copyingSchema(real.schemaStatements())
+                        } catch {
+                            // The rest is judged on the real schema.
+                            Log.engine.warning("copying the schema to judge a document's DDL: \(error)")
+                        }
                         guard let copy else { continue }
                         if case .prepared(let again) = copy.prepare(bytes) {
                             copy.apply(again)

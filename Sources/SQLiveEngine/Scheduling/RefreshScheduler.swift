@@ -208,7 +208,11 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         // Only the registration the handle made: the name may have been
         // dropped and registered again meanwhile.
         for release in names where registry.queries[release.name]?.owner == release.owner {
-            try? unregister(name: release.name)
+            do {
+                try unregister(name: release.name)
+            } catch {
+                Log.scheduler.warning("releasing the live query \(release.name): \(error)")
+            }
         }
     }
 
@@ -228,7 +232,11 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// handles' owners.
     func unregisterListed() {
         for name in registry.queries.keys where registry.isListed(name) {
-            try? unregister(name: name)
+            do {
+                try unregister(name: name)
+            } catch {
+                Log.scheduler.warning("dropping the live query \(name): \(error)")
+            }
         }
     }
 

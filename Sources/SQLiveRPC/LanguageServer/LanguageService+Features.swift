@@ -123,7 +123,14 @@ extension LanguageService {
             // a hover never waits for a count.
             var explanation = try checker.explain(sql, advise: false, countBudget: Self.hoverCountBudget)
             // Advice only where something is costly.
-            if !explanation.hints.isEmpty { explanation.advice = try? checker.adviseIndexes(for: sql) }
+            if !explanation.hints.isEmpty {
+                do {
+                    explanation.advice = try checker.adviseIndexes(for: sql)
+                } catch {
+                    // The hover shows the plan without advice.
+                    ServerLog.debug("index advice for a hover: \(error.description)")
+                }
+            }
             return hover(Self.describe(explanation), range)
         } catch {
             return hover("**SQLite:** \(error.description)", range)

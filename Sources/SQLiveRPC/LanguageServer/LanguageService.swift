@@ -367,7 +367,13 @@ final class LanguageService: Sendable {
     func reader(for key: DatabaseKey) -> ConfinedReader? {
         guard case .file(let path) = key else { return nil }
         if let reader = state.withLock({ $0.readers[key] }) { return reader }
-        guard let reader = try? ConfinedReader(path: path) else { return nil }
+        let reader: ConfinedReader
+        do {
+            reader = try ConfinedReader(path: path)
+        } catch {
+            ServerLog.warning("inline results cannot read \(path) confined: \(error.description)")
+            return nil
+        }
         return state.withLock { state in
             if let existing = state.readers[key] { return existing }
             state.readers[key] = reader

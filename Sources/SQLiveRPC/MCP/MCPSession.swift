@@ -105,9 +105,18 @@ final class MCPSession: Sendable {
                 ServerLog.warning("\(unavailable!)")
             }
         }
+        var checker: SQLChecker?
+        if readers != nil {
+            do {
+                checker = try await database.makeChecker()
+            } catch {
+                // `explain` runs on the session's connection instead.
+                ServerLog.warning("cannot open a checker for explain: \(error.description)")
+            }
+        }
         let session = MCPSession(
             writer: writer, options: options, shownPath: shownPath, database: database, readers: readers,
-            checker: readers == nil ? nil : try? await database.makeChecker(), unavailable: unavailable)
+            checker: checker, unavailable: unavailable)
         await session.startSchemaForwarding()
         return session
     }
@@ -126,7 +135,14 @@ final class MCPSession: Sendable {
     }
 
     private func startSchemaForwarding() async {
-        guard let database, let changes = try? await database.schemaChanges() else { return }
+        guard let database else { return }
+        let changes: AsyncStream<Void>
+        do {
+            changes = try await database.schemaChanges()
+        } catch {
+            ServerLog.warning("the schema resource will not tell changes: \(error.description)")
+            return
+        }
         let task = Task { [weak self] in
             for await _ in changes {
                 self?.resourceChanged(MCPProtocol.schemaURI)

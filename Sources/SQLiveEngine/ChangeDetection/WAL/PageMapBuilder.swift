@@ -126,7 +126,13 @@ final class PageMapBuilder: Sendable {
         for _ in 0..<20 {
             guard let before = storage.indexHeader() else { throw Failure(message: "the wal-index cannot be read") }
             try run.execute("BEGIN")
-            defer { try? run.execute("COMMIT") }
+            defer {
+                do {
+                    try run.execute("COMMIT")
+                } catch {
+                    Log.monitor.warning("ending the page map's read: \(error)")
+                }
+            }
             _ = try run.integer("SELECT count(*) FROM sqlite_schema")
             guard let after = storage.indexHeader() else { throw Failure(message: "the wal-index cannot be read") }
             guard before == after else { continue }

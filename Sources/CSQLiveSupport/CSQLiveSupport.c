@@ -12,6 +12,11 @@ void sqlive_map_large_blocks(int threshold) {
     mallopt(M_MMAP_THRESHOLD, threshold);
 }
 
+long long sqlive_heap_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (long long)(info.uordblks + info.hblkhd);
+}
+
 int sqlive_format_real(double value, char *buffer, int size) {
     sqlite3_snprintf(size, buffer, "%!.15g", value);
     return (int)strlen(buffer);

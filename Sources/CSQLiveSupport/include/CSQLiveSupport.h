@@ -42,6 +42,10 @@ int sqlive_release_free_memory(void);
 /// threshold: such blocks go back to the system when freed.
 void sqlive_map_large_blocks(int threshold);
 
+/// The bytes glibc's allocator has handed out and not had back
+/// (`mallinfo2`: `uordblks + hblkhd`).
+long long sqlive_heap_in_use(void);
+
 
 /// Receives what the planner asks of a probe table while a statement is
 /// prepared: a constraint on `column` (`SQLITE_INDEX_CONSTRAINT_*` in

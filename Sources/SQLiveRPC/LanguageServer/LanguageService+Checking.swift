@@ -18,7 +18,7 @@ extension LanguageService {
                 await check(document.uri)
             }
         case .giveBackMemory:
-            FreedMemory.giveBack()
+            ProcessMemory.giveBackFreed()
         }
     }
 

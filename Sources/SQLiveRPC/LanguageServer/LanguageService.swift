@@ -253,7 +253,7 @@ final class LanguageService: Sendable {
         // What the document held is freed; glibc keeps freed pages in its
         // arenas unless asked to give them back: now, and again after the
         // checks queued before (a check under way still holds the text).
-        FreedMemory.giveBack()
+        ProcessMemory.giveBackFreed()
         work.yield(.giveBackMemory)
     }
 

@@ -43,7 +43,7 @@ public enum MCPServer {
     ///
     /// - returns: The exit code (0).
     public static func run(database: String?, options: Options) async -> Int32 {
-        FreedMemory.mapLargeBlocks()
+        ProcessMemory.mapLargeBlocks()
         let output = StandardIO.takeOverStandardOutput()
         return await serve(input: STDIN_FILENO, output: output, database: database, options: options)
     }

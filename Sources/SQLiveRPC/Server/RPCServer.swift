@@ -31,7 +31,7 @@ public enum RPCServer {
     /// - parameter refreshBudget: The live queries' refresh budget
     ///   (`--refresh-budget`; `.some(nil)`: no limit), nil for the engine's.
     public static func run(database: String?, readonly: Bool, refreshBudget: Duration?? = nil) async -> Int32 {
-        FreedMemory.mapLargeBlocks()
+        ProcessMemory.mapLargeBlocks()
         let output = StandardIO.takeOverStandardOutput()
         return await serve(
             input: STDIN_FILENO, output: output, database: database, readonly: readonly, refreshBudget: refreshBudget)

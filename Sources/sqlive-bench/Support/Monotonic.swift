@@ -1,3 +1,4 @@
+import SQLiveEngine
 import Glibc
 
 /// Nanoseconds on `CLOCK_MONOTONIC`: one clock for every process on the machine.
@@ -27,4 +28,9 @@ func residentMiB() -> Double {
     let fields = text.split(separator: " ")
     guard fields.count > 1, let pages = Double(fields[1]) else { return 0 }
     return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+}
+
+/// The heap in use, in MiB (`ProcessMemory.heapInUse`).
+func heapMiB() -> Double {
+    Double(ProcessMemory.heapInUse) / 1_048_576
 }

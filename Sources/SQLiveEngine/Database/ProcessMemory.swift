@@ -1,13 +1,13 @@
 import CSQLiveSupport
 
-/// The process's freed memory, given back.
-public enum FreedMemory {
+/// The process's memory, as glibc's allocator holds it.
+public enum ProcessMemory {
     /// Gives the pages the allocator holds free back to the system: glibc
     /// keeps what a large document's analysis freed in its arenas, so the
     /// process's resident size would stay at its peak after the document
     /// closed. Costs a walk of the free lists (about a millisecond for
     /// hundreds of MB): for rare events, such as closing a document.
-    public static func giveBack() {
+    public static func giveBackFreed() {
         _ = sqlive_release_free_memory()
     }
 
@@ -25,5 +25,12 @@ public enum FreedMemory {
     /// `mmap` and a `munmap`.
     public static func mapLargeBlocks() {
         sqlive_map_large_blocks(128 << 10)
+    }
+
+    /// The bytes of the heap in use (`mallinfo2`: allocated blocks and
+    /// mapped ones), not the pages the process holds: what a measurement
+    /// of growth compares, unaffected by what earlier work freed.
+    public static var heapInUse: Int {
+        Int(sqlive_heap_in_use())
     }
 }

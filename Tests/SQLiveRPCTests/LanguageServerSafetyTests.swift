@@ -41,7 +41,7 @@ struct LanguageServerSafetyTests {
     /// comes back within 10% of what it was before the document opened
     /// (measured after a small document, so that what the first document
     /// starts — the checker's connection — is in the baseline). A
-    /// 50,000-statement document, with its diagnostics, code lenses and
+    /// 50,000-statement document (10,000 here, for a loaded machine), with its diagnostics, code lenses and
     /// inlay hints, held hundreds of MB for good.
     @Test func closingALargeDocumentGivesBackWhatItHeld() async throws {
         let editor = try await Editor()
@@ -64,7 +64,7 @@ struct LanguageServerSafetyTests {
         try await Task.sleep(for: .milliseconds(500))
         let baseline = try #require(Self.residentKiB(pid))
 
-        let count = 20_000
+        let count = 10_000
         let text = (0..<count).map { index in
             index % 3 == 0
                 ? "SELECT nope\(index) FROM t\(index % 7);" : "SELECT name FROM players WHERE id = \(index);"

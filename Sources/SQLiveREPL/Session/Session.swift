@@ -43,6 +43,10 @@ final class Session {
     var onceCountdown: Int?
     private(set) var database: LiveDatabase?
     private var pumps: [Task<Void, Never>] = []
+    /// The schema watch completion reads (`SchemaGeneration`), started at
+    /// the first completion: a script, which never completes, keeps no
+    /// live query of its own (its `.trace` shows only its statements).
+    private var completionWatch: Task<Void, Never>?
     /// The live queries watched, and how far each was printed and waited for.
     var watches = WatchTable()
     /// The live-query options every database the session opens gets
@@ -122,7 +126,7 @@ final class Session {
         try installSafeModeGuard(on: database)
         signals.setDatabase(database)
         database.traceSettings = shell.traceSettings
-        pumps = events.pump(database) + [completion.generation.watch(database)]
+        pumps = events.pump(database)
         completion.invalidate()
     }
 
@@ -141,6 +145,8 @@ final class Session {
         }
         for pump in pumps { pump.cancel() }
         pumps = []
+        completionWatch?.cancel()
+        completionWatch = nil
         _ = events.takeAll()
         signals.setDatabase(nil)
         self.database = nil
@@ -386,6 +392,7 @@ extension Session {
     /// The completer for the next line: the cached schema and the live
     /// queries' names.
     func completer() -> Completer {
-        completion.completer(database: database, liveQueryNames: watches.names)
+        if completionWatch == nil, let database { completionWatch = completion.generation.watch(database) }
+        return completion.completer(database: database, liveQueryNames: watches.names)
     }
 }

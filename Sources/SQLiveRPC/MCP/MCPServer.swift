@@ -59,10 +59,9 @@ public enum MCPServer {
         let path = ServerSession.resolve(database ?? ":memory:", in: directory)
         let session = await MCPSession.open(
             path: path, shownAs: database ?? ":memory:", options: options, writer: writer)
-        let connection = MCPConnection(
-            writer: writer, session: session, maximumMessageLength: options.maximumMessageLength)
-        await connection.run(input: input)
-        await session.close()
+        let connection = Connection(
+            writer: writer, session: session, served: .mcp, maximumMessageLength: options.maximumMessageLength)
+        _ = await connection.run(input: input)
         if !writer.flush() {
             ServerLog.warning("the client did not read the last messages")
         }

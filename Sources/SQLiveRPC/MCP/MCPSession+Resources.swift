@@ -49,10 +49,8 @@ extension MCPSession {
     }
 
     /// `resources/read`.
-    func read(_ params: JSONValue?) async throws(ResponseError) -> JSONValue {
-        guard let uri = params?["uri"]?.stringValue else {
-            throw .invalidParams("a resource URI is needed", field: "uri")
-        }
+    func read(_ params: MCPResourceParams) async throws(ResponseError) -> JSONValue {
+        let uri = params.uri
         let contents: JSONValue
         if uri == MCPProtocol.schemaURI {
             let database: LiveDatabase

@@ -14,14 +14,12 @@ extension MCPSession {
     /// as results with `isError: true`.
     ///
     /// - throws: -32602 for a tool that does not exist.
-    func callTool(_ params: JSONValue?, work: ScheduledWork) throws(ResponseError) -> JSONValue {
-        guard let name = params?["name"]?.stringValue else {
-            throw .invalidParams("a tool call needs the tool's name", field: "name")
-        }
+    func callTool(_ params: MCPToolsCallRequest.Params, work: ScheduledWork) throws(ResponseError) -> JSONValue {
+        let name = params.name
         guard MCPToolCatalog.names.contains(name) else {
             throw .invalidParams("Unknown tool: \(name)", field: "name")
         }
-        let arguments = params?["arguments"] ?? .object([:])
+        let arguments = params.arguments ?? .object([:])
         do throws(ToolFailure) {
             guard case .object = arguments else { throw ToolFailure("the arguments must be an object") }
             let structured: JSONValue

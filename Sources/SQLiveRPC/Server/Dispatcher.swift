@@ -1,51 +1,64 @@
 import SQLiveProtocol
 
-/// Finds the handler of each request method.
+/// Finds the handler of each request and notification of one protocol.
 ///
-/// Each entry ties a request type of `MessageRegistry` to the code that
-/// answers it and to its scheduling. Handlers receive params decoded once,
-/// from the message's parsed JSON, and return a Codable result, encoded
-/// when the response is written; decoding errors become -32602 naming the
-/// field. A handler is `blocking` when it only needs the database: it runs
-/// on the request queue's serial lane, without a task or an actor hop.
+/// Each entry ties a message type (`RequestType`, `NotificationType`) to
+/// the code that answers it and to its scheduling. Handlers receive params
+/// decoded once, from the message's parsed JSON, and return a Codable
+/// result, encoded when the response is written; decoding errors become
+/// -32602 naming the field. A handler is `blocking` when it only needs the
+/// database: it runs on the request queue's serial lane (or, scheduled
+/// `.independent`, on a thread of its own), without a task or an actor hop;
+/// `immediate` when it only reads the session's state: the reading thread
+/// answers it before it reads the next message.
 ///
-/// To serve a new method (a Language Server Protocol one, say), add its
-/// type to `MessageRegistry` and a line here.
-struct Dispatcher: Sendable {
+/// One dispatcher per protocol, over that protocol's session:
+/// `Dispatcher<ServerSession>.standard` (JSON-RPC and the Language Server
+/// Protocol) and `Dispatcher<MCPSession>.mcp`. To serve a new method, add
+/// its type to the protocol's messages and a line to its dispatcher.
+struct Dispatcher<Session: Sendable>: Sendable {
     /// Decodes a request's params and makes the call that answers it.
     struct Handler: Sendable {
-        var scheduling: Scheduling
-        /// Decodes the params, on the reading thread; params that cannot
-        /// be decoded make a call that answers their -32602 error.
-        var call: @Sendable (_ params: JSONValue?) -> Call
+        /// Decodes the params, on the reading thread, and says how the call
+        /// runs; params that cannot be decoded make a call that answers
+        /// their -32602 error.
+        var call: @Sendable (_ params: JSONValue?) -> (Scheduling, Call)
+        /// Called once the answer was handed to the writer (immediate
+        /// calls only): MCP's `initialize` lets the session notify then.
+        var afterAnswer: (@Sendable (Session) -> Void)?
     }
 
     /// A request ready to run, its params decoded.
     enum Call: Sendable {
-        /// Awaits the session (an actor) and the engine, as a task.
-        case async(@Sendable (_ session: ServerSession) async -> Answer)
-        /// Runs on the serial lane's thread; `work` takes its interrupt.
-        case blocking(@Sendable (_ session: ServerSession, _ work: ScheduledWork) -> Answer)
+        /// Awaits the session and the engine, as a task.
+        case async(@Sendable (_ session: Session) async -> Answer)
+        /// Runs on the serial lane's thread (or a thread of its own);
+        /// `work` takes its interrupt.
+        case blocking(@Sendable (_ session: Session, _ work: ScheduledWork) -> Answer)
+        /// Answered by the reading thread at once, in message order.
+        case immediate(@Sendable (_ session: Session) -> Answer)
     }
 
     /// A handler's answer: a result to encode, or an error.
     typealias Answer = Result<any Encodable & Sendable, ResponseError>
 
     private var handlers: [String: Handler] = [:]
-
-    /// The request methods served, in registry order.
-    var methods: [String] {
-        MessageRegistry.requests.map { $0.method }.filter { handlers[$0] != nil }
-    }
+    private var notificationHandlers: [String: @Sendable (Session, JSONValue?) -> Void] = [:]
+    /// The request methods, in the order they were registered.
+    private(set) var registered: [String] = []
 
     func handler(for method: String) -> Handler? {
         handlers[method]
     }
 
+    func notificationHandler(for method: String) -> (@Sendable (Session, JSONValue?) -> Void)? {
+        notificationHandlers[method]
+    }
+
     /// Serves a request type with a handler that runs as a task.
     mutating func register<R: RequestType>(
         _ type: R.Type, _ scheduling: Scheduling,
-        _ body: @escaping @Sendable (ServerSession, R.Params) async throws(ResponseError) -> R.Result
+        _ body: @escaping @Sendable (Session, R.Params) async throws(ResponseError) -> R.Result
     ) {
         registerRouted(type, scheduling) { params in
             .async { session in await Self.answer { () async throws(ResponseError) in try await body(session, params) }
@@ -56,11 +69,22 @@ struct Dispatcher: Sendable {
     /// Serves a serial request type with a handler that runs on the lane.
     mutating func registerBlocking<R: RequestType>(
         _ type: R.Type,
-        _ body: @escaping @Sendable (ServerSession, R.Params, ScheduledWork) throws(ResponseError) -> R.Result
+        _ body: @escaping @Sendable (Session, R.Params, ScheduledWork) throws(ResponseError) -> R.Result
     ) {
         registerRouted(type, .serial) { params in
             .blocking { session, work in Self.answer { () throws(ResponseError) in try body(session, params, work) } }
         }
+    }
+
+    /// Serves a request type the reading thread answers at once.
+    mutating func registerImmediate<R: RequestType>(
+        _ type: R.Type, _ body: @escaping @Sendable (Session, R.Params) throws(ResponseError) -> R.Result,
+        afterAnswer: (@Sendable (Session) -> Void)? = nil
+    ) {
+        registerRouted(type, .concurrent) { params in
+            .immediate { session in Self.answer { () throws(ResponseError) in try body(session, params) } }
+        }
+        handlers[R.method]?.afterAnswer = afterAnswer
     }
 
     /// Serves a request type whose params decide how it runs: `route`
@@ -69,12 +93,36 @@ struct Dispatcher: Sendable {
     mutating func registerRouted<R: RequestType>(
         _ type: R.Type, _ scheduling: Scheduling, _ route: @escaping @Sendable (R.Params) -> Call
     ) {
-        handlers[R.method] = Handler(scheduling: scheduling) { json in
+        registerScheduled(type) { params in (scheduling, route(params)) }
+    }
+
+    /// Serves a request type whose params decide both its scheduling and
+    /// its call (an agent's tool: at once on a thread of its own, or in
+    /// order when it changes the live queries).
+    mutating func registerScheduled<R: RequestType>(
+        _ type: R.Type, _ route: @escaping @Sendable (R.Params) -> (Scheduling, Call)
+    ) {
+        if handlers[R.method] == nil { registered.append(R.method) }
+        handlers[R.method] = Handler(call: { json in
             switch Self.decode(json, with: R.decodeParams(from:)) {
             case .failure(let failure):
-                return .async { _ in .failure(failure) }
+                return (.concurrent, .immediate { _ in .failure(failure) })
             case .success(let params):
                 return route(params)
+            }
+        })
+    }
+
+    /// Serves a notification type; params that cannot be decoded are
+    /// logged (a notification gets no answer).
+    mutating func registerNotification<N: NotificationType>(
+        _ type: N.Type, _ body: @escaping @Sendable (Session, N.Params) -> Void
+    ) {
+        notificationHandlers[N.method] = { session, json in
+            do {
+                body(session, try JSONCoding.decode(N.Params.self, from: json ?? .object([:])))
+            } catch {
+                ServerLog.warning("invalid \(N.method): \(ResponseError(decoding: error).message)")
             }
         }
     }
@@ -105,6 +153,13 @@ struct Dispatcher: Sendable {
         } catch {
             return .failure(ResponseError(decoding: error))
         }
+    }
+}
+
+extension Dispatcher where Session == ServerSession {
+    /// The request methods served, in registry order.
+    var methods: [String] {
+        MessageRegistry.requests.map { $0.method }.filter { handler(for: $0) != nil }
     }
 
     /// The handlers of every method of the protocol.
@@ -196,6 +251,18 @@ struct Dispatcher: Sendable {
                 }
             }
         }
+        // The Language Server Protocol's document notifications, in
+        // message order, on the reading thread.
+        dispatcher.registerNotification(DidOpenTextDocumentNotification.self) { session, params in
+            session.language.didOpen(params)
+        }
+        dispatcher.registerNotification(DidChangeTextDocumentNotification.self) { session, params in
+            session.language.didChange(params)
+        }
+        dispatcher.registerNotification(DidCloseTextDocumentNotification.self) { session, params in
+            session.language.didClose(params)
+        }
+        dispatcher.registerNotification(InitializedNotification.self) { _, _ in }
         return dispatcher
     }()
 }

@@ -8,6 +8,9 @@ import SQLiveProtocol
 ///
 /// A pure value: the connection asks it about each request, in the order
 /// they arrive, before the request is scheduled.
+///
+/// MCP's sessions have no such rules (`Lifecycle.open`): every request is
+/// served, notifications included, and the input's end ends the session.
 struct Lifecycle: Hashable, Sendable {
     enum State: Hashable, Sendable {
         case uninitialized
@@ -16,12 +19,29 @@ struct Lifecycle: Hashable, Sendable {
     }
 
     private(set) var state = State.uninitialized
+    /// Whether the Language Server Protocol's rules apply.
+    private var enforced = true
+
+    /// No rules: every request and notification is served.
+    static var open: Lifecycle {
+        var lifecycle = Lifecycle()
+        lifecycle.enforced = false
+        lifecycle.state = .running
+        return lifecycle
+    }
+
+    /// Whether notifications are handled now (before `initialize`, the LSP
+    /// drops them).
+    var admitsNotifications: Bool {
+        state != .uninitialized
+    }
 
     /// Whether a request may run; advances the state for `initialize` and
     /// `shutdown`.
     ///
     /// - returns: nil to accept the request, or the error that answers it.
     mutating func admit(_ method: String) -> ResponseError? {
+        guard enforced else { return nil }
         switch (state, method) {
         case (.uninitialized, InitializeRequest.method):
             state = .running

@@ -66,7 +66,8 @@ public enum RPCServer {
         let session = ServerSession(
             writer: writer, directory: directory, databaseOptions: LiveDatabase.Options(liveQueries: liveQueries))
         await session.openAtStart(path: database ?? ":memory:", readonly: readonly)
-        let connection = JSONRPCConnection(writer: writer, session: session, maximumMessageLength: maximumMessageLength)
+        let connection = Connection(
+            writer: writer, session: session, served: .jsonRPC, maximumMessageLength: maximumMessageLength)
         let status = await connection.run(input: input)
         writer.stop()
         return status

@@ -32,6 +32,12 @@ final class Reply: Sendable {
         return true
     }
 
+    /// Never answers: the protocol asks that a cancelled request be left
+    /// unanswered (MCP). Later answers are dropped.
+    func withhold() {
+        answered.store(true, ordering: .releasing)
+    }
+
     var isAnswered: Bool {
         answered.load(ordering: .acquiring)
     }

@@ -4,29 +4,65 @@ import SQLiveLocks
 import SQLiveProtocol
 import Synchronization
 
-/// Reads messages, schedules requests, and ends the session.
+/// What sets one protocol served by a `Connection` apart: its framing, its
+/// dispatcher, its lifecycle, how a request is cancelled and how the
+/// session ends. JSON-RPC with the Language Server Protocol
+/// (`ServedProtocol.jsonRPC`) and MCP (`ServedProtocol.mcp`) are two values
+/// of it; the reading thread, the in-flight table, the request queue and
+/// the writer are the same code.
+struct ServedProtocol<Session: Sendable>: Sendable {
+    enum Framing: Sendable {
+        /// `Content-Length` headers (the Language Server Protocol's).
+        case contentLength
+        /// One message per line (MCP's stdio transport).
+        case newline
+    }
+
+    var framing: Framing
+    var dispatcher: Dispatcher<Session>
+    /// Whether a JSON-RPC batch (an array of messages) is served; MCP left
+    /// batches in 2025-06-18.
+    var acceptsBatches: Bool
+    /// The lifecycle's rules, fresh for each connection.
+    var lifecycle: Lifecycle
+    /// The notification that ends the connection (the LSP's `exit`), if any.
+    var exitNotification: String?
+    /// The notification that cancels a request, and the id it names.
+    var cancelNotification: String
+    var cancelledID: @Sendable (_ params: JSONValue?) -> RequestID?
+    /// Whether a cancelled request is answered (JSON-RPC: -32800) or never
+    /// (MCP asks that it be left unanswered).
+    var answersCancelled: Bool
+    /// The token of a request's progress (`workDoneToken`), which a
+    /// progress cancellation names; nil when the protocol has none.
+    var progressCancelNotification: String?
+    /// Ends the session once the requests are done.
+    var close: @Sendable (Session) async -> Void
+}
+
+/// Reads messages, schedules requests, and ends the session, for one
+/// protocol (`ServedProtocol`).
 ///
 /// The connection is the one reader of the input. A thread of its own
 /// reads the input, splits it into frames, decodes each message's JSON
 /// once, asks the lifecycle whether a request may run, and hands it to the
-/// request queue: the reading thread never waits for a request, so
-/// `$/cancelRequest` and `exit` are seen at once, even while a long query
-/// runs.
-final class JSONRPCConnection: Sendable {
+/// request queue: the reading thread never waits for a request, so a
+/// cancellation and `exit` are seen at once, even while a long query runs.
+final class Connection<Session: Sendable>: Sendable {
     let writer: MessageWriter
-    let session: ServerSession
-    let dispatcher: Dispatcher
+    let session: Session
+    let served: ServedProtocol<Session>
     let queue = RequestQueue()
     let maximumMessageLength: Int
 
-    /// A request being handled: what `$/cancelRequest` needs to cancel it.
+    /// A request being handled: what a cancellation needs to cancel it.
     final class InFlightRequest: Sendable {
         let reply: Reply
         /// The `workDoneToken` of its params: a progress cancel names it.
         let progressToken: JSONValue?
         // Mutable State: set once by the reading thread, right after the
         // request is scheduled, and read by the same thread when a
-        // `$/cancelRequest` names it: the mutex only satisfies the checker.
+        // cancellation names it: the mutex only satisfies the checker.
         private let scheduled = Locked<ScheduledWork?>(nil)
         /// Set once, when the request has been answered and its work is
         /// done: the reading thread then drops it from `inFlight`.
@@ -41,11 +77,13 @@ final class JSONRPCConnection: Sendable {
             scheduled.withLock { $0 = work }
         }
 
-        /// Cancels the work; a request that has not started yet answers
-        /// -32800 at once, a running one when its statement is interrupted.
+        /// Cancels the work. A request that has not started yet is
+        /// answered -32800 at once (or never, when the protocol asks so),
+        /// a running one when its statement is interrupted.
         ///
-        /// - returns: Whether the request was answered here (it will never run).
-        func cancel() -> Bool {
+        /// - returns: Whether the request was settled here (it will never run).
+        func cancel(answering: Bool) -> Bool {
+            if !answering { reply.withhold() }
             guard let work = scheduled.withLock({ $0 }), work.cancel() == .beforeStart else { return false }
             reply(.failure(.requestCancelled))
             return true
@@ -59,23 +97,24 @@ final class JSONRPCConnection: Sendable {
     // thread: it adds each request, and now and then drops the ones that
     // ended (`hasEnded`, set by whoever ended them), so that ending a
     // request costs no lock and no hashing on the lane. A request that
-    // ended may thus still be found by a `$/cancelRequest`: cancelling it
-    // is too late, and does nothing, as for an unknown id.
+    // ended may thus still be found by a cancellation: cancelling it is
+    // too late, and does nothing, as for an unknown id.
     private struct State {
-        var lifecycle = Lifecycle()
+        var lifecycle: Lifecycle
         var inFlight: [RequestID: InFlightRequest] = [:]
         /// Requests added since `inFlight` was last swept.
         var addedSinceSweep = 0
     }
     /// How many requests are added between two sweeps of `inFlight`.
-    static let sweepInterval = 1024
-    private let state = Locked(State())
+    static var sweepInterval: Int { 1024 }
+    private let state: Locked<State>
 
-    init(writer: MessageWriter, session: ServerSession, dispatcher: Dispatcher = .standard, maximumMessageLength: Int) {
+    init(writer: MessageWriter, session: Session, served: ServedProtocol<Session>, maximumMessageLength: Int) {
         self.writer = writer
         self.session = session
-        self.dispatcher = dispatcher
+        self.served = served
         self.maximumMessageLength = maximumMessageLength
+        state = Locked(State(lifecycle: served.lifecycle))
     }
 
     /// What the reading loop does after a message.
@@ -120,8 +159,7 @@ final class JSONRPCConnection: Sendable {
             }
         }
         queue.stop()
-        await session.close()
-        session.language.stop()
+        await served.close(session)
         if !writer.flush() {
             ServerLog.warning("the client did not read the last messages")
         }
@@ -132,13 +170,25 @@ final class JSONRPCConnection: Sendable {
     ///
     /// - returns: Whether `exit` ended it.
     private func read(_ fileDescriptor: Int32) -> Bool {
-        var parser = FrameParser(maximumContentLength: maximumMessageLength)
-        return StandardIO.read(fileDescriptor) { chunk in
-            parser.append(chunk)
-            while let event = parser.next() {
-                if case .exit = handle(event) { return false }
+        switch served.framing {
+        case .contentLength:
+            var parser = FrameParser(maximumContentLength: maximumMessageLength)
+            return StandardIO.read(fileDescriptor) { chunk in
+                parser.append(chunk)
+                while let event = parser.next() {
+                    if case .exit = handle(event) { return false }
+                }
+                return true
             }
-            return true
+        case .newline:
+            var framer = LineFramer(maximumLength: maximumMessageLength)
+            return StandardIO.read(fileDescriptor) { chunk in
+                framer.append(chunk)
+                while let event = framer.next() {
+                    if case .exit = handle(event) { return false }
+                }
+                return true
+            }
         }
     }
 
@@ -149,10 +199,10 @@ final class JSONRPCConnection: Sendable {
     }
 
     private func cancel(_ request: InFlightRequest) {
-        if request.cancel() { finished(request) }
+        if request.cancel(answering: served.answersCancelled) { finished(request) }
     }
 
-    /// Handles one event of the framing parser.
+    /// Handles one event of the `Content-Length` framing.
     func handle(_ event: FrameParser.Event) -> Outcome {
         switch event {
         case .skipped(let count):
@@ -165,24 +215,47 @@ final class JSONRPCConnection: Sendable {
             writer.send(OutgoingMessage.response(id: nil, error: ResponseError(code, "\(prefix): \(error)")))
             return .proceed
         case .message(let content):
-            ServerLog.debug("--> \(String(decoding: content, as: UTF8.self))")
-            let incoming: IncomingContent
-            do throws(ResponseError) {
-                incoming = try IncomingContent.decode(content)
-            } catch {
-                ServerLog.debug("parse error: \(error.message)")
-                writer.send(OutgoingMessage.response(id: nil, error: error))
+            return handle(content: content)
+        }
+    }
+
+    /// Handles one event of the newline framing.
+    func handle(_ event: LineFramer.Event) -> Outcome {
+        switch event {
+        case .tooLong(let length):
+            ServerLog.warning("skipped a message of \(length) bytes, longer than \(maximumMessageLength)")
+            writer.send(
+                OutgoingMessage.response(
+                    id: nil,
+                    error: .invalidRequest("the message is \(length) bytes long, more than \(maximumMessageLength)")))
+            return .proceed
+        case .message(let content):
+            return handle(content: content)
+        }
+    }
+
+    private func handle(content: [UInt8]) -> Outcome {
+        ServerLog.debug("--> \(String(decoding: content, as: UTF8.self))")
+        let incoming: IncomingContent
+        do throws(ResponseError) {
+            incoming = try IncomingContent.decode(content)
+        } catch {
+            ServerLog.debug("parse error: \(error.message)")
+            writer.send(OutgoingMessage.response(id: nil, error: error))
+            return .proceed
+        }
+        switch incoming {
+        case .message(let message):
+            // While more requests wait in line, a response is written with
+            // the ones that follow (200 µs at most).
+            return handle(message, respond: { [writer, queue] in writer.send($0, batching: queue.hasQueuedLaneWork) })
+        case .batch(let messages):
+            guard served.acceptsBatches else {
+                writer.send(
+                    OutgoingMessage.response(id: nil, error: .invalidRequest("this protocol does not take batches")))
                 return .proceed
             }
-            switch incoming {
-            case .message(let message):
-                // While more requests wait in line, a response is written
-                // with the ones that follow (200 µs at most).
-                return handle(
-                    message, respond: { [writer, queue] in writer.send($0, batching: queue.hasQueuedLaneWork) })
-            case .batch(let messages):
-                return handleBatch(messages)
-            }
+            return handleBatch(messages)
         }
     }
 
@@ -219,64 +292,38 @@ final class JSONRPCConnection: Sendable {
     }
 
     private func handleNotification(_ method: String, _ params: JSONValue?) -> Outcome {
-        if method != ExitNotification.method, state.withLock({ $0.lifecycle.state == .uninitialized }) {
+        if method == served.exitNotification { return .exit }
+        if !state.withLock({ $0.lifecycle.admitsNotifications }) {
             // Before `initialize`, notifications are dropped, as the LSP asks.
             ServerLog.debug("ignored notification \(method) before initialize")
             return .proceed
         }
         switch method {
-        case ExitNotification.method:
-            return .exit
-        case CancelRequestNotification.method:
-            do {
-                let params = try JSONCoding.decode(
-                    CancelRequestNotification.Params.self, from: params ?? .object([:]))
-                if let request = state.withLock({ $0.inFlight[params.id] }) {
-                    cancel(request)
-                }
-            } catch {
-                ServerLog.warning("invalid $/cancelRequest: \(ResponseError(decoding: error).message)")
+        case served.cancelNotification:
+            guard let id = served.cancelledID(params) else {
+                ServerLog.warning("invalid \(method): no request id")
+                break
             }
-        case WorkDoneProgressCancelNotification.method:
+            if let request = state.withLock({ $0.inFlight[id] }) {
+                cancel(request)
+            }
+        case served.progressCancelNotification:
             guard let token = params?["token"] else {
-                ServerLog.warning("invalid window/workDoneProgress/cancel: no token")
+                ServerLog.warning("invalid \(method): no token")
                 break
             }
             let requests = state.withLock { $0.inFlight.values.filter { $0.progressToken == token } }
             for request in requests { cancel(request) }
-        case DidOpenTextDocumentNotification.method:
-            if let params = decodeNotification(DidOpenTextDocumentNotification.self, method, params) {
-                session.language.didOpen(params)
-            }
-        case DidChangeTextDocumentNotification.method:
-            if let params = decodeNotification(DidChangeTextDocumentNotification.self, method, params) {
-                session.language.didChange(params)
-            }
-        case DidCloseTextDocumentNotification.method:
-            if let params = decodeNotification(DidCloseTextDocumentNotification.self, method, params) {
-                session.language.didClose(params)
-            }
-        case InitializedNotification.method:
-            break
         default:
-            // Unknown notifications are ignored, as the LSP asks (`$/`
-            // ones included).
-            ServerLog.debug("ignored notification \(method)")
+            if let handler = served.dispatcher.notificationHandler(for: method) {
+                handler(session, params)
+            } else {
+                // Unknown notifications are ignored, as the LSP and MCP ask
+                // (`$/` ones included).
+                ServerLog.debug("ignored notification \(method)")
+            }
         }
         return .proceed
-    }
-
-    /// A notification's params, or nil (and a warning): a notification
-    /// gets no answer, so the log is where its errors go.
-    private func decodeNotification<N: NotificationType>(_ type: N.Type, _ method: String, _ params: JSONValue?)
-        -> N.Params?
-    {
-        do {
-            return try JSONCoding.decode(N.Params.self, from: params ?? .object([:]))
-        } catch {
-            ServerLog.warning("invalid \(method): \(ResponseError(decoding: error).message)")
-            return nil
-        }
     }
 
     private func handleRequest(
@@ -284,7 +331,7 @@ final class JSONRPCConnection: Sendable {
     ) {
         // The lifecycle's verdict and the request's entry in one visit to
         // the lock, which the lane takes too when requests end.
-        let handler = dispatcher.handler(for: method)
+        let handler = served.dispatcher.handler(for: method)
         let request = handler.map { _ in
             InFlightRequest(
                 reply: Reply(id: id, method: method, sink: respond), progressToken: params?["workDoneToken"])
@@ -311,9 +358,15 @@ final class JSONRPCConnection: Sendable {
         guard let handler, let request else { return }
         let session = self.session
         let work: ScheduledWork
-        switch handler.call(params) {
+        let (scheduling, call) = handler.call(params)
+        switch call {
+        case .immediate(let body):
+            request.reply(body(session))
+            finished(request)
+            handler.afterAnswer?(session)
+            return
         case .blocking(let body):
-            work = queue.schedule(handler.scheduling) { work in
+            let run: @Sendable (ScheduledWork) -> Void = { work in
                 defer { self.finished(request) }
                 let result = body(session, work)
                 if case .failure = result, work.isCancelled {
@@ -322,8 +375,11 @@ final class JSONRPCConnection: Sendable {
                     request.reply(result)
                 }
             }
+            work =
+                OrderingRule.place(of: scheduling) == .thread
+                ? queue.scheduleOnThread(run) : queue.schedule(scheduling, blocking: run)
         case .async(let body):
-            work = queue.schedule(handler.scheduling) {
+            work = queue.schedule(scheduling) {
                 defer { self.finished(request) }
                 let result = await body(session)
                 if case .failure = result, Task.isCancelled {
@@ -348,5 +404,21 @@ extension IncomingMessage {
         case .request, .invalid: true
         case .notification, .response: false
         }
+    }
+}
+
+extension ServedProtocol where Session == ServerSession {
+    /// JSON-RPC 2.0 with the Language Server Protocol's framing, lifecycle
+    /// and cancellation.
+    static var jsonRPC: ServedProtocol {
+        ServedProtocol(
+            framing: .contentLength, dispatcher: .standard, acceptsBatches: true, lifecycle: Lifecycle(),
+            exitNotification: ExitNotification.method, cancelNotification: CancelRequestNotification.method,
+            cancelledID: { params in params?["id"].flatMap(RequestID.init(json:)) },
+            answersCancelled: true, progressCancelNotification: WorkDoneProgressCancelNotification.method,
+            close: { session in
+                await session.close()
+                session.language.stop()
+            })
     }
 }

@@ -94,27 +94,48 @@ final class LanguageService: Sendable {
     /// The task that asks the client to refresh, at most every 50 ms.
     private let refreshing = Locked<Task<Void, Never>?>(nil)
 
+    /// What `start()` drains: the checks, and the requests to refresh.
+    private let workStream: AsyncStream<Work>
+    private let refreshStream: AsyncStream<Void>
+
+    /// Makes the service; it starts nothing (`start()` does).
     init(writer: MessageWriter) {
         self.writer = writer
         let (stream, continuation) = AsyncStream<Work>.makeStream()
+        workStream = stream
         work = continuation
         let (refreshStream, refreshes) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        self.refreshStream = refreshStream
         self.refreshes = refreshes
         inline = InlineResults(changed: { refreshes.yield() })
-        let task = Task { [weak self] in
-            for await item in stream {
-                guard let self else { return }
-                await self.perform(item)
+    }
+
+    /// Starts the checking task and the refresh task, once; `stop()` ends
+    /// them. Work queued before (a document opened) waits for it.
+    func start() {
+        let (stream, refreshStream) = (workStream, self.refreshStream)
+        checking.withLock { checking in
+            guard checking == nil else { return }
+            checking = Task { [weak self] in
+                for await item in stream {
+                    guard let self else { return }
+                    await self.perform(item)
+                }
             }
         }
-        checking.withLock { $0 = task }
-        let refresher = Task { [weak self] in
-            for await _ in refreshStream {
-                self?.askClientToRefresh()
-                try? await Task.sleep(for: .milliseconds(50))
+        refreshing.withLock { refreshing in
+            guard refreshing == nil else { return }
+            refreshing = Task { [weak self] in
+                for await _ in refreshStream {
+                    self?.askClientToRefresh()
+                    do {
+                        try await Task.sleep(for: .milliseconds(50))
+                    } catch {
+                        return  // Cancelled: `stop()`.
+                    }
+                }
             }
         }
-        refreshing.withLock { $0 = refresher }
     }
 
     deinit {

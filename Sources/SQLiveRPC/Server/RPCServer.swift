@@ -65,6 +65,7 @@ public enum RPCServer {
         if let refreshBudget { liveQueries.refreshBudget = refreshBudget }
         let session = ServerSession(
             writer: writer, directory: directory, databaseOptions: LiveDatabase.Options(liveQueries: liveQueries))
+        session.language.start()
         await session.openAtStart(path: database ?? ":memory:", readonly: readonly)
         let connection = Connection(
             writer: writer, session: session, served: .jsonRPC, maximumMessageLength: maximumMessageLength)

@@ -4,17 +4,33 @@
 #include <string.h>
 #include "CSQLiveSupport.h"
 
+/* glibc's allocator only; elsewhere (musl) these do nothing. */
 int sqlive_release_free_memory(void) {
+#if defined(__GLIBC__)
     return malloc_trim(0);
+#else
+    return 0;
+#endif
 }
 
 void sqlive_map_large_blocks(int threshold) {
+#if defined(__GLIBC__)
     mallopt(M_MMAP_THRESHOLD, threshold);
+#else
+    (void)threshold;
+#endif
 }
 
 long long sqlive_heap_in_use(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
     struct mallinfo2 info = mallinfo2();
     return (long long)(info.uordblks + info.hblkhd);
+#elif defined(__GLIBC__)
+    struct mallinfo info = mallinfo();
+    return (long long)(unsigned)info.uordblks + (long long)(unsigned)info.hblkhd;
+#else
+    return 0;
+#endif
 }
 
 int sqlive_format_real(double value, char *buffer, int size) {

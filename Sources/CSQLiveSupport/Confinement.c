@@ -102,10 +102,16 @@ int sqlive_confine(sqlite3 *db) {
     return sqlite3_set_authorizer(db, sqlive_confined_authorizer, NULL);
 }
 
-/* The deadline of the statement running on a connection. */
+/* The deadline of the statement running on a connection, and the flag
+   that cancels it sooner (owned by the caller, who outlives the statement). */
 struct sqlive_deadline {
     long long at; /* CLOCK_MONOTONIC nanoseconds */
+    const int *cancelled;
 };
+
+void sqlive_flag_set(int *flag, int value) {
+    __atomic_store_n(flag, value, __ATOMIC_RELEASE);
+}
 
 static long long sqlive_now(void) {
     struct timespec now;
@@ -115,13 +121,15 @@ static long long sqlive_now(void) {
 
 static int sqlive_deadline_passed(void *context) {
     const struct sqlive_deadline *deadline = context;
+    if (deadline->cancelled != NULL && __atomic_load_n(deadline->cancelled, __ATOMIC_ACQUIRE)) return 1;
     return sqlive_now() >= deadline->at;
 }
 
-void *sqlive_deadline_begin(sqlite3 *db, long long nanoseconds) {
+void *sqlive_deadline_begin(sqlite3 *db, long long nanoseconds, const int *cancelled) {
     struct sqlive_deadline *deadline = malloc(sizeof *deadline);
     if (deadline == NULL) return NULL;
     deadline->at = sqlive_now() + nanoseconds;
+    deadline->cancelled = cancelled;
     /* Every 1,000 virtual machine steps: a clock read costs some 20 ns. */
     sqlite3_progress_handler(db, 1000, sqlive_deadline_passed, deadline);
     return deadline;

@@ -165,4 +165,49 @@ struct ConfinedReaderTests {
         // And the reader goes on.
         #expect(try reader.run("SELECT count(*) FROM t") != .writes)
     }
+
+    /// An interrupt that comes before the statement's first step (an agent
+    /// cancels a call still waiting for a reader) is not lost, as
+    /// `sqlite3_interrupt`'s alone would be: the statement, which would run
+    /// an hour, fails "interrupted" at once; the next call runs.
+    @Test("An interrupt before the statement starts stops it; the next call is not touched")
+    func interruptBeforeTheStatement() async throws {
+        let fixture = await try Fixture(mode: "wal")
+        let readers = try ConfinedReaderPool(
+            capacity: 1, first: try ConfinedReader(path: fixture.path)
+        ) { () throws(SQLiveError) in try ConfinedReader(path: fixture.path) }
+        let runaway = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
+        #expect {
+            try readers.withReader { reader throws(SQLiveError) in
+                reader.interrupt()
+                return try reader.run(runaway, limits: .init(time: .seconds(3600)))
+            }
+        } throws: { error in
+            (error as? SQLiveError)?.sqliteFailure?.code == 9
+        }
+        let next = try readers.withReader { reader throws(SQLiveError) in try reader.run("SELECT count(*) FROM t") }
+        #expect(next != .writes)
+    }
+
+    /// A file replaced at the path: the pool's idle readers of the old one
+    /// are dropped, and the next call reads the new file.
+    @Test("A pool reads the file the path leads to, after a replacement")
+    func poolFollowsAReplacedFile() async throws {
+        let fixture = await try Fixture(mode: "delete")
+        let readers = try ConfinedReaderPool(
+            capacity: 2, first: try ConfinedReader(path: fixture.path), path: fixture.path
+        ) { () throws(SQLiveError) in try ConfinedReader(path: fixture.path) }
+        let other = fixture.path + ".new"
+        try await SQLite3CLI.run(other, "CREATE TABLE replaced(x); INSERT INTO replaced VALUES (42);")
+        #expect(rename(other, fixture.path) == 0)
+        let outcome = try readers.withReader { reader throws(SQLiveError) in
+            try reader.run("SELECT x FROM replaced")
+        }
+        guard case .rows(let rows) = outcome else {
+            Issue.record("no rows")
+            return
+        }
+        #expect(rows.rows == [[.integer(42)]])
+        #expect(readers.openCount == 1)
+    }
 }

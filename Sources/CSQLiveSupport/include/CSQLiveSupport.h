@@ -213,10 +213,16 @@ int sqlive_keep_connection_state(sqlite3 *db);
 /// VACUUM and VACUUM INTO fail. Returns an SQLite result code.
 int sqlive_confine_configuration(sqlite3 *db);
 
-/// Interrupts statements of `db` that run past `nanoseconds` from now
-/// (a progress handler, checked every 1,000 virtual machine steps);
-/// returns what `sqlive_deadline_end` takes (NULL when out of memory).
-void *sqlive_deadline_begin(sqlite3 *db, long long nanoseconds);
+/// Interrupts statements of `db` that run past `nanoseconds` from now, or
+/// once `*cancelled` is not 0 (when given: a flag that outlives the
+/// statement, set with `sqlive_flag_set`) — a progress handler, checked
+/// every 1,000 virtual machine steps. Unlike `sqlite3_interrupt`, a
+/// cancellation that comes before the statement's first step is not lost.
+/// Returns what `sqlive_deadline_end` takes (NULL when out of memory).
+void *sqlive_deadline_begin(sqlite3 *db, long long nanoseconds, const int *cancelled);
+
+/// Sets a flag that `sqlive_deadline_begin`'s handler reads, atomically.
+void sqlive_flag_set(int *flag, int value);
 
 /// Removes the deadline `sqlive_deadline_begin` set.
 void sqlive_deadline_end(sqlite3 *db, void *deadline);

@@ -46,7 +46,7 @@ extension SQLChecker {
             if let known = state.rowCounts.counts[key], known != -2 || budget != nil {
                 return known < 0 ? nil : known
             }
-            let deadline = budget.map { sqlive_deadline_begin(connection.handle, Int64($0 / .nanoseconds(1))) }
+            let deadline = budget.map { sqlive_deadline_begin(connection.handle, Int64($0 / .nanoseconds(1)), nil) }
             let counted = connection.rows(
                 "SELECT count(*) FROM (SELECT 1 FROM \(SQLToken.quoted(table)) LIMIT \(limit + 1))"
             ).first?.first.flatMap { $0.flatMap { Int($0) } }

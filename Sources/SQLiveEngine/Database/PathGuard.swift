@@ -22,9 +22,10 @@ final class PathGuard: Sendable {
     private let identity: DataVersionProbe.FileIdentity?
 
     // Mutable State: guarded by the mutex; changed only on the session's
-    // connection (its queue runs one caller at a time). Whether this guard
-    // set `query_only` on it.
-    private let refusing = Locked(false)
+    // connection (its queue runs one caller at a time). While refusing, the
+    // `query_only` the user had set, restored when the path leads to the
+    // file again; nil while not refusing.
+    private let userQueryOnly = Locked<Bool?>(nil)
 
     /// Takes the identity of the file at `path` now, just after the
     /// session's connection opened it; nil for no file (in memory), for
@@ -43,24 +44,39 @@ final class PathGuard: Sendable {
     }
 
     /// Called on the session's connection before each script.
+    ///
+    /// While the path leads elsewhere, `query_only` is set before every
+    /// script (a script that turned it off does not let the next one
+    /// write); once it leads to the file again, the user's own setting
+    /// comes back.
     func check(_ db: Database) {
         guard let connection = db.sqliteConnection else { return }
         let moved = Self.identity(of: path) != identity
-        let change = refusing.withLock { refusing -> Bool? in
-            guard moved != refusing else { return nil }
-            refusing = moved
-            return moved
+        let saved = userQueryOnly.withLock { $0 }
+        if moved {
+            if saved == nil {
+                let user = Self.queryOnly(connection)
+                userQueryOnly.withLock { $0 = user }
+                Log.engine.debug("\(path) is no longer the file sqlive opened: writes are refused until it is")
+            }
+            sqlite3_exec(connection, "PRAGMA query_only = 1", nil, nil, nil)
+        } else if let saved {
+            userQueryOnly.withLock { $0 = nil }
+            sqlite3_exec(connection, saved ? "PRAGMA query_only = 1" : "PRAGMA query_only = 0", nil, nil, nil)
         }
-        guard let change else { return }
-        sqlite3_exec(connection, change ? "PRAGMA query_only = 1" : "PRAGMA query_only = 0", nil, nil, nil)
-        if change {
-            Log.engine.debug("\(path) is no longer the file sqlive opened: writes are refused until it is")
-        }
+    }
+
+    /// The connection's `query_only` now.
+    private static func queryOnly(_ connection: OpaquePointer) -> Bool {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(connection, "PRAGMA query_only", -1, &statement, nil) == SQLITE_OK else { return false }
+        defer { sqlite3_finalize(statement) }
+        return sqlite3_step(statement) == SQLITE_ROW && sqlite3_column_int(statement, 0) != 0
     }
 
     /// Whether writes are refused now.
     var isRefusing: Bool {
-        refusing.withLock { $0 }
+        userQueryOnly.withLock { $0 != nil }
     }
 
     /// A write SQLite refused because of this guard, said as what it is.

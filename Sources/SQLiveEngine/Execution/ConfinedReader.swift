@@ -70,7 +70,28 @@ public final class ConfinedReader: Sendable {
     // connection is open, and it is open as long as `self` is).
     private let connection: Locked<SQLChecker.Connection>
     nonisolated(unsafe) private let handle: OpaquePointer
+    /// Set by `interrupt()`, read by the statement's progress handler
+    /// (`sqlive_deadline_begin`) and before it starts, through C atomics:
+    /// an interrupt that comes before the first step is not lost, as
+    /// `sqlite3_interrupt`'s is. Cleared when a call ends, and when the
+    /// pool hands the reader to a new call.
+    nonisolated(unsafe) private let cancelled: UnsafeMutablePointer<Int32>
     public let allowsWrites: Bool
+    /// The file the reader opened (device and inode): a pool drops a
+    /// reader whose path now leads to another file.
+    let fileIdentity: FileIdentity?
+
+    struct FileIdentity: Equatable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+
+        init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
+    }
 
     /// Opens the file read-only and confines the connection.
     ///
@@ -84,11 +105,26 @@ public final class ConfinedReader: Sendable {
         self.connection = Locked(connection)
         self.handle = connection.handle
         self.allowsWrites = allowWrites
+        cancelled = .allocate(capacity: 1)
+        cancelled.initialize(to: 0)
+        fileIdentity = FileIdentity(path: path)
     }
 
-    /// Interrupts the statement running, if any: it fails "interrupted".
+    deinit {
+        cancelled.deinitialize(count: 1)
+        cancelled.deallocate()
+    }
+
+    /// Interrupts the statement running, or the call's statement about to
+    /// run: it fails "interrupted".
     public func interrupt() {
+        sqlive_flag_set(cancelled, 1)
         sqlite3_interrupt(handle)
+    }
+
+    /// Forgets an interrupt meant for an earlier call.
+    func beginCall() {
+        sqlive_flag_set(cancelled, 0)
     }
 
     /// Prepares one statement and, if it only reads, runs it within the
@@ -103,8 +139,12 @@ public final class ConfinedReader: Sendable {
         try SQLScript.checkText(sql)
         return try connection.withLock { connection throws(SQLiveError) in
             sqlite3_limit(connection.handle, SQLITE_LIMIT_LENGTH, Int32(clamping: max(limits.bytes, 1)))
-            let deadline = sqlive_deadline_begin(connection.handle, Int64(limits.time / .nanoseconds(1)))
-            defer { sqlive_deadline_end(connection.handle, deadline) }
+            let deadline = sqlive_deadline_begin(
+                connection.handle, Int64(limits.time / .nanoseconds(1)), UnsafePointer(cancelled))
+            defer {
+                sqlive_deadline_end(connection.handle, deadline)
+                sqlive_flag_set(cancelled, 0)
+            }
             connection.refreshSchema()
             let prepared = try prepareOne(sql, on: connection)
             let statement = prepared.handle

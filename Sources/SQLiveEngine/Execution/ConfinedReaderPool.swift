@@ -15,6 +15,8 @@ import SQLiveLocks
 public final class ConfinedReaderPool: Sendable {
     /// How many readers may be open at once.
     public let capacity: Int
+    /// The file's path, to drop readers of a file that was replaced.
+    private let path: String?
     private let open: @Sendable () throws(SQLiveError) -> ConfinedReader
 
     // Mutable State: guarded by the condition's mutex. Invariant: `opened`
@@ -30,10 +32,12 @@ public final class ConfinedReaderPool: Sendable {
     /// - parameter first: A reader opened already (it proves the file can
     ///   be read confined); the pool opens the others with `open`.
     public init(
-        capacity: Int, first: ConfinedReader, open: @escaping @Sendable () throws(SQLiveError) -> ConfinedReader
+        capacity: Int, first: ConfinedReader, path: String? = nil,
+        open: @escaping @Sendable () throws(SQLiveError) -> ConfinedReader
     ) {
         precondition(capacity >= 1)
         self.capacity = capacity
+        self.path = path
         self.open = open
         state = Condition(State(idle: [first], opened: 1))
     }
@@ -60,7 +64,16 @@ public final class ConfinedReaderPool: Sendable {
     }
 
     private func take() throws(SQLiveError) -> ConfinedReader {
+        // A file replaced at the path (and followed by the session): the
+        // idle readers of the old one are dropped, so that every call reads
+        // the file the path leads to.
+        let current = path.flatMap(ConfinedReader.FileIdentity.init(path:))
         let taken = state.wait { state -> Condition<State>.Step<Taken> in
+            if current != nil {
+                let before = state.idle.count
+                state.idle.removeAll { $0.fileIdentity != current }
+                state.opened -= before - state.idle.count
+            }
             if let reader = state.idle.popLast() { return .done(.reader(reader)) }
             guard state.opened < capacity else { return .wait }
             state.opened += 1
@@ -68,6 +81,7 @@ public final class ConfinedReaderPool: Sendable {
         }
         switch taken {
         case .reader(let reader):
+            reader.beginCall()
             return reader
         case .openOne:
             do {
@@ -97,7 +111,7 @@ extension LiveDatabase {
     {
         let first = try makeConfinedReader(allowWrites: allowWrites)
         let location = self.location
-        return ConfinedReaderPool(capacity: capacity, first: first) { () throws(SQLiveError) in
+        return ConfinedReaderPool(capacity: capacity, first: first, path: location.filePath) { () throws(SQLiveError) in
             try Self.confinedReader(of: location, allowWrites: allowWrites)
         }
     }

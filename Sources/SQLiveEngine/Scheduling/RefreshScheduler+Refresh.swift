@@ -142,11 +142,18 @@ extension RefreshScheduler {
         var read = Set<LiveQueryDefinition>()
         // One snapshot, one delivery: the results wait for the read to end
         // (a query that holds the shared connection past 100 ms is stopped
-        // and goes on on its own lane, so they wait that long at most).
+        // and goes on on its own lane, so they wait that long at most). A
+        // read that cannot move to a lane of its own (the session's
+        // connection: temp tables, an in-memory database) delivers each
+        // result as it is read, so that a slow one holds back no other.
         var outcomesRead: [(LiveQueryDefinition, FetchOutcome)] = []
         for await (definition, outcome) in outcomes {
             read.insert(definition)
-            outcomesRead.append((definition, outcome))
+            if movable {
+                outcomesRead.append((definition, outcome))
+            } else if settle(outcome, for: definition, pending: batch[definition]!) {
+                retry.append(definition)
+            }
         }
         let failure = await readFailure
         let unread = definitions.filter { !read.contains($0) }

@@ -46,7 +46,7 @@ final class CompletionCache {
     /// made only when a completion asks.
     private var checker: LazyChecker?
     /// The generation the schema was read at; nil: read it again.
-    private var readGeneration: Int?
+    private(set) var readGeneration: Int?
 
     init(generation: SchemaGeneration) {
         self.generation = generation

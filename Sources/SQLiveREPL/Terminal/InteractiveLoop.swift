@@ -39,7 +39,7 @@ struct InteractiveLoop {
         editor.setClearScreen { panel.clearUnder() }
         editor.setCompletion(
             session.completer(), pendingText: "", schemaSource: CompletionCache.source(for: session.database),
-            generation: session.completion.generation)
+            generation: session.completion.generation, readAt: session.completion.readGeneration)
         editor.setScreenSize(panel.readlineSize)
         editor.install(prompt: prompt)
         defer {
@@ -106,7 +106,7 @@ struct InteractiveLoop {
                 editor.setCompletion(
                     session.completer(), pendingText: input.pendingText,
                     schemaSource: CompletionCache.source(for: session.database),
-            generation: session.completion.generation)
+            generation: session.completion.generation, readAt: session.completion.readGeneration)
                 editor.setScreenSize(panel.readlineSize)
                 editor.install(prompt: prompt)
             }

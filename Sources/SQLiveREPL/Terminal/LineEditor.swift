@@ -191,14 +191,16 @@ final class LineEditor {
     ///   when it moves while the line is edited (another process may change it).
     func setCompletion(
         _ completer: Completer, pendingText: String, schemaSource: (@Sendable () -> CompletionSchema?)?,
-        generation: SchemaGeneration?
+        generation: SchemaGeneration?, readAt: Int?
     ) {
         Self.callbackState.withLock { state in
             state.completer = completer
             state.pendingText = pendingText
             state.schemaSource = schemaSource
             state.schemaGeneration = generation
-            state.readGeneration = generation?.current ?? 0
+            // The count the completer's schema was read at (a change since
+            // makes the next Tab read it again); -1 when unknown.
+            state.readGeneration = readAt ?? -1
         }
     }
 

@@ -5,10 +5,10 @@ import SQLiveProtocol
 extension Dispatcher where Session == MCPSession {
     /// The Model Context Protocol's methods, over an MCP session.
     ///
-    /// `initialize`, `ping`, the lists and the subscriptions only read or
-    /// change the session's own tables: the reading thread answers them at
-    /// once, in message order, so no notification precedes the answer to
-    /// `initialize`. A tool that reads (`query`, `explain`, `schema`) runs
+    /// `initialize`, `ping` and the lists only read the session's own
+    /// tables: the reading thread answers them at once, in message order,
+    /// so no notification precedes the answer to `initialize`. The
+    /// subscriptions wait for the `watch` calls before them. A tool that reads (`query`, `explain`, `schema`) runs
     /// on a thread of its own, with a confined reader of its own from the
     /// session's pool, so that one statement running to its time limit
     /// holds back none of the agent's other calls; `watch` and `unwatch`
@@ -30,7 +30,7 @@ extension Dispatcher where Session == MCPSession {
             }
             return (MCPToolCatalog.changesLiveQueries(params.name) ? .liveQueryChange : .independent, call)
         }
-        dispatcher.registerImmediate(MCPResourcesListRequest.self) { session, _ in
+        dispatcher.register(MCPResourcesListRequest.self, .concurrent) { session, _ in
             MCPResourcesListRequest.Result(resources: session.resourceList)
         }
         dispatcher.registerImmediate(MCPResourceTemplatesListRequest.self) { session, _ in
@@ -39,11 +39,13 @@ extension Dispatcher where Session == MCPSession {
         dispatcher.register(MCPResourcesReadRequest.self, .concurrent) { session, params throws(ResponseError) in
             try await session.read(params)
         }
-        dispatcher.registerImmediate(MCPResourcesSubscribeRequest.self) { session, params throws(ResponseError) in
+        // After the `watch` calls before them: a pipelined subscribe finds
+        // the live query its `watch` made.
+        dispatcher.register(MCPResourcesSubscribeRequest.self, .concurrent) { session, params throws(ResponseError) in
             try session.subscribe(params.uri)
             return EmptyResult()
         }
-        dispatcher.registerImmediate(MCPResourcesUnsubscribeRequest.self) { session, params in
+        dispatcher.register(MCPResourcesUnsubscribeRequest.self, .concurrent) { session, params in
             session.unsubscribe(params.uri)
             return EmptyResult()
         }

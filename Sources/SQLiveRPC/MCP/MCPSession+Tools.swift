@@ -155,8 +155,13 @@ extension MCPSession {
             if let checker {
                 explanation = try checker.explain(sql, advise: advise)
             } else {
-                explanation = try Lane.run { () async throws(SQLiveError) in
-                    try await database.explain(sql, advise: advise)
+                // On the session's connection (an in-memory database): one
+                // statement there at a time, so a cancelled query's
+                // interrupt never reaches this one.
+                explanation = try sessionStatement.withLock { _ throws(SQLiveError) in
+                    try Lane.run { () async throws(SQLiveError) in
+                        try await database.explain(sql, advise: advise)
+                    }
                 }
             }
         } catch {

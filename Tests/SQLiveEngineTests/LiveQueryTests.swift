@@ -351,6 +351,23 @@ struct LiveQueryTests {
         #expect(names == "after\n")
     }
 
+    /// Where the guard skips its `stat`: only where no commit can follow.
+    @Test("The path guard's skip rule: reads, and scripts inside a transaction that cannot end it")
+    func pathGuardSkipRule() {
+        #expect(PathGuard.cannotCommit("SELECT * FROM t", inTransaction: false))
+        #expect(PathGuard.cannotCommit("  select 1;  ", inTransaction: false))
+        #expect(PathGuard.cannotCommit("VALUES (1)", inTransaction: false))
+        #expect(!PathGuard.cannotCommit("SELECT 1; DELETE FROM t", inTransaction: false))
+        #expect(!PathGuard.cannotCommit("selected", inTransaction: false))
+        #expect(!PathGuard.cannotCommit("/* a comment */ SELECT 1", inTransaction: false))
+        #expect(!PathGuard.cannotCommit("INSERT INTO t VALUES (1)", inTransaction: false))
+        #expect(PathGuard.cannotCommit("INSERT INTO t VALUES (1)", inTransaction: true))
+        #expect(!PathGuard.cannotCommit("COMMIT", inTransaction: true))
+        #expect(!PathGuard.cannotCommit("end transaction", inTransaction: true))
+        #expect(!PathGuard.cannotCommit("RELEASE sp", inTransaction: true))
+        #expect(!PathGuard.cannotCommit("WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x", inTransaction: false))
+    }
+
     @Test("A database file replaced by another one is reported")
     func fileReplaced() async throws {
         let directory = try TemporaryDirectory()

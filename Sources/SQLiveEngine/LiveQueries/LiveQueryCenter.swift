@@ -244,7 +244,7 @@ final class LiveQueryCenter: Sendable {
     /// session's connection reads in another order than the live queries',
     /// ends reading at commit for the session.
     func scriptWillRun(_ db: Database, script: String? = nil) throws -> Bool {
-        pathGuard?.check(db)
+        pathGuard?.check(db, script: script)
         if let script, script.mayChangeHowReadsAnswer { prefetch.stop() }
         return try recorder.prepareForScript(db)
     }

@@ -301,7 +301,7 @@ extension String {
     private static let unordered: [UInt8] = Array("_unordered_".utf8)
 
     /// Whether `bytes` hold `needle` (lowercase ASCII), letters in any case.
-    private static func holds(_ needle: [UInt8], in bytes: some Collection<UInt8>) -> Bool {
+    static func holds(_ needle: [UInt8], in bytes: some Collection<UInt8>) -> Bool {
         var index = bytes.startIndex
         while index != bytes.endIndex {
             var probe = index

@@ -96,6 +96,57 @@ struct LiveEdgeTests {
 
 @Suite("A database file replaced on disk", .timeLimit(.minutes(2)))
 struct ReplacedFileTests {
+    /// Do no harm, when following: a file deleted and made again by the
+    /// sqlite3 shell at its defaults (no busy timeout), which writes it
+    /// commit after commit, is followed once it has settled; opening it
+    /// while the shell still wrote it failed the shell's commits with
+    /// "database is locked" (2 of 80 in a round of 20).
+    @Test("Following a file another process is still writing fails none of its commits")
+    func followingHarmsNoWriter() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: .delete, "CREATE TABLE t(x);")
+        let database = try await LiveDatabase.open(.file(path))
+        let recorder = EventRecorder(database)
+        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        for round in 1...15 {
+            try FileManager.default.removeItem(atPath: path)
+            // One process, four commits back to back, at its defaults.
+            let outcome = try await Launcher.run(
+                "/usr/bin/sqlite3", [path],
+                input: "CREATE TABLE t(x);\n" + (1...3).map { "INSERT INTO t VALUES (\($0));\n" }.joined())
+            #expect(outcome.status == 0 && outcome.stderr.isEmpty, "round \(round): \(outcome.stderr)")
+            try await Task.sleep(for: .milliseconds(150))
+        }
+        try await recorder.waitForRows("n") { $0 == [[.integer(3)]] }
+        await database.close()
+    }
+
+    @Test("The settle rule: content, no journal under way, quiet for 25 ms, or 2 s at most")
+    func settleRule() {
+        typealias Wait = SettleWait<ContinuousClock.Instant>
+        let start = ContinuousClock.now
+        var wait = Wait(start: start)
+        let modification = DataVersionProbe.Modification(seconds: 1, nanoseconds: 0, size: 8192)
+        let settled = Wait.Reading(size: 8192, modification: modification, journalBusy: false)
+        #expect(wait.next(nil, at: start) == .look(after: Wait.interval))
+        #expect(wait.next(Wait.Reading(size: 0, modification: modification, journalBusy: false), at: start) != .open)
+        #expect(wait.next(Wait.Reading(size: 8192, modification: modification, journalBusy: true), at: start) != .open)
+        #expect(wait.next(settled, at: start + .milliseconds(10)) != .open)
+        #expect(wait.next(settled, at: start + .milliseconds(20)) != .open)
+        #expect(wait.next(settled, at: start + .milliseconds(35)) == .open)
+        // A change starts the quiet time again.
+        var changing = Wait(start: start)
+        var later = settled
+        later.size = 12288
+        _ = changing.next(settled, at: start)
+        #expect(changing.next(later, at: start + .milliseconds(30)) != .open)
+        #expect(changing.next(later, at: start + .milliseconds(56)) == .open)
+        // A file that never settles is followed after the patience.
+        var busy = Wait(start: start)
+        #expect(busy.next(nil, at: start + .seconds(1)) != .open)
+        #expect(busy.next(nil, at: start + .seconds(2)) == .open)
+    }
+
     @Test(
         "Live queries follow the path: they read the new file, keep their names, and see its writers",
         arguments: JournalMode.allCases)

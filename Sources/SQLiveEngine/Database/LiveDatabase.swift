@@ -219,6 +219,18 @@ public final class LiveDatabase: Sendable {
     func follow(_ change: DatabaseFileChange) async {
         let old = state.withLock { $0.core }
         let path = change.path
+        // The new file may still be being written (a migration, the sqlite3
+        // shell creating it): opening it now could fail that writer's
+        // commit. Wait until it settles (`SettleWait`, 2 s at most).
+        let clock = ContinuousClock()
+        var settle = SettleWait(start: clock.now)
+        while case .look(let after) = settle.next(SettleWait<ContinuousClock.Instant>.read(path), at: clock.now) {
+            do {
+                try await clock.sleep(for: after)
+            } catch {
+                break  // Cancelled: follow now.
+            }
+        }
         // A WAL file's `-shm` has the same name for the old file and the
         // new one: opened while the old connections still map it, SQLite
         // gives the new connections a second shared-memory node on the same

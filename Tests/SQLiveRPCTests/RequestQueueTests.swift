@@ -185,4 +185,35 @@ struct RequestQueueTests {
         #expect(Rule.waitsFor(.independent) == [.barrier])
         #expect(!Rule.waitsForWorkOffTheLane(.independent))
     }
+
+    /// Work on threads of its own runs on `maximumThreads` at most: more
+    /// waits for one of them, and runs when one is free.
+    @Test func threadsOfItsOwnAreCapped() async {
+        let queue = RequestQueue()
+        defer { queue.stop() }
+        let gate = Gate()
+        let running = Locked(0)
+        let most = Locked(0)
+        var works: [ScheduledWork] = []
+        for _ in 0..<(RequestQueue.maximumThreads * 2) {
+            works.append(
+                queue.scheduleOnThread { _ in
+                    let now = running.withLock { count -> Int in
+                        count += 1
+                        return count
+                    }
+                    most.withLock { $0 = max($0, now) }
+                    while !gate.isOpen { usleep(1000) }
+                    running.withLock { $0 -= 1 }
+                })
+        }
+        // Wait until the first threads' worth run, then let them all go.
+        while running.withLock({ $0 }) < RequestQueue.maximumThreads { try? await Task.sleep(for: .milliseconds(1)) }
+        try? await Task.sleep(for: .milliseconds(20))
+        #expect(most.withLock { $0 } == RequestQueue.maximumThreads)
+        gate.open()
+        for work in works { await work.ended() }
+        #expect(most.withLock { $0 } == RequestQueue.maximumThreads)
+        #expect(await queue.waitForAll(timeout: .seconds(30)))
+    }
 }

@@ -76,6 +76,10 @@ final class RequestQueue: Sendable {
         /// The sequence of the last lane request of each kind scheduled:
         /// what requests of the kinds `OrderingRule` names wait for.
         var lastOfKind: [Scheduling: Int] = [:]
+        /// Threads running work scheduled on threads of its own, and the
+        /// jobs waiting for one of them (`runOnThread`).
+        var threadsRunning = 0
+        var threadJobs: [@Sendable () -> Void] = []
 
         /// The lane sequence a request of `kind` waits for: the last of the
         /// lane kinds the rule names.
@@ -173,16 +177,13 @@ final class RequestQueue: Sendable {
             return work
         }
         let start: @Sendable () -> Void = {
-            let thread = Thread {
+            self.runOnThread {
                 if work.begin() {
                     body(work)
                     work.end()
                 }
                 self.state.withLock { _ = $0.concurrent.removeValue(forKey: ObjectIdentifier(work)) }
             }
-            thread.name = "sqlive.rpc.call"
-            thread.stackSize = 8 << 20
-            thread.start()
         }
         if state.withLock({ $0.completed >= waitFor }) {
             start()
@@ -194,6 +195,41 @@ final class RequestQueue: Sendable {
                 })
         }
         return work
+    }
+
+    /// The most threads work scheduled on threads of its own runs on at
+    /// once (`scheduleOnThread`); more waits for one of them, in order.
+    static var maximumThreads: Int { 8 }
+
+    /// Runs a job on a thread of the queue's: a new one while fewer than
+    /// `maximumThreads` run, else the next one free. A thread runs the jobs
+    /// waiting after its own, then ends.
+    private func runOnThread(_ job: @escaping @Sendable () -> Void) {
+        let startsThread = state.withLock { state -> Bool in
+            guard state.threadsRunning < Self.maximumThreads else {
+                state.threadJobs.append(job)
+                return false
+            }
+            state.threadsRunning += 1
+            return true
+        }
+        guard startsThread else { return }
+        let thread = Thread { [self] in
+            var next: (@Sendable () -> Void)? = job
+            while let current = next {
+                current()
+                next = state.withLock { state in
+                    guard !state.threadJobs.isEmpty else {
+                        state.threadsRunning -= 1
+                        return nil
+                    }
+                    return state.threadJobs.removeFirst()
+                }
+            }
+        }
+        thread.name = "sqlive.rpc.call"
+        thread.stackSize = 8 << 20
+        thread.start()
     }
 
     private func enqueue(_ scheduling: Scheduling, _ work: ScheduledWork, _ run: @escaping @Sendable () -> Void) {

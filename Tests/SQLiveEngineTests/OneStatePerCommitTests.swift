@@ -61,7 +61,7 @@ struct OneStatePerCommitTests {
         case .otherProcess:
             let script = """
                 import sqlite3, time
-                c = sqlite3.connect('\(path)', isolation_level=None)
+                c = sqlite3.connect('\(path)')
                 for i in range(\(Self.commits)):
                     c.executescript("\(move)")
                     time.sleep(0.002)

@@ -30,7 +30,7 @@ struct LanguageServerSafetyTests {
         #expect(first.map { $0["message"]?.stringValue ?? "" }.last == "no such table: newt")
         #expect(first.first?["severity"] == 3)  // information: not prepared here, and why
         // Another process at its defaults creates the table: the error goes.
-        try await SQLite3CLI.run(editor.database, "CREATE TABLE newt(a);", defaultTimeout: false)
+        try await SQLite3CLI.run(editor.database, "CREATE TABLE newt(a);")
         let cleared = try await editor.diagnostics("q.sql") { diagnostics in
             !diagnostics.contains { $0["message"]?.stringValue == "no such table: newt" }
         }

@@ -42,9 +42,9 @@ struct SlowLiveQueryServerTests {
         #expect(first["rows"] == [[10]])
         _ = try await server.result("liveQuery/register", ["name": "quick", "sql": "SELECT count(*) FROM quick"])
 
-        try await SQLite3CLI.run(path, "UPDATE size SET n = 1000000000000;", defaultTimeout: false)
+        try await SQLite3CLI.run(path, "UPDATE size SET n = 1000000000000;")
         // While the slow refresh runs, the quick query's updates arrive.
-        try await SQLite3CLI.run(path, "INSERT INTO quick VALUES (1);", defaultTimeout: false)
+        try await SQLite3CLI.run(path, "INSERT INTO quick VALUES (1);")
         let quick = try await server.notification("liveQuery/changed") { $0["name"] == "quick" }
         #expect(quick["rows"] == [[1]])
         let stopped = try await server.notification("liveQuery/error") { $0["name"] == "slow" }
@@ -52,11 +52,11 @@ struct SlowLiveQueryServerTests {
         #expect(stopped["error"]?["message"]?.stringValue?.contains("too slow to keep live") == true)
         #expect(stopped["error"]?["data"]?["budgetMs"] == 1000)
         // Stopped, it waits: more commits to what it does not read change nothing for it.
-        try await SQLite3CLI.run(path, "INSERT INTO quick VALUES (2);", defaultTimeout: false)
+        try await SQLite3CLI.run(path, "INSERT INTO quick VALUES (2);")
         let again = try await server.notification("liveQuery/changed") { $0["name"] == "quick" }
         #expect(again["rows"] == [[2]])
         // Made quick again by the data, it comes back.
-        try await SQLite3CLI.run(path, "UPDATE size SET n = 5;", defaultTimeout: false)
+        try await SQLite3CLI.run(path, "UPDATE size SET n = 5;")
         let back = try await server.notification("liveQuery/changed") { $0["name"] == "slow" }
         #expect(back["rows"] == [[5]])
         _ = try await server.result("shutdown")

@@ -137,6 +137,14 @@ final class DataVersionProbe {
     /// The database file's identity, modification and permissions, or
     /// `nil` when it does not exist. One `stat(2)`.
     func fileStatus() -> (identity: FileIdentity, modification: Modification, permissions: Permissions)? {
+        Self.status(of: path)
+    }
+
+    /// The identity, modification and permissions of the file at `path`
+    /// (symbolic links followed), or `nil` when there is none. One `stat(2)`.
+    static func status(of path: String)
+        -> (identity: FileIdentity, modification: Modification, permissions: Permissions)?
+    {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return (

@@ -38,9 +38,7 @@ final class PathGuard: Sendable {
     }
 
     private static func identity(of path: String) -> DataVersionProbe.FileIdentity? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return DataVersionProbe.FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        DataVersionProbe.status(of: path)?.identity
     }
 
     /// Called on the session's connection before each script.

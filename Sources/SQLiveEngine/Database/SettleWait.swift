@@ -53,15 +53,10 @@ struct SettleWait<Instant: InstantProtocol> where Instant.Duration == Duration {
 
     /// A look at the file at `path` and its rollback journal.
     static func read(_ path: String) -> Reading? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        var journal = stat()
-        let journalBusy = stat(path + "-journal", &journal) == 0 && journal.st_size > 0 && !journalIsIdle(path)
-        return Reading(
-            size: Int64(info.st_size),
-            modification: DataVersionProbe.Modification(
-                seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec, size: Int64(info.st_size)),
-            journalBusy: journalBusy)
+        guard let file = DataVersionProbe.status(of: path) else { return nil }
+        let journal = DataVersionProbe.status(of: path + "-journal")
+        let journalBusy = (journal?.modification.size ?? 0) > 0 && !journalIsIdle(path)
+        return Reading(size: file.modification.size, modification: file.modification, journalBusy: journalBusy)
     }
 
     /// Whether a journal with content is an idle one (PERSIST mode leaves

@@ -79,19 +79,7 @@ public final class ConfinedReader: Sendable {
     public let allowsWrites: Bool
     /// The file the reader opened (device and inode): a pool drops a
     /// reader whose path now leads to another file.
-    let fileIdentity: FileIdentity?
-
-    struct FileIdentity: Equatable, Sendable {
-        var device: UInt64
-        var inode: UInt64
-
-        init?(path: String) {
-            var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
-        }
-    }
+    let fileIdentity: DataVersionProbe.FileIdentity?
 
     /// Opens the file read-only and confines the connection.
     ///
@@ -107,7 +95,7 @@ public final class ConfinedReader: Sendable {
         self.allowsWrites = allowWrites
         cancelled = .allocate(capacity: 1)
         cancelled.initialize(to: 0)
-        fileIdentity = FileIdentity(path: path)
+        fileIdentity = DataVersionProbe.status(of: path)?.identity
     }
 
     deinit {

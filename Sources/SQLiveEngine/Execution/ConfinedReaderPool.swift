@@ -67,7 +67,7 @@ public final class ConfinedReaderPool: Sendable {
         // A file replaced at the path (and followed by the session): the
         // idle readers of the old one are dropped, so that every call reads
         // the file the path leads to.
-        let current = path.flatMap(ConfinedReader.FileIdentity.init(path:))
+        let current = path.flatMap { DataVersionProbe.status(of: $0)?.identity }
         let taken = state.wait { state -> Condition<State>.Step<Taken> in
             if current != nil {
                 let before = state.idle.count

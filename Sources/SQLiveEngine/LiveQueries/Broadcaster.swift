@@ -37,7 +37,9 @@ final class Broadcaster<Element: Sendable>: Sendable {
     func subscription<Output: Sendable>(_ transform: @escaping @Sendable (Element) -> Output?)
         -> (stream: AsyncStream<Output>, finish: @Sendable () -> Void)
     {
-        subscription(flattening: { element in transform(element).map { [$0] } ?? [] })
+        subscription { element, continuation in
+            if let output = transform(element) { continuation.yield(output) }
+        }
     }
 
     /// A stream of the outputs `transform` makes of each value yielded
@@ -45,11 +47,18 @@ final class Broadcaster<Element: Sendable>: Sendable {
     func subscription<Output: Sendable>(flattening transform: @escaping @Sendable (Element) -> [Output])
         -> (stream: AsyncStream<Output>, finish: @Sendable () -> Void)
     {
+        subscription { element, continuation in
+            for output in transform(element) { continuation.yield(output) }
+        }
+    }
+
+    /// A stream fed by `deliver` with each value yielded from now on.
+    private func subscription<Output: Sendable>(
+        _ deliver: @escaping @Sendable (Element, AsyncStream<Output>.Continuation) -> Void
+    ) -> (stream: AsyncStream<Output>, finish: @Sendable () -> Void) {
         let (stream, continuation) = AsyncStream<Output>.makeStream()
         let subscriber = Subscriber(
-            deliver: { element in
-                for output in transform(element) { continuation.yield(output) }
-            },
+            deliver: { element in deliver(element, continuation) },
             finish: { continuation.finish() })
         let id: Int? = state.withLock { state in
             guard !state.finished else { return nil }

@@ -7,20 +7,15 @@ import SQLiveEngine
 /// no row prints nothing.
 struct ListRenderer: RowRenderer {
     let settings: RenderSettings
-    private let columnSeparator: [UInt8]
-    private let rowSeparator: [UInt8]
-    private var columns: [String] = []
-    private var rowCount = 0
+    private var rows: SeparatedRows
 
     init(settings: RenderSettings) {
         self.settings = settings
-        columnSeparator = Array(settings.columnSeparator.utf8)
-        rowSeparator = Array(settings.rowSeparator.utf8)
+        rows = SeparatedRows(settings)
     }
 
     mutating func begin(columns: [String], into output: inout OutputBuffer) {
-        self.columns = columns
-        rowCount = 0
+        rows.begin(columns: columns)
     }
 
     mutating func row(_ row: some RowValues, into output: inout OutputBuffer) {
@@ -28,19 +23,13 @@ struct ListRenderer: RowRenderer {
     }
 
     mutating func row(_ row: some RowValues, style: RowStyle, into output: inout OutputBuffer) {
-        if rowCount == 0 && settings.headers {
-            for (index, column) in columns.enumerated() {
-                if index > 0 { output.append(columnSeparator) }
-                output.append(column)
-            }
-            output.append(rowSeparator)
-        }
-        rowCount += 1
-        for column in 0..<row.count {
-            if column > 0 { output.append(columnSeparator) }
-            output.appendCell(row, at: column, settings: settings, style: style.cell(column))
-        }
-        output.append(rowSeparator)
+        let settings = settings
+        rows.write(
+            columnCount: row.count, headers: settings.headers, into: &output,
+            name: { name, output in output.append(name) },
+            value: { column, output in
+                output.appendCell(row, at: column, settings: settings, style: style.cell(column))
+            })
     }
 
     mutating func end(into output: inout OutputBuffer) {}

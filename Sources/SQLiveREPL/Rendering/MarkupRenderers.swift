@@ -53,44 +53,35 @@ struct HTMLRenderer: RowRenderer {
 /// space), rows ended by the row separator.
 struct TclRenderer: RowRenderer {
     let settings: RenderSettings
-    private let columnSeparator: [UInt8]
-    private let rowSeparator: [UInt8]
-    private var columns: [String] = []
-    private var rowCount = 0
+    private var rows: SeparatedRows
 
     init(settings: RenderSettings) {
         self.settings = settings
-        columnSeparator = Array(settings.columnSeparator.utf8)
-        rowSeparator = Array(settings.rowSeparator.utf8)
+        rows = SeparatedRows(settings)
     }
 
     mutating func begin(columns: [String], into output: inout OutputBuffer) {
-        self.columns = columns
-        rowCount = 0
+        rows.begin(columns: columns)
     }
 
     mutating func row(_ row: some RowValues, into output: inout OutputBuffer) {
-        if rowCount == 0 && settings.headers {
-            for (index, column) in columns.enumerated() {
-                if index > 0 { output.append(columnSeparator) }
-                var column = column
-                column.withUTF8 { SQLiteText.appendCString($0, to: &output) }
-            }
-            output.append(rowSeparator)
-        }
-        rowCount += 1
-        for column in 0..<row.count {
-            if column > 0 { output.append(columnSeparator) }
-            SQLiteText.withText(row, at: column) { text in
-                if let text {
-                    SQLiteText.appendCString(text, to: &output)
-                } else {
-                    var null = settings.nullText
-                    null.withUTF8 { SQLiteText.appendCString($0, to: &output) }
+        let null = settings.nullText
+        rows.write(
+            columnCount: row.count, headers: settings.headers, into: &output,
+            name: { name, output in
+                var name = name
+                name.withUTF8 { SQLiteText.appendCString($0, to: &output) }
+            },
+            value: { column, output in
+                SQLiteText.withText(row, at: column) { text in
+                    if let text {
+                        SQLiteText.appendCString(text, to: &output)
+                    } else {
+                        var null = null
+                        null.withUTF8 { SQLiteText.appendCString($0, to: &output) }
+                    }
                 }
-            }
-        }
-        output.append(rowSeparator)
+            })
     }
 
     mutating func end(into output: inout OutputBuffer) {}

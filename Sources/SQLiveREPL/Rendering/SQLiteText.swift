@@ -154,15 +154,21 @@ enum SQLiteText {
             output.append(field)
             return
         }
-        output.append(byte: 0x22)
+        appendEnclosed(field, in: 0x22, to: &output)
+    }
+
+    /// Text between two `quote` bytes, each `quote` in it doubled: a CSV
+    /// field (`"`), an SQL literal (`'`).
+    static func appendEnclosed(_ text: UnsafeBufferPointer<UInt8>, in quote: UInt8, to output: inout OutputBuffer) {
+        output.append(byte: quote)
         var start = 0
-        for (index, byte) in field.enumerated() where byte == 0x22 {
-            output.append(UnsafeBufferPointer(rebasing: field[start...index]))
-            output.append(byte: 0x22)
+        for (index, byte) in text.enumerated() where byte == quote {
+            output.append(UnsafeBufferPointer(rebasing: text[start...index]))
+            output.append(byte: quote)
             start = index + 1
         }
-        output.append(UnsafeBufferPointer(rebasing: field[start...]))
-        output.append(byte: 0x22)
+        output.append(UnsafeBufferPointer(rebasing: text[start...]))
+        output.append(byte: quote)
     }
 
     /// Whether `text` holds `part` (always, for an empty `part`, as C's `strstr`).
@@ -213,15 +219,7 @@ enum SQLiteText {
 
     /// Text as an SQL literal: in single quotes, quotes doubled.
     static func appendQuoted(_ text: UnsafeBufferPointer<UInt8>, to output: inout OutputBuffer) {
-        output.append(byte: 0x27)
-        var start = 0
-        for (index, byte) in text.enumerated() where byte == 0x27 {
-            output.append(UnsafeBufferPointer(rebasing: text[start...index]))
-            output.append(byte: 0x27)
-            start = index + 1
-        }
-        output.append(UnsafeBufferPointer(rebasing: text[start...]))
-        output.append(byte: 0x27)
+        appendEnclosed(text, in: 0x27, to: &output)
     }
 
     static func appendQuoted(_ text: String, to output: inout OutputBuffer) {

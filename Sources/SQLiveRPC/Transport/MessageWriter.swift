@@ -93,13 +93,7 @@ final class MessageWriter: Sendable {
     /// Sends messages together: written in one write, after those sent
     /// before (the changes of one commit, which a client sees at once).
     func send(contentsOf messages: [OutgoingMessage]) {
-        let wake = state.withLock { state -> Bool in
-            guard !state.failed, !state.stopping else { return false }
-            state.pending.append(contentsOf: messages.map(Pending.message))
-            state.sent += messages.count
-            return state.batching.didSend(deferrable: false, at: .now)
-        }
-        if wake { state.broadcast() }
+        append(messages.map(Pending.message), batching: false)
     }
 
     /// Sends bytes as they are; tests use it to write raw frames.
@@ -108,11 +102,15 @@ final class MessageWriter: Sendable {
     }
 
     private func append(_ pending: Pending, batching: Bool) {
+        append(CollectionOfOne(pending), batching: batching)
+    }
+
+    private func append(_ pending: some Collection<Pending>, batching: Bool) {
         let wake = state.withLock { state -> Bool in
             // After a failure or `stop()`, nothing more is written.
             guard !state.failed, !state.stopping else { return false }
-            state.pending.append(pending)
-            state.sent += 1
+            state.pending.append(contentsOf: pending)
+            state.sent += pending.count
             return state.batching.didSend(deferrable: batching, at: .now)
         }
         if wake { state.broadcast() }

@@ -115,7 +115,8 @@ struct LiveDamageTests {
     @Test("A file cut to 0 bytes is reported damaged, and repaired when restored", arguments: JournalMode.allCases)
     func emptied(mode: JournalMode) async throws {
         let directory = try TemporaryDirectory()
-        let path = try await makeDatabaseFile(in: directory, mode: mode, "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);")
+        let path = try await makeDatabaseFile(
+            in: directory, mode: mode, "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);")
         let backup = try Data(contentsOf: URL(fileURLWithPath: path))
         let database = try await LiveDatabase.open(.file(path), options: Detection.polling.options)
         let recorder = EventRecorder(database)

@@ -46,7 +46,8 @@ struct LiveQueryRegistryTests {
 
         let second: [[SQLValue]] = [[.integer(1), .text("a")], [.integer(2), .text("B")]]
         let reduced = registry.reduce(
-            .success(Self.fetched(second, region: region)), for: Self.definition, pending: Self.pending, now: Date(), readAt: 2)
+            .success(Self.fetched(second, region: region)), for: Self.definition, pending: Self.pending, now: Date(),
+            readAt: 2)
         #expect(reduced.newRegion == nil)
         let changes = reduced.events.compactMap { event -> LiveQueryChange? in
             if case .changed(let change) = event { return change }
@@ -62,7 +63,8 @@ struct LiveQueryRegistryTests {
 
         // The same result again: nothing to send.
         let again = registry.reduce(
-            .success(Self.fetched(second, region: region)), for: Self.definition, pending: Self.pending, now: Date(), readAt: 2)
+            .success(Self.fetched(second, region: region)), for: Self.definition, pending: Self.pending, now: Date(),
+            readAt: 2)
         #expect(again.events.isEmpty)
     }
 
@@ -74,15 +76,18 @@ struct LiveQueryRegistryTests {
         registry.record(Self.fetched(rows, region: region), home: .committed, for: Self.definition, readAt: 1)
         registry.add("q", Self.definition, delivered: Self.result(rows))
         let error = SQLiveError.invalidLiveQuery("no such table: t")
-        let failed = registry.reduce(.failure(error), for: Self.definition, pending: Self.pending, now: Date(), readAt: 2)
+        let failed = registry.reduce(
+            .failure(error), for: Self.definition, pending: Self.pending, now: Date(), readAt: 2)
         #expect(failed.events == [.failed(name: "q", error: error)])
         #expect(failed.newRegion?.isFullDatabase == true)
         // Every change now concerns it, so that it recovers.
         #expect(registry.definitions(affectedBy: .external(["u"])) == [Self.definition])
-        let repeated = registry.reduce(.failure(error), for: Self.definition, pending: Self.pending, now: Date(), readAt: 2)
+        let repeated = registry.reduce(
+            .failure(error), for: Self.definition, pending: Self.pending, now: Date(), readAt: 2)
         #expect(repeated.events.isEmpty)
         let recovered = registry.reduce(
-            .success(Self.fetched(rows, region: region)), for: Self.definition, pending: Self.pending, now: Date(), readAt: 2)
+            .success(Self.fetched(rows, region: region)), for: Self.definition, pending: Self.pending, now: Date(),
+            readAt: 2)
         #expect(recovered.newRegion == region)
         #expect(recovered.events.count == 1)
         #expect(registry.definitions(affectedBy: .external(["u"])).isEmpty)

@@ -314,7 +314,9 @@ struct LiveQueryTests {
     /// commit is acknowledged and lost with the file. Both are refused,
     /// said as what they are; reads go on; a new file put at the path is
     /// followed, and writes then land in it.
-    @Test("Writes to a file deleted under the session are refused until a file at the path is followed", arguments: JournalMode.allCases)
+    @Test(
+        "Writes to a file deleted under the session are refused until a file at the path is followed",
+        arguments: JournalMode.allCases)
     func writesRefusedWhileDeleted(mode: JournalMode) async throws {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(in: directory, mode: mode, playersSchema)
@@ -347,7 +349,8 @@ struct LiveQueryTests {
         }
         _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'after')")
         await database.close()
-        let names = try await SQLite3CLI.run(path, "SELECT name FROM players WHERE name IN ('before', 'lost', 'after');")
+        let names = try await SQLite3CLI.run(
+            path, "SELECT name FROM players WHERE name IN ('before', 'lost', 'after');")
         #expect(names == "after\n")
     }
 

@@ -30,7 +30,8 @@ struct OneStatePerCommitTests {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(
             in: directory, mode: mode,
-            "CREATE TABLE a(v INTEGER); CREATE TABLE b(v INTEGER); INSERT INTO a VALUES (100); INSERT INTO b VALUES (0);")
+            "CREATE TABLE a(v INTEGER); CREATE TABLE b(v INTEGER); INSERT INTO a VALUES (100); INSERT INTO b VALUES (0);"
+        )
         let database = try await LiveDatabase.open(.file(path))
         let events = database.sessionEvents()
         _ = try await database.registerLiveQuery(name: "a", LiveQueryDefinition(sql: "SELECT v FROM a"))

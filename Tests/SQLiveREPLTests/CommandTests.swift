@@ -128,7 +128,8 @@ struct CommandTests {
         #expect(throws: DotCommand.ParseError(description: "extra argument: \"c\"")) {
             try DotCommand.parse(".mode insert t c")
         }
-        #expect(try DotCommand.parse(".separator \"\\t\" \\r\\n") == .separator(column: "\t", row: "\r\n", extra: false))
+        #expect(
+            try DotCommand.parse(".separator \"\\t\" \\r\\n") == .separator(column: "\t", row: "\r\n", extra: false))
         #expect(try DotCommand.parse(".separator '\\t'") == .separator(column: "\\t", row: nil, extra: false))
         #expect(try DotCommand.parse(".separator \\037 x y") == .separator(column: "\u{1F}", row: "x", extra: true))
         #expect(try DotCommand.parse(".print a\\tb 'c\\td' \"e \\\"f\\\"\"") == .print("a\tb c\\td e \"f\""))

@@ -35,7 +35,9 @@ struct DiagnosticsParityTests {
         // .shell and .system: flushed output first, words with a space quoted, a failing status said.
         Case(
             arguments: [":memory:"],
-            stdin: "SELECT 1;\n.shell echo 'a  b' c\nSELECT 2;\n.system false\n.sh sh -c 'exit 3'\n.system\n.shell\nSELECT 3;\n"),
+            stdin:
+                "SELECT 1;\n.shell echo 'a  b' c\nSELECT 2;\n.system false\n.sh sh -c 'exit 3'\n.system\n.shell\nSELECT 3;\n"
+        ),
         Case(arguments: ["-cmd", ".shell printf x", ":memory:", ".system printf y", "SELECT 4"]),
         Case(arguments: ["-safe", "-cmd", ".once x.txt", ":memory:", "SELECT 3"]),
         // .nonce lifts safe mode for the next command only; a wrong one ends the session.
@@ -45,7 +47,9 @@ struct DiagnosticsParityTests {
         Case(
             arguments: ["-safe", "-nonce", "abc", ":memory:"],
             stdin: "SELECT 1;\n.nonce abc\n.output x.txt\nSELECT 9;\n.output\n.output y.txt\n"),
-        Case(arguments: ["-safe", "-nonce", "abc", ":memory:"], stdin: "SELECT 1;\n.nonce\n.nonce a b\n.nonce abd\nSELECT 2;\n"),
+        Case(
+            arguments: ["-safe", "-nonce", "abc", ":memory:"],
+            stdin: "SELECT 1;\n.nonce\n.nonce a b\n.nonce abd\nSELECT 2;\n"),
         Case(arguments: [":memory:"], stdin: ".nonce x\nSELECT 1;\n"),
         // .log: SQLite's error log, as `(CODE) MESSAGE` lines.
         Case(arguments: ["DB"], stdin: ".log stdout\nSELECT coalesce(sqlite_log(123,'hello'),'456');\n"),
@@ -55,7 +59,9 @@ struct DiagnosticsParityTests {
         // .trace, sqlite3's form; sqlive's `off` is the same.
         Case(arguments: [":memory:"], stdin: "CREATE TABLE t1(x);\n.trace --unknown\n"),
         Case(arguments: [":memory:"], stdin: ".trace stdout\nCREATE TABLE t1(x);SELECT * FROM t1;"),
-        Case(arguments: [":memory:"], stdin: "CREATE TABLE t1(x);\n.trace stdout\nSELECT * FROM t1;\n.trace off\nSELECT 2;\n"),
+        Case(
+            arguments: [":memory:"],
+            stdin: "CREATE TABLE t1(x);\n.trace stdout\nSELECT * FROM t1;\n.trace off\nSELECT 2;\n"),
         Case(
             arguments: [":memory:"],
             stdin: ".trace stdout --expanded --row\nCREATE TABLE t(x); INSERT INTO t VALUES(1),(2); SELECT * FROM t;\n"
@@ -68,7 +74,8 @@ struct DiagnosticsParityTests {
         Case(arguments: ["-stats", "DB"], stdin: ".show\n"),
         Case(
             arguments: [":memory:"],
-            stdin: ".stats vmstep\nCREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT);\nINSERT INTO t(b) VALUES ('x'),('y');\n"
+            stdin:
+                ".stats vmstep\nCREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT);\nINSERT INTO t(b) VALUES ('x'),('y');\n"
                 + "SELECT * FROM t ORDER BY b;\nSELECT count(*) FROM t WHERE b > 'a';\n.stats\n.stats off\nSELECT 2;\n"),
     ]
 
@@ -104,7 +111,8 @@ struct DiagnosticsParityTests {
     /// that describe columns (their values are the same in both).
     static func labels(_ text: String) -> [String] {
         text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasPrefix("Column ") || line.hasPrefix("Number of output columns") ? String(line) : String(line.prefix(37))
+            line.hasPrefix("Column ") || line.hasPrefix("Number of output columns")
+                ? String(line) : String(line.prefix(37))
         }
     }
 
@@ -148,7 +156,8 @@ struct DiagnosticsParityTests {
 
     @Test func traceToAFileAndErrorLogToAFile() async throws {
         let directory = try TemporaryDirectory()
-        let script = ".trace trace.txt\nSELECT 1;\n.trace off\nSELECT 2;\n.log log.txt\nSELECT sqlite_log(7, 'seven');\n"
+        let script =
+            ".trace trace.txt\nSELECT 1;\n.trace off\nSELECT 2;\n.log log.txt\nSELECT sqlite_log(7, 'seven');\n"
         _ = try await Self.run(Case(arguments: [":memory:"], stdin: script), in: directory)
         for name in ["trace.txt", "log.txt"] {
             let ours = try String(contentsOfFile: directory.file("ours/" + name), encoding: .utf8)

@@ -89,9 +89,10 @@ struct HighlightGoldenTests {
         rows: [[.text("Blob"), .integer(20)], [.text("Blob Jr"), .integer(100)], [.text("Blob Sr"), .null]])
 
     func reprint(_ rows: [[SQLValue]], mode: OutputMode, colour: Bool = true, diff: Bool = false) -> String {
-        LiveQueryPrinter(settings: RenderSettings(mode: mode, nullText: "NULL", colour: colour, terminal: true)).changed(
-            name: "top", version: 2, cause: .external, coalesced: 1,
-            result: LiveQueryResult(columns: ["name", "score"], rows: rows), previous: previous, diff: diff)
+        LiveQueryPrinter(settings: RenderSettings(mode: mode, nullText: "NULL", colour: colour, terminal: true))
+            .changed(
+                name: "top", version: 2, cause: .external, coalesced: 1,
+                result: LiveQueryResult(columns: ["name", "score"], rows: rows), previous: previous, diff: diff)
     }
 
     @Test func oneChangedCell() {

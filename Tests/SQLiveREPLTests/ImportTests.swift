@@ -197,7 +197,8 @@ struct ImportTests {
         let theirs = directory.file("theirs.sqlite")
         let create = "CREATE TABLE t(id INTEGER PRIMARY KEY, name);"
         let sqlive = try await Processes.sqlive(
-            [ours, "-c", create, "-c", ".import --csv dups.csv t", "-c", "SELECT count(*) FROM t;"], directory: directory,
+            [ours, "-c", create, "-c", ".import --csv dups.csv t", "-c", "SELECT count(*) FROM t;"],
+            directory: directory,
             cwd: directory.path)
         let sqlite3 = try await Processes.sqlite3Shell(
             [theirs, create, ".import --csv dups.csv t"], directory: directory, cwd: directory.path)

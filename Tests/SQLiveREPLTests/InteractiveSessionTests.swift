@@ -88,7 +88,10 @@ struct InteractiveSessionTests {
         try await tmux.start([Processes.sqlive, database])
 
         var screen = try await tmux.waitForScreen { $0.last == "sqlive>" || $0.last == "sqlive> " }
-        #expect(screen.contains { $0.hasPrefix("SQLite version ") && $0.contains("(sqlive ") && $0.contains("games.sqlite") })
+        #expect(
+            screen.contains {
+                $0.hasPrefix("SQLite version ") && $0.contains("(sqlive ") && $0.contains("games.sqlite")
+            })
         #expect(!screen.contains { $0.contains("transient") }, "a file is not a transient database")
 
         // A live query prints its first result.

@@ -50,7 +50,9 @@ struct OutputParityTests {
             [database, "--mode", "csv", "-c", ".headers \(headers ? "on" : "off")", "-c", query],
             directory: directory)
         #expect(ours.status == 0)
-        let theirs = try await shell(["-cmd", ".mode csv", "-cmd", ".headers \(headers ? "on" : "off")", database, query])
+        let theirs = try await shell([
+            "-cmd", ".mode csv", "-cmd", ".headers \(headers ? "on" : "off")", database, query,
+        ])
         #expect(ours.stdout.contains("\r\n"))
         #expect(ours.stdout == theirs)
     }

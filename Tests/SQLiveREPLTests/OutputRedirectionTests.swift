@@ -23,7 +23,9 @@ struct OutputRedirectionTests {
             ], directory: directory)
         #expect(try contents(file) == "1\n2\nprinted\n1,x\r\n2,x\r\nt\n")
         #expect(output.stdout == "\"back on stdout\"\r\nstill\r\n")
-        #expect(output.stderr == "Parse error near line 7: no such column: nope\n  SELECT nope;\n         ^--- error here\n")
+        #expect(
+            output.stderr == "Parse error near line 7: no such column: nope\n  SELECT nope;\n         ^--- error here\n"
+        )
         #expect(output.status == 1)
     }
 
@@ -114,7 +116,8 @@ struct OutputRedirectionTests {
             database,
             "CREATE TABLE t(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) "
                 + "INSERT INTO t SELECT printf('%0100d', i) FROM n;")
-        let output = try await Processes.sqlive([database, "-c", ".output \(backup)", "-c", ".dump"], directory: directory)
+        let output = try await Processes.sqlive(
+            [database, "-c", ".output \(backup)", "-c", ".dump"], directory: directory)
         #expect(output.status == 1)
         #expect(output.stderr.contains("No space left on device"), "\(output.stderr)")
         // The good backup is still there, whole; nothing half-written beside it.
@@ -122,7 +125,8 @@ struct OutputRedirectionTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: small) == ["backup.sql"])
         // A copy that fits is renamed into place.
         try await Processes.sqlite3(database, "DELETE FROM t WHERE rowid > 10;")
-        let fits = try await Processes.sqlive([database, "-c", ".output \(backup)", "-c", ".dump"], directory: directory)
+        let fits = try await Processes.sqlive(
+            [database, "-c", ".output \(backup)", "-c", ".dump"], directory: directory)
         #expect(fits.status == 0)
         #expect(try contents(backup).hasSuffix("COMMIT;\n"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: small) == ["backup.sql"])

@@ -13,7 +13,10 @@ struct RendererTests {
     ]
 
     func output(_ mode: OutputMode, headers: Bool = false, maxWidth: Int? = nil) -> String {
-        render(columns: columns, rows: rows, settings: RenderSettings(mode: mode, headers: headers, nullText: "NULL", maxWidth: maxWidth, terminal: true))
+        render(
+            columns: columns, rows: rows,
+            settings: RenderSettings(mode: mode, headers: headers, nullText: "NULL", maxWidth: maxWidth, terminal: true)
+        )
     }
 
     @Test func box() {
@@ -83,7 +86,12 @@ struct RendererTests {
     @Test func jsonKeepsIntegersExactAndBlobsAsStrings() {
         let text = render(
             columns: ["big", "blob", "nothing", "text", "real", "inf"],
-            rows: [[.integer(Int64.max), .blob(Data([0, 1, 0x41])), .null, .text("a\"b\n\u{8}"), .real(0.1), .real(-.infinity)]],
+            rows: [
+                [
+                    .integer(Int64.max), .blob(Data([0, 1, 0x41])), .null, .text("a\"b\n\u{8}"), .real(0.1),
+                    .real(-.infinity),
+                ]
+            ],
             settings: RenderSettings(mode: .json))
         #expect(
             text
@@ -127,7 +135,8 @@ struct RendererTests {
         #expect(CellText.width("e\u{301}") == 1)
         #expect(CellText.truncate("日本語テキスト", toWidth: 5) == "日本…")
         let text = render(
-            columns: ["t"], rows: [[.text("日本")], [.text("ab")]], settings: RenderSettings(mode: .table, terminal: true))
+            columns: ["t"], rows: [[.text("日本")], [.text("ab")]], settings: RenderSettings(mode: .table, terminal: true)
+        )
         #expect(text.contains("| 日本 |\n| ab   |"))
     }
 
@@ -157,7 +166,8 @@ struct RendererTests {
     }
 
     @Test func controlCharactersStayOnOneLineInGrids() {
-        let text = render(columns: ["t"], rows: [[.text("a\nb\tc")]], settings: RenderSettings(mode: .box, terminal: true))
+        let text = render(
+            columns: ["t"], rows: [[.text("a\nb\tc")]], settings: RenderSettings(mode: .box, terminal: true))
         #expect(text.contains("│ a\\nb\\tc │"))
     }
 

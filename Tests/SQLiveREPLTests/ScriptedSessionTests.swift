@@ -38,7 +38,8 @@ struct ScriptedSessionTests {
     @Test("every output mode, from --mode and from .mode, as sqlite3 writes it", arguments: modes)
     func mode(_ mode: String) async throws {
         let (directory, database) = await try fixture()
-        let golden = try await Processes.sqlite3Shell([database], stdin: ".mode \(mode)\n\(Self.query)\n", directory: directory)
+        let golden = try await Processes.sqlite3Shell(
+            [database], stdin: ".mode \(mode)\n\(Self.query)\n", directory: directory)
         #expect(golden.status == 0 && !golden.stdout.isEmpty)
         let fromFlag = try await run([database, "--mode", mode, "-c", Self.query], in: directory)
         #expect(fromFlag.stdout == golden.stdout)
@@ -141,7 +142,8 @@ struct ScriptedSessionTests {
         let script = "SELECT 1;\nSELECT nope;\nSELECT 2;\n"
         let bail = try await run(["--bail"], stdin: script, in: directory)
         #expect(bail.stdout == "1\n")
-        #expect(bail.stderr == "Parse error near line 2: no such column: nope\n  SELECT nope;\n         ^--- error here\n")
+        #expect(
+            bail.stderr == "Parse error near line 2: no such column: nope\n  SELECT nope;\n         ^--- error here\n")
         #expect(bail.status == 1)
         let noBail = try await run([], stdin: script, in: directory)
         #expect(noBail.stdout == "1\n2\n")
@@ -149,7 +151,9 @@ struct ScriptedSessionTests {
         let commands = try await run(
             ["--bail", "-c", "SELECT 1;", "-c", "SELECT nope;", "-c", "SELECT 2;"], in: directory)
         #expect(commands.stdout == "1\n")
-        #expect(commands.stderr == "Parse error near line 2: no such column: nope\n  SELECT nope;\n         ^--- error here\n")
+        #expect(
+            commands.stderr
+                == "Parse error near line 2: no such column: nope\n  SELECT nope;\n         ^--- error here\n")
         #expect(commands.status == 1)
     }
 
@@ -259,7 +263,10 @@ struct ScriptedSessionTests {
         let output = try await run([database, "-f", script], in: directory)
         #expect(output.stdout == "outer\ninner\nend\n")
         // As sqlite3: the line in the file read, not its name.
-        #expect(output.stderr == "Parse error near line 2: near \";\": syntax error\n  SELECT broken(;\n                ^--- error here\n")
+        #expect(
+            output.stderr
+                == "Parse error near line 2: near \";\": syntax error\n  SELECT broken(;\n                ^--- error here\n"
+        )
         #expect(output.status == 1)
         let bail = try await run([database, "--bail", "-f", script], in: directory)
         #expect(bail.stdout == "outer\ninner\n")

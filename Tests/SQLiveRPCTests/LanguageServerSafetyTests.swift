@@ -15,7 +15,8 @@ struct LanguageServerSafetyTests {
         #expect(mkfifo(fifo, 0o600) == 0)
         let refused = try await editor.open("a.sql", "-- sqlive: database=pipe.sqlite\nSELECT 1;")
         #expect(refused.count == 1)
-        #expect(refused.first?["message"]?.stringValue?.contains("it is a FIFO (named pipe), not a database file") == true)
+        #expect(
+            refused.first?["message"]?.stringValue?.contains("it is a FIFO (named pipe), not a database file") == true)
         // Nothing waits for the FIFO: other documents, requests and statements are served.
         let other = try await editor.open("b.sql", "SELECT * FROM nowhere;")
         #expect(other.map { $0["message"]?.stringValue ?? "" } == ["no such table: nowhere"])
@@ -55,7 +56,10 @@ struct LanguageServerSafetyTests {
             let lenses = try await editor.server.result("textDocument/codeLens", ["textDocument": document])
             let hints = try await editor.server.result(
                 "textDocument/inlayHint",
-                ["textDocument": document, "range": ["start": editor.position(0, 0), "end": editor.position(lines, 0)]])
+                [
+                    "textDocument": document,
+                    "range": ["start": editor.position(0, 0), "end": editor.position(lines, 0)],
+                ])
             return (lenses, hints)
         }
         try await editor.open("small.sql", "SELECT name FROM players;\nSELECT nope FROM players;")
@@ -86,7 +90,8 @@ struct LanguageServerSafetyTests {
             try await Task.sleep(for: .milliseconds(200))
             after = try #require(Self.residentKiB(pid))
         }
-        #expect(after <= baseline + baseline / 10, "baseline \(baseline) KiB, peak \(peak) KiB, after close \(after) KiB")
+        #expect(
+            after <= baseline + baseline / 10, "baseline \(baseline) KiB, peak \(peak) KiB, after close \(after) KiB")
     }
 
     /// The process's resident size (`VmRSS`), in KiB.

@@ -61,7 +61,8 @@ public struct DatabaseFileChange: Hashable, Sendable {
         switch (readable, writable) {
         case (true, true): meaning = "sqlive may still read and write it"
         case (true, false):
-            meaning = "it is read-only now: sqlive's open connections may still write it, but nothing can open it to write"
+            meaning =
+                "it is read-only now: sqlive's open connections may still write it, but nothing can open it to write"
         case (false, _):
             meaning =
                 "sqlive can no longer open it: its open connections go on reading it, but a new connection "

@@ -142,7 +142,8 @@ struct DamageCheck {
         if found == nil, file.size == 0, walSize == 0, let lastSoundSize {
             found = SQLiteFailure(
                 code: 11, extendedCode: 11,
-                message: "database disk image is malformed: the file was cut to 0 bytes (it held \(lastSoundSize) bytes)")
+                message:
+                    "database disk image is malformed: the file was cut to 0 bytes (it held \(lastSoundSize) bytes)")
         } else if found == nil, file.size > 0 {
             lastSoundSize = file.size
         }

@@ -294,7 +294,9 @@ extension ExternalChangeWatcher {
                 lastIdentity = status?.identity
                 lastPermissions = status?.permissions
             } else if let permissions = status?.permissions, permissions != lastPermissions {
-                emit(.fileChanged(DatabaseFileChange.permissionsChanged(probe.path, from: lastPermissions, to: permissions)))
+                emit(
+                    .fileChanged(
+                        DatabaseFileChange.permissionsChanged(probe.path, from: lastPermissions, to: permissions)))
                 lastPermissions = permissions
             }
             if status?.modification != lastModification {

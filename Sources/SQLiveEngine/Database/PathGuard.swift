@@ -114,7 +114,9 @@ final class PathGuard: Sendable {
     /// The connection's `query_only` now.
     private static func queryOnly(_ connection: OpaquePointer) -> Bool {
         var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(connection, "PRAGMA query_only", -1, &statement, nil) == SQLITE_OK else { return false }
+        guard sqlite3_prepare_v2(connection, "PRAGMA query_only", -1, &statement, nil) == SQLITE_OK else {
+            return false
+        }
         defer { sqlite3_finalize(statement) }
         return sqlite3_step(statement) == SQLITE_ROW && sqlite3_column_int(statement, 0) != 0
     }

@@ -1,7 +1,7 @@
-import Synchronization
 import GRDB
 import GRDBSQLite
 import SQLiveLocks
+import Synchronization
 
 /// sqlive's own commit, read where it happened: the quick live queries it
 /// concerns are read on the session's connection, in the commit's

@@ -159,7 +159,8 @@ extension RefreshScheduler {
         let unread = definitions.filter { !read.contains($0) }
         let failed = failure.map { !$0.isTransient && !isShutDown } ?? false
         deliveringTogether {
-            for (definition, outcome) in outcomesRead where settle(outcome, for: definition, pending: batch[definition]!) {
+            for (definition, outcome) in outcomesRead
+            where settle(outcome, for: definition, pending: batch[definition]!) {
                 retry.append(definition)
             }
             if let failure, failed {

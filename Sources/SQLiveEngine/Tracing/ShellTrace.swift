@@ -37,7 +37,9 @@ public final class ShellTrace: Sendable {
     }
 
     /// The line of one event of SQLite's trace.
-    fileprivate func line(mask: UInt32, statement: UnsafeMutableRawPointer?, detail: UnsafeMutableRawPointer?) -> String? {
+    fileprivate func line(mask: UInt32, statement: UnsafeMutableRawPointer?, detail: UnsafeMutableRawPointer?)
+        -> String?
+    {
         if mask == UInt32(SQLITE_TRACE_CLOSE) { return "-- closing database connection\n" }
         var text: String?
         let comment = detail.map { $0.assumingMemoryBound(to: CChar.self).pointee == CChar(UInt8(ascii: "-")) } ?? false

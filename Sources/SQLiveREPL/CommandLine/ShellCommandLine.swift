@@ -177,7 +177,10 @@ public struct ShellCommandLine: Equatable, Sendable {
                 if let attached { return attached }
                 return try value(argument)
             }
-            if attached != nil && !["mode", "time-limit", "max-rows", "max-bytes", "command", "file", "refresh-budget"].contains(option) {
+            if attached != nil
+                && !["mode", "time-limit", "max-rows", "max-bytes", "command", "file", "refresh-budget"].contains(
+                    option)
+            {
                 throw Failure(message: "unknown option: \(argument)", suggestsHelp: true)
             }
             switch option {

@@ -43,7 +43,8 @@ extension DotCommand {
             return warned(warning, .headers(value != 0))
         case "separator":
             guard !arguments.isEmpty else { throw usage(".separator COL ?ROW?") }
-            return .separator(column: arguments[0], row: arguments.count > 1 ? arguments[1] : nil, extra: arguments.count > 2)
+            return .separator(
+                column: arguments[0], row: arguments.count > 1 ? arguments[1] : nil, extra: arguments.count > 2)
         case "nullvalue":
             guard arguments.count == 1 else { throw usage(".nullvalue STRING") }
             return .nullValue(arguments[0])

@@ -87,7 +87,8 @@ public enum DotCommandHelp {
                 transaction, with one prepared INSERT: live queries re-print once.
                 """),
         Spec(
-            name: "indexes", usage: ".indexes ?LIKE-PATTERN?", summary: "Show names of indexes (on TABLE, a LIKE pattern)",
+            name: "indexes", usage: ".indexes ?LIKE-PATTERN?",
+            summary: "Show names of indexes (on TABLE, a LIKE pattern)",
             details: ""),
         Spec(
             name: "lint", usage: ".lint fkey-indexes [-verbose] [-groupbyparent]",
@@ -133,7 +134,8 @@ public enum DotCommandHelp {
                 """),
         Spec(
             name: "nonce", usage: ".nonce STRING", summary: "Suspend safe mode for one command if nonce matches",
-            details: "With -safe and -nonce STRING: the next command runs outside safe mode. A wrong STRING ends sqlive."),
+            details:
+                "With -safe and -nonce STRING: the next command runs outside safe mode. A wrong STRING ends sqlive."),
         Spec(
             name: "nullvalue", usage: ".nullvalue STRING", summary: "Use STRING in place of NULL values",
             details: "The default is the empty string. json, insert, quote and --quote write NULL as SQL does."),
@@ -187,7 +189,8 @@ public enum DotCommandHelp {
             name: "save", usage: ".save ?OPTIONS? FILE", summary: "Write database to FILE (an alias for .backup ...)",
             details: ""),
         Spec(
-            name: "schema", usage: ".schema ?--indent? ?--nosys? ?LIKE-PATTERN?", summary: "Show the CREATE statements matching PATTERN",
+            name: "schema", usage: ".schema ?--indent? ?--nosys? ?LIKE-PATTERN?",
+            summary: "Show the CREATE statements matching PATTERN",
             details: "PATTERN is a LIKE pattern matched against object and table names."),
         Spec(
             name: "separator", usage: ".separator COL ?ROW?", summary: "Change the column and row separators",
@@ -312,39 +315,39 @@ public enum DotCommandHelp {
     /// it (3.40.1, byte for byte).
     static let shellHelp: [String: String] = [
         "import": """
-            .import FILE TABLE       Import data from FILE into TABLE
-               Options:
-                 --ascii               Use \\037 and \\036 as column and row separators
-                 --csv                 Use , and \\n as column and row separators
-                 --skip N              Skip the first N rows of input
-                 --schema S            Target table to be S.TABLE
-                 -v                    "Verbose" - increase auxiliary output
-               Notes:
-                 *  If TABLE does not exist, it is created.  The first row of input
-                    determines the column names.
-                 *  If neither --csv or --ascii are used, the input mode is derived
-                    from the ".mode" output mode
-                 *  If FILE begins with "|" then it is a command that generates the
-                    input text.
+        .import FILE TABLE       Import data from FILE into TABLE
+           Options:
+             --ascii               Use \\037 and \\036 as column and row separators
+             --csv                 Use , and \\n as column and row separators
+             --skip N              Skip the first N rows of input
+             --schema S            Target table to be S.TABLE
+             -v                    "Verbose" - increase auxiliary output
+           Notes:
+             *  If TABLE does not exist, it is created.  The first row of input
+                determines the column names.
+             *  If neither --csv or --ascii are used, the input mode is derived
+                from the ".mode" output mode
+             *  If FILE begins with "|" then it is a command that generates the
+                input text.
 
-            """,
+        """,
         "output": """
-            .output ?FILE?           Send output to FILE or stdout if FILE is omitted
-               If FILE begins with '|' then open it as a pipe.
-               Options:
-                 --bom                 Prefix output with a UTF8 byte-order mark
-                 -e                    Send output to the system text editor
-                 -x                    Send output as CSV to a spreadsheet
+        .output ?FILE?           Send output to FILE or stdout if FILE is omitted
+           If FILE begins with '|' then open it as a pipe.
+           Options:
+             --bom                 Prefix output with a UTF8 byte-order mark
+             -e                    Send output to the system text editor
+             -x                    Send output as CSV to a spreadsheet
 
-            """,
+        """,
         "once": """
-            .once ?OPTIONS? ?FILE?   Output for the next SQL command only to FILE
-                 If FILE begins with '|' then open as a pipe
-                   --bom  Put a UTF8 byte-order mark at the beginning
-                   -e     Send output to the system text editor
-                   -x     Send output as CSV to a spreadsheet (same as ".excel")
+        .once ?OPTIONS? ?FILE?   Output for the next SQL command only to FILE
+             If FILE begins with '|' then open as a pipe
+               --bom  Put a UTF8 byte-order mark at the beginning
+               -e     Send output to the system text editor
+               -x     Send output as CSV to a spreadsheet (same as ".excel")
 
-            """,
+        """,
     ]
 
     /// The text of `.help`: one line per command.

@@ -87,8 +87,9 @@ struct InputAccumulator {
                 index += 1
             } else if byte == UInt8(ascii: "/"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "*") {
                 index += 2
-                while index < bytes.count, !(bytes[index] == UInt8(ascii: "*") && index + 1 < bytes.count
-                    && bytes[index + 1] == UInt8(ascii: "/"))
+                while index < bytes.count,
+                    !(bytes[index] == UInt8(ascii: "*") && index + 1 < bytes.count
+                        && bytes[index + 1] == UInt8(ascii: "/"))
                 {
                     index += 1
                 }

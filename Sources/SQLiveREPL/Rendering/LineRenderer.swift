@@ -17,7 +17,9 @@ struct LineRenderer: RowRenderer {
 
     mutating func begin(columns: [String], into output: inout OutputBuffer) {
         let width = max(5, columns.map(\.utf8.count).max() ?? 0)
-        names = columns.map { Array(repeating: 0x20, count: width - $0.utf8.count) + Array($0.utf8) + Array(" = ".utf8) }
+        names = columns.map {
+            Array(repeating: 0x20, count: width - $0.utf8.count) + Array($0.utf8) + Array(" = ".utf8)
+        }
         rowCount = 0
     }
 

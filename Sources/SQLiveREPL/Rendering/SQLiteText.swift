@@ -1,6 +1,6 @@
 import CSQLiveSupport
-import Glibc
 import GRDBSQLite
+import Glibc
 import SQLiveEngine
 
 /// Values as the sqlite3 3.40.1 shell writes them: the text SQLite gives
@@ -144,7 +144,8 @@ enum SQLiteText {
         if !quoted {
             // One pass; a one-byte separator (`,`) is checked in it.
             let single: Int32 = separator.count == 1 ? Int32(separator[0]) : -1
-            for byte in field where byte <= 0x20 || byte == 0x22 || byte == 0x27 || byte >= 0x7F || Int32(byte) == single {
+            for byte in field
+            where byte <= 0x20 || byte == 0x22 || byte == 0x27 || byte >= 0x7F || Int32(byte) == single {
                 quoted = true
                 break
             }

@@ -100,7 +100,8 @@ final class OutputSink: Sendable {
             Glibc.close(probe)
             let directory = (path as NSString).deletingLastPathComponent
             let name = (path as NSString).lastPathComponent
-            temporary = (directory.isEmpty ? "" : directory + "/") + ".\(name).sqlive-\(getpid())-\(Self.nextTemporary())"
+            temporary =
+                (directory.isEmpty ? "" : directory + "/") + ".\(name).sqlive-\(getpid())-\(Self.nextTemporary())"
         }
         let descriptor = open(temporary ?? path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else {

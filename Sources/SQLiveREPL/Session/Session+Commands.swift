@@ -140,7 +140,10 @@ extension Session {
 
         case .databases:
             let database = try requireDatabase()
-            try sink.write(database.attachedDatabases().map { "\($0.name): \($0.file.isEmpty ? "\"\"" : $0.file) \($0.readonly ? "r/o" : "r/w")\($0.transaction)\n" }.joined())
+            try sink.write(
+                database.attachedDatabases().map {
+                    "\($0.name): \($0.file.isEmpty ? "\"\"" : $0.file) \($0.readonly ? "r/o" : "r/w")\($0.transaction)\n"
+                }.joined())
 
         case .backup(let schema, let path):
             do {

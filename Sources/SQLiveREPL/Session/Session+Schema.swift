@@ -62,7 +62,8 @@ extension Session {
                         db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [module])
                     guard !columns.isEmpty else { continue }
                     text += Self.schemaLine(
-                        "/* \(Self.quotedIfNeeded(module))(\(columns.map(Self.quotedIfNeeded).joined(separator: ","))) */")
+                        "/* \(Self.quotedIfNeeded(module))(\(columns.map(Self.quotedIfNeeded).joined(separator: ","))) */"
+                    )
                 }
             }
             return text

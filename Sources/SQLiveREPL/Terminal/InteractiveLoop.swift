@@ -106,7 +106,7 @@ struct InteractiveLoop {
                 editor.setCompletion(
                     session.completer(), pendingText: input.pendingText,
                     schemaSource: CompletionCache.source(for: session.database),
-            generation: session.completion.generation, readAt: session.completion.readGeneration)
+                    generation: session.completion.generation, readAt: session.completion.readGeneration)
                 editor.setScreenSize(panel.readlineSize)
                 editor.install(prompt: prompt)
             }

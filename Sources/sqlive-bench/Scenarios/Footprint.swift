@@ -58,7 +58,8 @@ enum Footprint: Scenario {
         cancellables.removeAll()
         for count in [100, 1000] {
             table.add(
-                "heap growth with \(count) live queries (MiB)", ours[count]!, anchor: theirs[count]!, "GRDB ValueObservation"
+                "heap growth with \(count) live queries (MiB)", ours[count]!, anchor: theirs[count]!,
+                "GRDB ValueObservation"
             )
         }
         table.add("baseline resident memory (MiB)", resident)

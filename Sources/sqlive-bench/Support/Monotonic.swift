@@ -1,5 +1,5 @@
-import SQLiveEngine
 import Glibc
+import SQLiveEngine
 
 /// Nanoseconds on `CLOCK_MONOTONIC`: one clock for every process on the machine.
 ///

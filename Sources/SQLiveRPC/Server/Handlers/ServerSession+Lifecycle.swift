@@ -18,7 +18,8 @@ extension ServerSession {
         if let milliseconds = params.initializationOptions?.refreshBudgetMs {
             guard milliseconds >= 0, milliseconds <= 86_400_000 else {
                 throw .invalidParams(
-                    "refreshBudgetMs must be between 0 (no limit) and 86400000", field: "initializationOptions.refreshBudgetMs")
+                    "refreshBudgetMs must be between 0 (no limit) and 86400000",
+                    field: "initializationOptions.refreshBudgetMs")
             }
             await setRefreshBudget(milliseconds == 0 ? nil : .milliseconds(Int64(milliseconds)))
         }

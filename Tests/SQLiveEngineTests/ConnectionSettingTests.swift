@@ -49,14 +49,14 @@ struct ConnectionSettingTests {
         let database = try await LiveDatabase.open(.file(path))
         let recorder = EventRecorder(database)
         let refused = await #expect(throws: SQLiveError.self) {
-            try await database.registerLiveQuery(name: "x", LiveQueryDefinition(sql: "PRAGMA locking_mode=EXCLUSIVE"))
+            try await database.directory.register(name: "x", LiveQueryDefinition(sql: "PRAGMA locking_mode=EXCLUSIVE"))
         }
         #expect(refused?.description.hasPrefix("a live query must only read: PRAGMA locking_mode may change") ?? false)
         await #expect(throws: SQLiveError.self) {
             try await database.explain("PRAGMA locking_mode=EXCLUSIVE")
         }
-        _ = try await database.registerLiveQuery(name: "columns", LiveQueryDefinition(sql: "PRAGMA table_info(t)"))
-        _ = try await database.registerLiveQuery(name: "count", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        _ = try await database.directory.register(name: "columns", LiveQueryDefinition(sql: "PRAGMA table_info(t)"))
+        _ = try await database.directory.register(name: "count", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
         _ = try await database.execute("SELECT count(*) FROM t")
         // The session's connection took no exclusive lock: a writer without
         // a busy timeout commits.

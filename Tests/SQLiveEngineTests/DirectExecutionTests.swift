@@ -20,7 +20,7 @@ struct DirectExecutionTests {
         let recorder = EventRecorder(database)
         // No live query: these statements run directly, unobserved.
         _ = try await database.execute("BEGIN; INSERT INTO players(gameID, name, score) VALUES (9, 'Zed', 1000);")
-        let snapshot = try await database.registerLiveQuery(
+        let snapshot = try await database.directory.register(
             name: "top", LiveQueryDefinition(sql: "SELECT name FROM players ORDER BY score DESC LIMIT 1"))
         // The first result reads committed rows: not Zed's yet.
         #expect(snapshot.result.rows != [[.text("Zed")]])
@@ -37,12 +37,12 @@ struct DirectExecutionTests {
         let database = try await LiveDatabase.open(
             .file(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'A')")
         try await recorder.waitForRows("n") { $0 == [[.integer(5)]] }
-        try await database.unregisterLiveQuery(name: "n")
+        try await database.directory.unregister(name: "n")
         _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'B')")
-        let again = try await database.registerLiveQuery(
+        let again = try await database.directory.register(
             name: "m", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         #expect(again.result.rows == [[.integer(6)]])
         _ = try await database.execute("DELETE FROM players WHERE name = 'B'")
@@ -63,7 +63,7 @@ struct DirectExecutionTests {
         // Directly (no live query), then through GRDB (one exists).
         let direct = try await database.execute(script, parameters: positional)
         let directNamed = try await database.execute(namedScript, parameters: named)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
         let observed = try await database.execute(script, parameters: positional)
         let observedNamed = try await database.execute(namedScript, parameters: named)
         let row: [SQLValue] = [.integer(Int64.max), .blob(Data([0, 0xFF])), .text("é 🎉")]
@@ -75,15 +75,15 @@ struct DirectExecutionTests {
         let empties = QueryParameters.positional([.blob(Data()), .text(""), .blob(Data())])
         let emptiesScript = "SELECT typeof(?), typeof(?), ? IS NULL"
         let observedEmpties = try await database.execute(emptiesScript, parameters: empties)
-        try await database.unregisterLiveQuery(name: "n")
+        try await database.directory.unregister(name: "n")
         let directEmpties = try await database.execute(emptiesScript, parameters: empties)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
         for result in [directEmpties, observedEmpties] {
             #expect(result.first?.rows == [[.text("blob"), .text("text"), .integer(0)]])
         }
         // Values left over, or missing, fail the same way on both paths.
         for observedPath in [true, false] {
-            if !observedPath { try await database.unregisterLiveQuery(name: "n") }
+            if !observedPath { try await database.directory.unregister(name: "n") }
             let extra = await #expect(throws: ScriptFailure.self) {
                 try await database.execute("SELECT ?", parameters: .positional([.integer(1), .integer(2)]))
             }
@@ -133,7 +133,7 @@ struct DirectExecutionTests {
     func cancellationWithoutInterrupt(observed: Bool) async throws {
         let database = try await LiveDatabase.open(.memory)
         // Observed: the script runs through GRDB, not on SQLite directly.
-        if observed { _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT 1")) }
+        if observed { _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT 1")) }
         var consumer = ResultCollector()
         // Already cancelled: nothing runs (an interrupt sent now would be forgotten).
         let before = #expect(throws: SQLiteFailure.self) {
@@ -226,7 +226,7 @@ struct DirectExecutionTests {
         // observed, would skip the row events) reaches a live query.
         _ = try await database.execute("SELECT * FROM players; INSERT INTO players(gameID, name) VALUES (1, 'A')")
         let recorder = EventRecorder(database)
-        let first = try await database.registerLiveQuery(
+        let first = try await database.directory.register(
             name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         #expect(first.result.rows == [[.integer(5)]])
         _ = try await database.execute("DELETE FROM players")

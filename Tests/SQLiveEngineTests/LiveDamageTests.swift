@@ -78,8 +78,8 @@ struct LiveDamageTests {
         #expect(backup.count >= 8 * 4096)
         let database = try await LiveDatabase.open(.file(path), options: test.detection.options)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "count", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
-        _ = try await database.registerLiveQuery(name: "sum", LiveQueryDefinition(sql: "SELECT sum(x) FROM t"))
+        _ = try await database.directory.register(name: "count", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        _ = try await database.directory.register(name: "sum", LiveQueryDefinition(sql: "SELECT sum(x) FROM t"))
 
         if test.detection == .inotify {
             try await Task.sleep(for: ExternalChangeWatcher.inotifyDelay * 3)
@@ -120,7 +120,7 @@ struct LiveDamageTests {
         let backup = try Data(contentsOf: URL(fileURLWithPath: path))
         let database = try await LiveDatabase.open(.file(path), options: Detection.polling.options)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "count", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        _ = try await database.directory.register(name: "count", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
         let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         try file.truncate(atOffset: 0)
         try await recorder.wait("the damage reported") { events in
@@ -154,7 +154,7 @@ struct LiveDamageTests {
         let path = try await makeDatabaseFile(in: directory, mode: .wal, "CREATE TABLE t(x); INSERT INTO t VALUES (1);")
         let database = try await LiveDatabase.open(.file(path), options: Detection.polling.options)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "count", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        _ = try await database.directory.register(name: "count", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
         #expect(chmod(path, 0) == 0)
         defer { _ = chmod(path, 0o644) }
         try await recorder.wait("the change reported") { events in

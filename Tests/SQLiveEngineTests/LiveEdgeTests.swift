@@ -15,7 +15,7 @@ struct LiveEdgeTests {
         _ = try await database.execute(
             "CREATE TABLE k(a TEXT PRIMARY KEY, b) WITHOUT ROWID; INSERT INTO k VALUES ('p', 1)")
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "k", LiveQueryDefinition(sql: "SELECT a, b FROM k ORDER BY a"))
+        _ = try await database.directory.register(name: "k", LiveQueryDefinition(sql: "SELECT a, b FROM k ORDER BY a"))
         _ = try await database.execute("INSERT INTO k VALUES ('q', 2)")
         try await recorder.waitForRows("k") { $0 == [[.text("p"), .integer(1)], [.text("q"), .integer(2)]] }
         _ = try await database.execute("UPDATE k SET b = 5 WHERE a = 'p'")
@@ -24,7 +24,7 @@ struct LiveEdgeTests {
         try await recorder.waitForRows("k") { $0 == [[.text("p"), .integer(5)]] }
         // A WITHOUT ROWID table made after the live query exists.
         _ = try await database.execute("CREATE TABLE w(x PRIMARY KEY) WITHOUT ROWID")
-        _ = try await database.registerLiveQuery(name: "w", LiveQueryDefinition(sql: "SELECT count(*) FROM w"))
+        _ = try await database.directory.register(name: "w", LiveQueryDefinition(sql: "SELECT count(*) FROM w"))
         _ = try await database.execute("INSERT INTO w VALUES (1), (2)")
         try await recorder.waitForRows("w") { $0 == [[.integer(2)]] }
         await database.close()
@@ -52,7 +52,7 @@ struct LiveEdgeTests {
             in: directory, mode: mode, "CREATE TABLE t(id INTEGER PRIMARY KEY, v); INSERT INTO t VALUES (1, 10);")
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "all", LiveQueryDefinition(sql: "SELECT * FROM t"))
+        _ = try await database.directory.register(name: "all", LiveQueryDefinition(sql: "SELECT * FROM t"))
         switch writer {
         case .otherProcess: try await SQLite3CLI.run(path, sql + ";")
         case .session: _ = try await database.execute(sql)
@@ -75,9 +75,9 @@ struct LiveEdgeTests {
         // No safety poll: only the file events can bring the commits in time.
         let database = try await LiveDatabase.open(.file(link), options: noSafetyPoll)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "sum", LiveQueryDefinition(sql: "SELECT sum(v) FROM t"))
+        _ = try await database.directory.register(name: "sum", LiveQueryDefinition(sql: "SELECT sum(v) FROM t"))
         if mode == .wal {
-            #expect(await database.liveQueries().first?.precision == .tables)
+            #expect(await database.directory.list().first?.precision == .tables)
         }
         let writer = try SQLite3CLI.Session(path)
         for step in 1...5 {
@@ -107,7 +107,7 @@ struct ReplacedFileTests {
         let path = try await makeDatabaseFile(in: directory, mode: .delete, "CREATE TABLE t(x);")
         let database = try await LiveDatabase.open(.file(path))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
         for round in 1...15 {
             try FileManager.default.removeItem(atPath: path)
             // One process, four commits back to back, at its defaults.
@@ -156,9 +156,9 @@ struct ReplacedFileTests {
             in: directory, mode: mode, "CREATE TABLE t(id INTEGER PRIMARY KEY, v); INSERT INTO t VALUES (1, 10);")
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "sum", LiveQueryDefinition(sql: "SELECT sum(v) FROM t"))
-        _ = try await database.registerLiveQuery(name: "rows", LiveQueryDefinition(sql: "SELECT * FROM t"))
-        try await database.pauseLiveQuery(name: "rows")
+        _ = try await database.directory.register(name: "sum", LiveQueryDefinition(sql: "SELECT sum(v) FROM t"))
+        _ = try await database.directory.register(name: "rows", LiveQueryDefinition(sql: "SELECT * FROM t"))
+        try await database.directory.pause(name: "rows")
 
         // A new copy, made aside and renamed over the file (`.backup`, then `mv`).
         let copy = directory.path("copy.sqlite")
@@ -194,9 +194,9 @@ struct ReplacedFileTests {
                 return false
             })
         #expect(recorder.changes("sum").last?.version == 2)
-        let names = await database.liveQueries().map(\.name)
+        let names = await database.directory.list().map(\.name)
         #expect(names == ["rows", "sum"])
-        #expect(await database.liveQueries().first { $0.name == "rows" }?.paused == true)
+        #expect(await database.directory.list().first { $0.name == "rows" }?.paused == true)
 
         // Another process writes the new file: seen.
         try await SQLite3CLI.run(path, "UPDATE t SET v = v + 1 WHERE id = 2;")
@@ -206,7 +206,7 @@ struct ReplacedFileTests {
         try await recorder.waitForRows("sum") { $0 == [[.integer(503)]] }
         #expect(try await SQLite3CLI.run(path, "SELECT sum(v) FROM t;") == "503\n")
         // The paused query reads the new file when resumed.
-        try await database.resumeLiveQuery(name: "rows")
+        try await database.directory.resume(name: "rows")
         try await recorder.waitForRows("rows") { $0.count == 2 }
         await database.close()
     }
@@ -223,14 +223,14 @@ struct PagesComparedTests {
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         let definition = LiveQueryDefinition(sql: "SELECT sum(v) FROM t")
-        _ = try await database.registerLiveQuery(name: "a", definition)
-        _ = try await database.registerLiveQuery(name: "b", definition)
-        try await database.pauseLiveQuery(name: "b")
+        _ = try await database.directory.register(name: "a", definition)
+        _ = try await database.directory.register(name: "b", definition)
+        try await database.directory.pause(name: "b")
         try await SQLite3CLI.run(path, "UPDATE t SET v = 20;")
         try await recorder.waitForRows("a") { $0 == [[.integer(20)]] }
         // Another commit that leaves t's pages alone: a new generation.
         try await SQLite3CLI.run(path, "INSERT INTO u VALUES (1);")
-        try await database.resumeLiveQuery(name: "b")
+        try await database.directory.resume(name: "b")
         try await recorder.waitForRows("b", timeout: .seconds(15)) { $0 == [[.integer(20)]] }
         await database.close()
     }

@@ -37,10 +37,11 @@ struct LiveQueryRegistryTests {
         var registry = LiveQueryRegistry()
         let first: [[SQLValue]] = [[.integer(1), .text("a")], [.integer(2), .text("b")]]
         registry.record(Self.fetched(first, region: region), home: .committed, for: Self.definition, readAt: 1)
-        registry.add("rows", Self.definition, delivered: Self.result(first))
-        registry.add("changes", Self.definition, delivery: .changesOnly, delivered: Self.result(first))
-        registry.add("paused", Self.definition, delivered: Self.result(first))
-        let lastActive = registry.pause("paused")
+        let (rows, changesOnly, paused) = (LiveQueryID.next(), LiveQueryID.next(), LiveQueryID.next())
+        registry.add(rows, name: "rows", Self.definition, delivered: Self.result(first))
+        registry.add(changesOnly, name: "changes", Self.definition, delivery: .changesOnly, delivered: Self.result(first))
+        registry.add(paused, name: "paused", Self.definition, delivered: Self.result(first))
+        let lastActive = registry.pause(paused)
         #expect(lastActive == false)
         _ = registry.markPaused([Self.definition], cause: .external)
 
@@ -49,17 +50,19 @@ struct LiveQueryRegistryTests {
             .success(Self.fetched(second, region: region)), for: Self.definition, pending: Self.pending, now: Date(),
             readAt: 2)
         #expect(reduced.newRegion == nil)
-        let changes = reduced.events.compactMap { event -> LiveQueryChange? in
-            if case .changed(let change) = event { return change }
+        let changes = reduced.events.compactMap { item -> LiveQueryChange? in
+            if case .changed(let change) = item.event { return change }
             return nil
         }
-        #expect(changes.map(\.name) == ["changes", "rows"])
+        // In registration order, each with its registration.
+        #expect(changes.map(\.name) == ["rows", "changes"])
+        #expect(reduced.events.map(\.id) == [rows, changesOnly])
         #expect(
             changes.allSatisfy { $0.version == 2 && $0.coalesced == 2 && $0.cause == .external && $0.tables == ["t"] })
         #expect(changes.first { $0.name == "rows" }?.changes == nil)
         #expect(changes.first { $0.name == "changes" }?.changes?.changed.map(\.at) == [1])
-        #expect(registry.queries["paused"]?.missed?.events == 1)
-        #expect(registry.queries["paused"]?.version == 1)
+        #expect(registry.queries[paused]?.missed?.events == 1)
+        #expect(registry.queries[paused]?.version == 1)
 
         // The same result again: nothing to send.
         let again = registry.reduce(
@@ -74,11 +77,13 @@ struct LiveQueryRegistryTests {
         var registry = LiveQueryRegistry()
         let rows: [[SQLValue]] = [[.integer(1), .text("a")]]
         registry.record(Self.fetched(rows, region: region), home: .committed, for: Self.definition, readAt: 1)
-        registry.add("q", Self.definition, delivered: Self.result(rows))
+        let query = LiveQueryID.next()
+        registry.add(query, name: "q", Self.definition, delivered: Self.result(rows))
         let error = SQLiveError.invalidLiveQuery("no such table: t")
         let failed = registry.reduce(
             .failure(error), for: Self.definition, pending: Self.pending, now: Date(), readAt: 2)
-        #expect(failed.events == [.failed(name: "q", error: error)])
+        #expect(failed.events.map(\.event) == [.failed(name: "q", error: error)])
+        #expect(failed.events.map(\.id) == [query])
         #expect(failed.newRegion?.isFullDatabase == true)
         // Every change now concerns it, so that it recovers.
         #expect(registry.definitions(affectedBy: .external(["u"])) == [Self.definition])
@@ -99,11 +104,12 @@ struct LiveQueryRegistryTests {
         var registry = LiveQueryRegistry()
         let narrow = LiveQueryDefinition(sql: "SELECT v FROM t")
         registry.record(Self.fetched([], region: try Self.region(narrow.sql)), home: .committed, for: narrow, readAt: 1)
-        registry.add("narrow", narrow, delivered: Self.result([]))
+        let id = LiveQueryID.next()
+        registry.add(id, name: "narrow", narrow, delivered: Self.result([]))
         #expect(registry.definitions(affectedBy: .local([.update(tableName: "t", columnNames: ["v"])])) == [narrow])
         #expect(registry.definitions(affectedBy: .local([.update(tableName: "t", columnNames: ["id"])])).isEmpty)
         #expect(registry.definitions(affectedBy: .local([.insert(tableName: "u")])).isEmpty)
-        _ = registry.remove("narrow")
+        _ = registry.remove(id)
         #expect(registry.evaluations.isEmpty)
         #expect(registry.definitions(affectedBy: .local([.insert(tableName: "t")])).isEmpty)
     }

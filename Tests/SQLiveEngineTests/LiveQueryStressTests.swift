@@ -27,7 +27,7 @@ struct LiveQueryStressTests {
         ]
         var initial: [String: [[SQLValue]]] = [:]
         for (name, sql) in queries {
-            initial[name] = try await database.registerLiveQuery(name: name, LiveQueryDefinition(sql: sql)).result.rows
+            initial[name] = try await database.directory.register(name: name, LiveQueryDefinition(sql: sql)).result.rows
         }
         for _ in 0..<Int.random(in: 20...40, using: &random) {
             let table = Bool.random(using: &random) ? "a" : "b"
@@ -70,7 +70,7 @@ struct LiveQueryStressTests {
         let path = try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)
         let database = try await LiveDatabase.open(.file(path))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         try await SQLite3CLI.run(path, "PRAGMA wal_checkpoint(TRUNCATE);")
         try await SQLite3CLI.run(path, "VACUUM;")
         try await Task.sleep(for: .milliseconds(300))

@@ -11,7 +11,7 @@ struct LiveQueryTests {
         let directory = try TemporaryDirectory()
         let database = try await LiveDatabase.open(
             .file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)))
-        let snapshot = try await database.registerLiveQuery(
+        let snapshot = try await database.directory.register(
             name: "leaders",
             LiveQueryDefinition(
                 sql: "SELECT name, score FROM players WHERE gameID = ? ORDER BY score DESC",
@@ -20,7 +20,7 @@ struct LiveQueryTests {
         #expect(snapshot.result.columns == ["name", "score"])
         #expect(snapshot.result.rows.map { $0[0] } == [.text("Blob Jr"), .text("Blob Sr"), .text("Blob")])
         #expect(snapshot.tables == ["players"])
-        let list = await database.liveQueries()
+        let list = await database.directory.list()
         #expect(list.map(\.name) == ["leaders"])
         #expect(list[0].region == "players(gameID,name,score)")
         await database.close()
@@ -34,23 +34,23 @@ struct LiveQueryTests {
             throws: SQLiveError.invalidLiveQuery(
                 "a live query must be a read-only statement (SELECT, WITH, VALUES or a read-only PRAGMA)")
         ) {
-            try await database.registerLiveQuery(name: "w", LiveQueryDefinition(sql: "DELETE FROM players"))
+            try await database.directory.register(name: "w", LiveQueryDefinition(sql: "DELETE FROM players"))
         }
         await #expect(throws: SQLiveError.invalidLiveQuery("a live query must be a single statement")) {
-            try await database.registerLiveQuery(name: "m", LiveQueryDefinition(sql: "SELECT 1; SELECT 2"))
+            try await database.directory.register(name: "m", LiveQueryDefinition(sql: "SELECT 1; SELECT 2"))
         }
-        _ = try await database.registerLiveQuery(name: "a", LiveQueryDefinition(sql: "SELECT 1"))
+        _ = try await database.directory.register(name: "a", LiveQueryDefinition(sql: "SELECT 1"))
         await #expect(throws: SQLiveError.liveQueryNameTaken("a")) {
-            try await database.registerLiveQuery(name: "a", LiveQueryDefinition(sql: "SELECT 2"))
+            try await database.directory.register(name: "a", LiveQueryDefinition(sql: "SELECT 2"))
         }
         await #expect(throws: SQLiveError.unknownLiveQuery("b")) {
-            try await database.unregisterLiveQuery(name: "b")
+            try await database.directory.unregister(name: "b")
         }
         let error = await #expect(throws: SQLiveError.self) {
-            try await database.registerLiveQuery(name: "x", LiveQueryDefinition(sql: "SELECT * FROM nowhere"))
+            try await database.directory.register(name: "x", LiveQueryDefinition(sql: "SELECT * FROM nowhere"))
         }
         #expect(error?.description == "no such table: nowhere")
-        #expect(await database.liveQueries().map(\.name) == ["a"])
+        #expect(await database.directory.list().map(\.name) == ["a"])
         await database.close()
     }
 
@@ -62,7 +62,7 @@ struct LiveQueryTests {
         let database = try await LiveDatabase.open(
             .file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(
             name: "total", LiveQueryDefinition(sql: "SELECT sum(score) FROM players"))
         _ = try await database.execute("BEGIN; UPDATE players SET score = 0; ROLLBACK;")
         _ = try await database.execute("UPDATE players SET score = score + 1 WHERE name = 'Blob'")
@@ -83,7 +83,7 @@ struct LiveQueryTests {
         let path = try await makeDatabaseFile(in: directory, mode: mode, playersSchema)
         let database = try await LiveDatabase.open(.file(path))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(
             name: "names", LiveQueryDefinition(sql: "SELECT name FROM players ORDER BY id"))
         try await SQLite3CLI.run(path, "INSERT INTO players(gameID, name) VALUES (2, 'Bea');")
         try await recorder.waitForRows("names") { $0.last == [.text("Bea")] }
@@ -103,7 +103,7 @@ struct LiveQueryTests {
             liveQueries: LiveQueryOptions(externalDetection: .polling(.milliseconds(50))))
         let database = try await LiveDatabase.open(.file(path), options: options)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         try await SQLite3CLI.run(path, "DELETE FROM players WHERE name = 'Ann';")
         try await recorder.waitForRows("n") { $0 == [[.integer(3)]] }
         #expect(recorder.changes("n").last?.cause == .external)
@@ -119,7 +119,7 @@ struct LiveQueryTests {
             in: directory, mode: mode, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
         let database = try await LiveDatabase.open(.file(path))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(
             name: "count", LiveQueryDefinition(sql: "SELECT count(*), sum(n) FROM events"))
         let commits = 2_000
         let script = (1...commits).map { "INSERT INTO events(n) VALUES (\($0));" }.joined(separator: "\n")
@@ -130,7 +130,7 @@ struct LiveQueryTests {
         try await Task.sleep(for: .milliseconds(300))
         let changes = recorder.changes("count")
         #expect(changes.last?.result.rows == expected)
-        let info = try #require(await database.liveQueries().first)
+        let info = try #require(await database.directory.list().first)
         #expect(info.refreshes < commits / 4, "refreshes: \(info.refreshes)")
         #expect(changes.map(\.version) == Array(2..<(2 + changes.count)))
         #expect(changes.map(\.coalesced).reduce(0, +) >= changes.count)
@@ -145,7 +145,7 @@ struct LiveQueryTests {
         let recorder = EventRecorder(database)
         for table in 0..<10 {
             for query in 0..<5 {
-                _ = try await database.registerLiveQuery(
+                _ = try await database.directory.register(
                     name: "q\(table)_\(query)",
                     LiveQueryDefinition(sql: "SELECT count(*) + \(query) FROM t\(table)"))
             }
@@ -153,7 +153,7 @@ struct LiveQueryTests {
         _ = try await database.execute("INSERT INTO t3(a) VALUES (1)")
         try await recorder.wait("5 changes") { _ in recorder.all.count >= 5 }
         try await Task.sleep(for: .milliseconds(200))
-        let refreshed = await database.liveQueries().filter { $0.refreshes > 0 }.map(\.name)
+        let refreshed = await database.directory.list().filter { $0.refreshes > 0 }.map(\.name)
         #expect(refreshed == (0..<5).map { "q3_\($0)" })
         #expect(Set(recorder.all.compactMap(\.name)) == Set(refreshed))
         await database.close()
@@ -164,13 +164,13 @@ struct LiveQueryTests {
         let database = try await LiveDatabase.open(.memory)
         _ = try await database.execute(playersSchema)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "names", LiveQueryDefinition(sql: "SELECT name FROM players"))
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(name: "names", LiveQueryDefinition(sql: "SELECT name FROM players"))
+        _ = try await database.directory.register(
             name: "scores", LiveQueryDefinition(sql: "SELECT sum(score) FROM players"))
         _ = try await database.execute("UPDATE players SET score = score * 2")
         try await recorder.waitForRows("scores") { $0 == [[.integer(370)]] }
         try await Task.sleep(for: .milliseconds(100))
-        let info = await database.liveQueries()
+        let info = await database.directory.list()
         #expect(info.first { $0.name == "names" }?.refreshes == 0)
         #expect(info.first { $0.name == "scores" }?.refreshes == 1)
         await database.close()
@@ -183,8 +183,8 @@ struct LiveQueryTests {
         let recorder = EventRecorder(database)
         database.traceSettings = TraceSettings(enabled: true)
         let trace = TraceRecorder(database)
-        _ = try await database.registerLiveQuery(name: "a", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
-        _ = try await database.registerLiveQuery(name: "b", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "a", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "b", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         // The second registration reuses the first one's result.
         try await trace.wait { $0.contains { $0.origin == .liveQuery } }
         _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'Zed')")
@@ -194,7 +194,7 @@ struct LiveQueryTests {
         try await Task.sleep(for: .milliseconds(200))
         // One fetch at registration, one refresh for both queries.
         #expect(trace.all.filter { $0.origin == .liveQuery }.count == 2)
-        let info = await database.liveQueries()
+        let info = await database.directory.list()
         #expect(info.map(\.refreshes) == [1, 1])
         #expect(recorder.changes("a")[0].result == recorder.changes("b")[0].result)
         await database.close()
@@ -205,21 +205,21 @@ struct LiveQueryTests {
         let database = try await LiveDatabase.open(.memory)
         _ = try await database.execute(playersSchema)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
-        try await database.pauseLiveQuery(name: "n")
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        try await database.directory.pause(name: "n")
         for name in ["X", "Y", "Z"] {
             _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, '\(name)')")
         }
         try await Task.sleep(for: .milliseconds(200))
         #expect(recorder.changes("n").isEmpty)
-        #expect(await database.liveQueries()[0].refreshes == 0)
-        #expect(await database.liveQueries()[0].paused)
-        try await database.resumeLiveQuery(name: "n")
+        #expect(await database.directory.list()[0].refreshes == 0)
+        #expect(await database.directory.list()[0].paused)
+        try await database.directory.resume(name: "n")
         try await recorder.waitForRows("n") { $0 == [[.integer(7)]] }
         try await Task.sleep(for: .milliseconds(100))
         #expect(recorder.changes("n").count == 1)
         #expect(recorder.changes("n")[0].coalesced == 3)
-        #expect(await database.liveQueries()[0].refreshes == 1)
+        #expect(await database.directory.list()[0].refreshes == 1)
         await database.close()
     }
 
@@ -228,22 +228,22 @@ struct LiveQueryTests {
         let database = try await LiveDatabase.open(.memory)
         _ = try await database.execute(playersSchema)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(
             name: "p",
             LiveQueryDefinition(
                 sql: "SELECT name FROM players WHERE gameID = ? ORDER BY name",
                 parameters: .positional([.integer(1)])))
-        let updated = try await database.updateLiveQuery(name: "p", parameters: .positional([.integer(2)]))
+        let updated = try await database.directory.update(name: "p", parameters: .positional([.integer(2)]))
         #expect(updated.version == 2)
         #expect(updated.result.rows == [[.text("Ann")]])
         _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (2, 'Bo')")
         try await recorder.waitForRows("p") { $0 == [[.text("Ann")], [.text("Bo")]] }
         #expect(recorder.changes("p").last?.version == 3)
-        try await database.unregisterLiveQuery(name: "p")
+        try await database.directory.unregister(name: "p")
         _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (2, 'Cy')")
         try await Task.sleep(for: .milliseconds(100))
         #expect(recorder.changes("p").count == 1)
-        #expect(await database.liveQueries().isEmpty)
+        #expect(await database.directory.list().isEmpty)
         await database.close()
     }
 
@@ -255,11 +255,11 @@ struct LiveQueryTests {
         let path = try await makeDatabaseFile(in: directory, mode: mode, playersSchema)
         let database = try await LiveDatabase.open(.file(path))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         _ = try await database.execute("DROP TABLE players")
         try await recorder.wait("an error") { _ in !recorder.failures("n").isEmpty }
         #expect(recorder.failures("n").first?.description == "no such table: players")
-        #expect(await database.liveQueries()[0].error != nil)
+        #expect(await database.directory.list()[0].error != nil)
         // Re-created by another process.
         try await SQLite3CLI.run(
             path,
@@ -267,7 +267,7 @@ struct LiveQueryTests {
         )
         try await recorder.waitForRows("n") { $0 == [[.integer(1)]] }
         #expect(recorder.failures("n").count == 1)
-        #expect(await database.liveQueries()[0].error == nil)
+        #expect(await database.directory.list()[0].error == nil)
         await database.close()
     }
 
@@ -279,7 +279,7 @@ struct LiveQueryTests {
         let path = try await makeDatabaseFile(in: directory, mode: mode, playersSchema)
         let database = try await LiveDatabase.open(.file(path))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         let writer = try SQLite3CLI.Session(path)
         writer.send("BEGIN EXCLUSIVE;")
         for index in 0..<10 {
@@ -300,7 +300,7 @@ struct LiveQueryTests {
         let path = try await makeDatabaseFile(in: directory, mode: .delete, playersSchema)
         let database = try await LiveDatabase.open(.file(path))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         try FileManager.default.removeItem(atPath: path)
         try await recorder.wait("file event") { events in
             events.contains { if case .databaseFileChanged = $0 { return true } else { return false } }
@@ -377,7 +377,7 @@ struct LiveQueryTests {
         let path = try await makeDatabaseFile(in: directory, mode: .delete, playersSchema)
         let database = try await LiveDatabase.open(.file(path))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         let other = directory.path("other.sqlite")
         try await SQLite3CLI.run(other, "CREATE TABLE players(id);")
         try FileManager.default.moveItem(atPath: other, toPath: directory.path("tmp-rename"))
@@ -398,7 +398,7 @@ struct LiveQueryTests {
     func rowCap() async throws {
         let options = LiveDatabase.Options(liveQueries: LiveQueryOptions(rowCap: 10))
         let database = try await LiveDatabase.open(.memory, options: options)
-        let snapshot = try await database.registerLiveQuery(
+        let snapshot = try await database.directory.register(
             name: "many",
             LiveQueryDefinition(
                 sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 1000000) SELECT i FROM n"))
@@ -415,7 +415,7 @@ struct LiveQueryTests {
         let database = try await LiveDatabase.open(.memory, options: options)
         _ = try await database.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2), (3), (4), (5)")
         let recorder = EventRecorder(database)
-        let snapshot = try await database.registerLiveQuery(
+        let snapshot = try await database.directory.register(
             name: "first", LiveQueryDefinition(sql: "SELECT x FROM t ORDER BY x"))
         #expect(snapshot.result.rows == [[.integer(1)], [.integer(2)], [.integer(3)]])
         #expect(snapshot.result.total == 5)
@@ -434,10 +434,10 @@ struct LiveQueryTests {
         let database = try await LiveDatabase.open(
             .file(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)))
         var schema = try await database.schemaChanges().makeAsyncIterator()
-        let unlisted = try await database.watchUnlisted(LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
-        _ = try await database.registerLiveQuery(name: "a", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
-        await database.unregisterAllLiveQueries()
-        #expect(await database.liveQueries().isEmpty)
+        let unlisted = try await database.watch(name: "unlisted", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+        _ = try await database.directory.register(name: "a", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        await database.directory.unregisterAll()
+        #expect(await database.directory.list().isEmpty)
         _ = try await database.execute(
             "CREATE TABLE rounds(id INTEGER PRIMARY KEY); INSERT INTO games(title) VALUES ('Go')")
         // The unlisted query is still live: it reaches the new count.
@@ -459,15 +459,15 @@ struct LiveQueryTests {
         _ = try await database.execute(playersSchema)
         let everyone = EventRecorder(database)
         let session = StreamRecorder(database.sessionEvents())
-        let unlisted = try await database.watchUnlisted(LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
-        _ = try await database.registerLiveQuery(name: "named", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
-        #expect(await database.liveQueries().map(\.name) == ["named"])
+        let unlisted = try await database.watch(name: "unlisted", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+        _ = try await database.directory.register(name: "named", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+        #expect(await database.directory.list().map(\.name) == ["named"])
         // A caller that learnt its name still cannot reach it by name.
         for attempt in [
-            { try await database.unregisterLiveQuery(name: unlisted.name) },
-            { try await database.pauseLiveQuery(name: unlisted.name) },
-            { _ = try await database.currentLiveQuery(name: unlisted.name) },
-            { _ = try await database.updateLiveQuery(name: unlisted.name, sql: "SELECT 1") },
+            { try await database.directory.unregister(name: unlisted.name) },
+            { try await database.directory.pause(name: unlisted.name) },
+            { _ = try await database.directory.current(name: unlisted.name) },
+            { _ = try await database.directory.update(name: unlisted.name, sql: "SELECT 1") },
         ] as [@Sendable () async throws -> Void] {
             await #expect(throws: SQLiveError.unknownLiveQuery(unlisted.name)) { try await attempt() }
         }
@@ -489,17 +489,19 @@ struct LiveQueryTests {
         await database.close()
     }
 
-    @Test("A handle ends its own registration only: not a later query registered under its name")
+    @Test("A handle ends its own registration only: not the directory's query of the same name")
     func handleEndsItsOwnRegistration() async throws {
         let database = try await LiveDatabase.open(.memory)
         _ = try await database.execute(playersSchema)
         let handle = try await database.watch(name: "a", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
-        // Dropped by name, and the name registered again by someone else.
-        try await database.unregisterLiveQuery(name: "a")
-        _ = try await database.registerLiveQuery(name: "a", LiveQueryDefinition(sql: "SELECT 2"))
+        // A name is a label for a handle: the directory's own "a" is another registration.
+        _ = try await database.directory.register(name: "a", LiveQueryDefinition(sql: "SELECT 2"))
+        #expect(handle.id != database.directory.handle(named: "a")?.id)
         await handle.cancel()
-        #expect(await database.liveQueries().map(\.name) == ["a"])
-        #expect(try await database.currentLiveQuery(name: "a").snapshot.result.rows == [[.integer(2)]])
+        #expect(await database.live.scheduler.infos([handle.id]).isEmpty)
+        #expect(await database.directory.list().map(\.name) == ["a"])
+        #expect(try await database.directory.current(name: "a").snapshot.result.rows == [[.integer(2)]])
+        await #expect(throws: SQLiveError.unknownLiveQuery("a")) { _ = try await handle.current() }
         await database.close()
     }
 
@@ -507,19 +509,113 @@ struct LiveQueryTests {
     func releasedHandleEndsQuery() async throws {
         let database = try await LiveDatabase.open(.memory)
         _ = try await database.execute(playersSchema)
+        let id: LiveQueryID
         do {
             let handle = try await database.watch(name: "kept", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
             #expect(handle.first.version == 1)
-            #expect(await database.liveQueries().map(\.name) == ["kept"])
+            id = handle.id
+            #expect(await database.live.scheduler.infos([id]).count == 1)
         }
         let deadline = ContinuousClock.now + .seconds(20)
-        while await !database.liveQueries().isEmpty && ContinuousClock.now < deadline {
+        while await !database.live.scheduler.infos([id]).isEmpty && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(await database.liveQueries().isEmpty)
-        // The name is free again.
-        _ = try await database.registerLiveQuery(name: "kept", LiveQueryDefinition(sql: "SELECT 1"))
+        #expect(await database.live.scheduler.infos([id]).isEmpty)
         await database.close()
+    }
+}
+
+@Suite("Live queries: the directory of names", .timeLimit(.minutes(2)))
+struct LiveQueryDirectoryTests {
+    @Test("A name is taken once, even by two registrations at the same moment; a blank one never")
+    func namesAreUnique() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(playersSchema)
+        let definition = LiveQueryDefinition(sql: "SELECT count(*) FROM games")
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    do throws(SQLiveError) {
+                        _ = try await database.directory.register(name: "q", definition)
+                        return true
+                    } catch {
+                        #expect(error == .liveQueryNameTaken("q"))
+                        return false
+                    }
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 1)
+        #expect(await database.directory.list().map(\.name) == ["q"])
+        // The losers registered nothing: one query in the engine.
+        #expect(await database.live.scheduler.memberCount == 1)
+        await #expect(throws: SQLiveError.invalidLiveQueryName("a live query needs a name that is not blank")) {
+            _ = try await database.directory.register(name: " ", definition)
+        }
+        // A failed registration frees its name.
+        await #expect(throws: SQLiveError.self) {
+            _ = try await database.directory.register(name: "bad", LiveQueryDefinition(sql: "SELECT * FROM nothing"))
+        }
+        _ = try await database.directory.register(name: "bad", definition)
+        await database.directory.unregisterAll()
+        #expect(await database.live.scheduler.memberCount == 0)
+        await database.close()
+    }
+
+    @Test("The directory's events carry its queries' changes from the first, and nothing of handles it does not hold")
+    func eventsFromTheFirst() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(playersSchema)
+        let events = StreamRecorder(database.directory.events())
+        let other = try await database.watch(name: "other", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+        for round in 1...20 {
+            // Written while registering: a change right after the first
+            // result is the directory's too.
+            async let write: Void = {
+                _ = try? await database.execute("INSERT INTO games(title) VALUES ('g\(round)')")
+            }()
+            _ = try await database.directory.register(
+                name: "q\(round)", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+            await write
+        }
+        // What a new registration reads: every write above committed.
+        let total = try await database.watch(name: "total", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+            .first.result.rows
+        for round in 1...20 {
+            try await Self.eventuallyTrue("q\(round) reaches the last count") {
+                try await database.directory.current(name: "q\(round)").snapshot.result.rows == total
+            }
+        }
+        // Every version after the first reached the directory's stream, in order.
+        for round in 1...20 {
+            let (snapshot, _) = try await database.directory.current(name: "q\(round)")
+            try await events.wait("q\(round)'s versions") { events in
+                events.contains { $0.name == "q\(round)" && Self.version(of: $0) == snapshot.version }
+                    || snapshot.version == 1
+            }
+            let versions = events.all.filter { $0.name == "q\(round)" }.compactMap(Self.version)
+            #expect(versions == Array(stride(from: 2, through: snapshot.version, by: 1)))
+        }
+        #expect(!events.all.contains { $0.name == "other" })
+        await other.cancel()
+        await database.close()
+    }
+
+    static func version(of event: LiveQueryEvent) -> Int? {
+        if case .changed(let change) = event { return change.version }
+        return nil
+    }
+
+    static func eventuallyTrue(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("timed out: \(what)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 }
 
@@ -537,8 +633,8 @@ struct SlowLiveQueryTests {
             SELECT count(*), (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000000)
             SELECT count(*) FROM n) FROM players
             """
-        _ = try await database.registerLiveQuery(name: "slow", LiveQueryDefinition(sql: slow))
-        _ = try await database.registerLiveQuery(name: "fast", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "slow", LiveQueryDefinition(sql: slow))
+        _ = try await database.directory.register(name: "fast", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'New')")
         try await recorder.wait("both updates") { _ in
             !recorder.changes("slow").isEmpty && !recorder.changes("fast").isEmpty

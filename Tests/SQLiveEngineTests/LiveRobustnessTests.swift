@@ -40,8 +40,8 @@ struct LiveRobustnessTests {
             .file(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)),
             options: .init(liveQueries: LiveQueryOptions(safetyPollInterval: .seconds(3600), readAtCommitLimit: nil)))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
-        _ = try await database.registerLiveQuery(name: "g", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "g", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
         let error = fault.error
         database.live.reader.injectFault { throw error }
         _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'X')")
@@ -71,7 +71,7 @@ struct LiveRobustnessTests {
         do {
             let database = try await LiveDatabase.open(
                 .file(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)))
-            _ = try await database.registerLiveQuery(
+            _ = try await database.directory.register(
                 name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
             center = database.live
         }

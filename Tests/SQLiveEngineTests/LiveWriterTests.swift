@@ -54,7 +54,7 @@ struct LiveWriterTests {
             in: directory, mode: journal.fileMode, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(
             name: "events", LiveQueryDefinition(sql: "SELECT count(*), max(n) FROM events"))
         let writer = try WriterProcess(kind, path: path, pragmas: journal.pragmas)
         // Lockstep: the next commit waits for the update of this one, so a
@@ -79,7 +79,7 @@ struct LiveWriterTests {
             in: directory, mode: mode, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM events"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM events"))
         // Counts for minutes; it reads no table, so it locks nothing in either mode.
         let ended = Locked(false)
         let long = Task {
@@ -107,7 +107,7 @@ struct LiveWriterTests {
             in: directory, mode: .wal, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM events"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM events"))
         _ = try await database.execute("BEGIN; SELECT count(*) FROM events;")
         for n in 1...3 {
             try await SQLite3CLI.run(path, "INSERT INTO events(n) VALUES (\(n));")
@@ -127,7 +127,7 @@ struct LiveWriterTests {
             in: directory, mode: .delete, "CREATE TABLE events(id INTEGER PRIMARY KEY, n);")
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM events"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM events"))
         _ = try await database.execute("BEGIN; SELECT count(*) FROM events;")
         // The writer waits (a busy timeout: the user's own open transaction
         // holds SQLite's ordinary read lock, as in the sqlite3 shell).
@@ -154,10 +154,10 @@ struct CommittedRowsTests {
             .file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         _ = try await database.execute("BEGIN; INSERT INTO players(gameID, name) VALUES (1, 'Ghost');")
-        let snapshot = try await database.registerLiveQuery(
+        let snapshot = try await database.directory.register(
             name: "names", LiveQueryDefinition(sql: "SELECT count(*) FROM players WHERE name = 'Ghost'"))
         #expect(snapshot.result.rows == [[.integer(0)]])
-        let updated = try await database.updateLiveQuery(name: "names", sql: "SELECT count(*) FROM players")
+        let updated = try await database.directory.update(name: "names", sql: "SELECT count(*) FROM players")
         #expect(updated.result.rows == [[.integer(4)]])
         // The session itself sees its row.
         #expect(try await database.rows("SELECT count(*) FROM players") == [[.integer(5)]])
@@ -174,7 +174,7 @@ struct CommittedRowsTests {
         let database = try await LiveDatabase.open(
             .file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)), options: noSafetyPoll)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         _ = try await database.execute("BEGIN; INSERT INTO players(gameID, name) VALUES (1, 'New');")
         try await Task.sleep(for: .milliseconds(100))
         #expect(recorder.changes("n").isEmpty)
@@ -196,17 +196,17 @@ struct SessionObjectsTests {
             .file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         _ = try await database.execute("CREATE TEMP TABLE tt(x); CREATE TEMP VIEW tv AS SELECT count(*) AS n FROM tt;")
-        let table = try await database.registerLiveQuery(
+        let table = try await database.directory.register(
             name: "tt", LiveQueryDefinition(sql: "SELECT x FROM tt ORDER BY x"))
         #expect(table.result.rows.isEmpty)
-        _ = try await database.registerLiveQuery(name: "tv", LiveQueryDefinition(sql: "SELECT n FROM tv"))
+        _ = try await database.directory.register(name: "tv", LiveQueryDefinition(sql: "SELECT n FROM tv"))
         _ = try await database.execute("INSERT INTO tt VALUES (1), (2)")
         try await recorder.waitForRows("tt") { $0 == [[.integer(1)], [.integer(2)]] }
         try await recorder.waitForRows("tv") { $0 == [[.integer(2)]] }
-        #expect(await database.liveQueries().allSatisfy(\.readsSession))
+        #expect(await database.directory.list().allSatisfy(\.readsSession))
         // Inside a transaction the session's rows may show; ROLLBACK takes them back.
         _ = try await database.execute("BEGIN; INSERT INTO tt VALUES (3);")
-        _ = try await database.updateLiveQuery(name: "tt", sql: "SELECT x FROM tt ORDER BY x")
+        _ = try await database.directory.update(name: "tt", sql: "SELECT x FROM tt ORDER BY x")
         _ = try await database.execute("ROLLBACK")
         try await recorder.waitForRows("tt") { $0 == [[.integer(1)], [.integer(2)]] }
         await database.close()
@@ -218,7 +218,7 @@ struct SessionObjectsTests {
         let database = try await LiveDatabase.open(
             .file(try await makeDatabaseFile(in: directory, mode: mode, playersSchema)), options: noSafetyPoll)
         let recorder = EventRecorder(database)
-        let snapshot = try await database.registerLiveQuery(
+        let snapshot = try await database.directory.register(
             name: "temp", LiveQueryDefinition(sql: "SELECT name FROM sqlite_temp_master ORDER BY name"))
         #expect(snapshot.result.rows.isEmpty)
         _ = try await database.execute("CREATE TEMP TABLE scratch(x)")
@@ -237,7 +237,7 @@ struct SessionObjectsTests {
         let database = try await LiveDatabase.open(.file(main), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         _ = try await database.execute("ATTACH '\(other)' AS aux")
-        let snapshot = try await database.registerLiveQuery(
+        let snapshot = try await database.directory.register(
             name: "aux", LiveQueryDefinition(sql: "SELECT count(*) FROM aux.x"))
         #expect(snapshot.result.rows == [[.integer(0)]])
         _ = try await database.execute("INSERT INTO aux.x VALUES (1)")
@@ -255,10 +255,10 @@ struct SessionObjectsTests {
             .file(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         _ = try await database.execute("ATTACH ':memory:' AS scratch; CREATE TABLE scratch.notes(t);")
-        _ = try await database.registerLiveQuery(name: "notes", LiveQueryDefinition(sql: "SELECT t FROM scratch.notes"))
+        _ = try await database.directory.register(name: "notes", LiveQueryDefinition(sql: "SELECT t FROM scratch.notes"))
         _ = try await database.execute("INSERT INTO scratch.notes VALUES ('hi')")
         try await recorder.waitForRows("notes") { $0 == [[.text("hi")]] }
-        #expect(await database.liveQueries().first?.readsSession == true)
+        #expect(await database.directory.list().first?.readsSession == true)
         await database.close()
     }
 }

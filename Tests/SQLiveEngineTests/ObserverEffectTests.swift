@@ -32,9 +32,9 @@ struct ObserverEffectTests {
         let database = try await LiveDatabase.open(.file(path))
         let recorder = EventRecorder(database)
         let slow = "SELECT grp, sum(value), count(*), max(id) FROM items GROUP BY grp ORDER BY 2 DESC LIMIT 5"
-        _ = try await database.registerLiveQuery(name: "slow", LiveQueryDefinition(sql: slow))
+        _ = try await database.directory.register(name: "slow", LiveQueryDefinition(sql: slow))
         for group in 0..<100 {
-            _ = try await database.registerLiveQuery(
+            _ = try await database.directory.register(
                 name: "cheap\(group)", LiveQueryDefinition(sql: "SELECT count(*) FROM items WHERE grp = \(group)"))
         }
         // An editor's hovers meanwhile: plans, hints with counted table sizes.
@@ -90,8 +90,8 @@ struct ObserverEffectTests {
         let recorder = EventRecorder(database)
         let total = "SELECT (SELECT sum(balance) FROM a) + (SELECT sum(balance) FROM b)"
         let joined = "SELECT sum(a.balance + b.balance), count(*) FROM a JOIN b USING (id)"
-        _ = try await database.registerLiveQuery(name: "total", LiveQueryDefinition(sql: total))
-        _ = try await database.registerLiveQuery(name: "joined", LiveQueryDefinition(sql: joined))
+        _ = try await database.directory.register(name: "total", LiveQueryDefinition(sql: total))
+        _ = try await database.directory.register(name: "joined", LiveQueryDefinition(sql: joined))
 
         // An observer connection of its own, reading the total again and
         // again in read transactions, as live queries do.
@@ -170,7 +170,7 @@ struct ObserverEffectTests {
         // The live queries were read again and again while the writer ran
         // (a torn read would have differed from the last delivery, and
         // been delivered).
-        let refreshes = await database.liveQueries().first { $0.name == "total" }?.refreshes ?? 0
+        let refreshes = await database.directory.list().first { $0.name == "total" }?.refreshes ?? 0
         #expect(refreshes >= 2, "refreshes: \(refreshes)")
         #expect(try await database.rows(total) == expected)
         await database.close()

@@ -34,8 +34,8 @@ struct OneStatePerCommitTests {
         )
         let database = try await LiveDatabase.open(.file(path))
         let events = database.sessionEvents()
-        _ = try await database.registerLiveQuery(name: "a", LiveQueryDefinition(sql: "SELECT v FROM a"))
-        _ = try await database.registerLiveQuery(name: "b", LiveQueryDefinition(sql: "SELECT v FROM b"))
+        _ = try await database.directory.register(name: "a", LiveQueryDefinition(sql: "SELECT v FROM a"))
+        _ = try await database.directory.register(name: "b", LiveQueryDefinition(sql: "SELECT v FROM b"))
 
         let consumer = Task { () -> (outOfStep: Int, states: Int) in
             var shown = ["a": Int64(100), "b": Int64(0)]

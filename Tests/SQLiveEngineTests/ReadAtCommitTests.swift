@@ -34,7 +34,7 @@ struct ReadAtCommitTests {
             let path = try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)
             let database = try await open(path, limit: readsAtCommit ? Self.generousLimit : nil)
             let recorder = EventRecorder(database)
-            _ = try await database.registerLiveQuery(
+            _ = try await database.directory.register(
                 name: "top", LiveQueryDefinition(sql: "SELECT name, score FROM players ORDER BY score DESC LIMIT 2"))
             for (index, score) in [500, 700, 600].enumerated() {
                 _ = try await database.execute(
@@ -44,7 +44,7 @@ struct ReadAtCommitTests {
             }
             // One refresh per commit, each read at the commit when it is on.
             #expect(database.prefetchedRefreshCount == (readsAtCommit ? 3 : 0))
-            let info = try #require(await database.liveQueries().first)
+            let info = try #require(await database.directory.list().first)
             #expect(info.refreshes == 3)
             await database.close()
             try FileManager.default.removeItem(atPath: path)
@@ -56,7 +56,7 @@ struct ReadAtCommitTests {
         let directory = try TemporaryDirectory()
         let database = try await open(try await makeDatabaseFile(in: directory, mode: .delete, playersSchema))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         for count in 5...7 {
             _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'X')")
             try await recorder.waitForRows("n") { $0 == [[.integer(Int64(count))]] }
@@ -70,7 +70,7 @@ struct ReadAtCommitTests {
         let directory = try TemporaryDirectory()
         let database = try await open(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'X')")
         try await recorder.waitForRows("n") { $0 == [[.integer(5)]] }
         #expect(database.prefetchedRefreshCount == 1)
@@ -90,7 +90,7 @@ struct ReadAtCommitTests {
         let path = try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)
         let database = try await open(path, watchOthers: true)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "all", LiveQueryDefinition(sql: "SELECT * FROM games"))
+        _ = try await database.directory.register(name: "all", LiveQueryDefinition(sql: "SELECT * FROM games"))
         _ = try await database.execute("INSERT INTO games(title) VALUES ('Go')")
         try await recorder.waitForRows("all") { $0.count == 3 }
         let before = database.prefetchedRefreshCount
@@ -125,7 +125,7 @@ struct ReadAtCommitTests {
         let path = try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)
         let database = try await open(path, watchOthers: true)
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         // Python's module at its defaults (a 5 s busy timeout: two writers wait for each other).
         let writer = try WriterProcess(.python, path: path)
         async let theirs: Void = {
@@ -160,7 +160,7 @@ struct ReadAtCommitTests {
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000)
             SELECT count(*) FROM n, players WHERE players.id = 1
             """
-        _ = try await database.registerLiveQuery(name: "slow", LiveQueryDefinition(sql: slow))
+        _ = try await database.directory.register(name: "slow", LiveQueryDefinition(sql: slow))
         _ = try await database.execute("DELETE FROM players WHERE id = 1")
         try await recorder.waitForRows("slow") { $0 == [[.integer(0)]] }
         #expect(database.prefetchedRefreshCount == 0)
@@ -172,8 +172,8 @@ struct ReadAtCommitTests {
         let directory = try TemporaryDirectory()
         let database = try await open(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(
             name: "top", LiveQueryDefinition(sql: "SELECT max(score) FROM players"))
         _ = try await database.execute("INSERT INTO players(gameID, name, score) VALUES (1, 'A', 500)")
         try await recorder.waitForRows("n") { $0 == [[.integer(5)]] }
@@ -181,7 +181,7 @@ struct ReadAtCommitTests {
         #expect(database.prefetchedRefreshCount == 1, "one refresh, both queries read at the commit")
 
         // LIKE is the connection's (case_sensitive_like): read on the live queries' connection only.
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(
             name: "b", LiveQueryDefinition(sql: "SELECT count(*) FROM players WHERE name LIKE 'b%'"))
         _ = try await database.execute("INSERT INTO players(gameID, name, score) VALUES (1, 'Bob', 700)")
         try await recorder.waitForRows("top") { $0 == [[.integer(700)]] }
@@ -195,7 +195,7 @@ struct ReadAtCommitTests {
         let directory = try TemporaryDirectory()
         let database = try await open(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(
             name: "n", LiveQueryDefinition(sql: "SELECT count(*), last_insert_rowid() FROM players"))
         _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'X')")
         // The session's connection would say 5 (its last insert); the live queries' says 0.
@@ -209,7 +209,7 @@ struct ReadAtCommitTests {
         let directory = try TemporaryDirectory()
         let database = try await open(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "ids", LiveQueryDefinition(sql: "SELECT id FROM games"))
+        _ = try await database.directory.register(name: "ids", LiveQueryDefinition(sql: "SELECT id FROM games"))
         _ = try await database.execute("INSERT INTO games(title) VALUES ('Go')")
         try await recorder.waitForRows("ids") { $0.count == 3 }
         #expect(database.prefetchedRefreshCount == 1)

@@ -24,7 +24,8 @@ struct RefreshSchedulerTests {
         let scheduler = RefreshScheduler(
             reader: database.live.reader, tracer: StatementTracer(), events: events, interest: Interest(),
             options: LiveQueryOptions(coalescingWindow: .seconds(10)), clock: clock)
-        _ = try await scheduler.register(name: "n", definition: LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        _ = try await scheduler.register(
+            LiveQueryID.next(), name: "n", definition: LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
         var refreshes = scheduler.refreshes.makeAsyncIterator()
         // The run loop's timer: sleeps on the clock until each deadline asked for.
         let deadlines = Locked<[TestClock<Duration>.Instant]>([])

@@ -105,7 +105,7 @@ struct ChangesOnlyLiveTests {
             """)
         let database = try await LiveDatabase.open(.file(path))
         let recorder = EventRecorder(database)
-        let snapshot = try await database.registerLiveQuery(
+        let snapshot = try await database.directory.register(
             name: "items", LiveQueryDefinition(sql: "SELECT name, qty, id FROM items ORDER BY id", maxRows: 50_000),
             delivery: .changesOnly)
         #expect(snapshot.result.rows.count == 20_000)
@@ -140,13 +140,13 @@ struct ChangesOnlyLiveTests {
             "CREATE TABLE t(a, b); INSERT INTO t VALUES (1, 'x'), (2, 'y'); CREATE TABLE k(a TEXT, b, PRIMARY KEY (a, b)) WITHOUT ROWID; INSERT INTO k VALUES ('p', 1)"
         )
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(
             name: "content", LiveQueryDefinition(sql: "SELECT a, b FROM t"), delivery: .changesOnly)
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(
             name: "rowid", LiveQueryDefinition(sql: "SELECT b, rowid FROM t"), delivery: .changesOnly)
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(
             name: "composite", LiveQueryDefinition(sql: "SELECT b, 'k', a FROM k"), delivery: .changesOnly)
-        _ = try await database.registerLiveQuery(name: "plain", LiveQueryDefinition(sql: "SELECT a, b FROM t"))
+        _ = try await database.directory.register(name: "plain", LiveQueryDefinition(sql: "SELECT a, b FROM t"))
         _ = try await database.execute("UPDATE t SET b = 'z' WHERE a = 2; INSERT INTO k VALUES ('q', 2)")
         try await recorder.wait("four changes") { _ in
             ["content", "rowid", "composite", "plain"].allSatisfy { !recorder.changes($0).isEmpty }
@@ -160,7 +160,7 @@ struct ChangesOnlyLiveTests {
         #expect(rowid.changed.map(\.row) == [[.text("z"), .integer(2)]])
         #expect(recorder.changes("composite").last?.changes?.keyColumns == [0, 2])
         #expect(recorder.changes("plain").last?.changes == nil)
-        let list = await database.liveQueries()
+        let list = await database.directory.list()
         #expect(list.first { $0.name == "content" }?.delivery == .changesOnly)
         await database.close()
     }
@@ -169,12 +169,12 @@ struct ChangesOnlyLiveTests {
     func maxRows() async throws {
         let database = try await LiveDatabase.open(.memory)
         let sql = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 30000) SELECT i FROM n"
-        let low = try await database.registerLiveQuery(name: "low", LiveQueryDefinition(sql: sql, maxRows: 5))
-        let high = try await database.registerLiveQuery(name: "high", LiveQueryDefinition(sql: sql, maxRows: 40_000))
+        let low = try await database.directory.register(name: "low", LiveQueryDefinition(sql: sql, maxRows: 5))
+        let high = try await database.directory.register(name: "high", LiveQueryDefinition(sql: sql, maxRows: 40_000))
         #expect(low.result.rows.count == 5 && low.result.truncated && low.result.total == 30_000)
         #expect(high.result.rows.count == 30_000 && !high.result.truncated)
         await #expect(throws: SQLiveError.self) {
-            try await database.registerLiveQuery(name: "zero", LiveQueryDefinition(sql: sql, maxRows: 0))
+            try await database.directory.register(name: "zero", LiveQueryDefinition(sql: sql, maxRows: 0))
         }
         await database.close()
     }
@@ -192,7 +192,7 @@ struct RegionTablesTests {
             CREATE TABLE "Mixed"(b);
             CREATE VIEW v AS SELECT name FROM players;
             """)
-        let list = await database.liveQueries()
+        let list = await database.directory.list()
         #expect(list.isEmpty)
         for (sql, tables) in [
             ("SELECT name FROM v", ["players", "v"]),
@@ -201,7 +201,7 @@ struct RegionTablesTests {
             ("SELECT 1", []),
             ("SELECT count(*) FROM sqlite_schema", []),
         ] {
-            let snapshot = try await database.registerLiveQuery(name: sql, LiveQueryDefinition(sql: sql))
+            let snapshot = try await database.directory.register(name: sql, LiveQueryDefinition(sql: sql))
             #expect(snapshot.tables == tables, "\(sql)")
         }
         await database.close()

@@ -90,7 +90,7 @@ struct SchemaExplainTraceTests {
         database.traceSettings = TraceSettings(enabled: true, profile: true)
         let events = database.traceEvents()
         _ = try await database.execute("SELECT name FROM players ORDER BY name; UPDATE players SET score = score + 1")
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(
             name: "top", LiveQueryDefinition(sql: "SELECT max(score) FROM players"))
         var received: [TraceEvent] = []
         for await event in events {
@@ -114,7 +114,7 @@ struct SchemaExplainTraceTests {
         _ = try await database.execute("BEGIN; SELECT 1; COMMIT;")
         database.traceSettings = TraceSettings(enabled: true, profile: false, includeHousekeeping: true)
         let all = database.traceEvents()
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
         database.traceSettings = .off
         var plainEvents: [TraceEvent] = []
         for await event in plain {
@@ -163,7 +163,7 @@ struct SessionEventTests {
         _ = try await database.execute("CREATE TABLE t(x)")
         database.traceSettings = TraceSettings(enabled: true)
         let recorder = StreamRecorder(database.sessionEvents())
-        _ = try await database.registerLiveQuery(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
+        _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM t"))
         for value in 1...20 {
             _ = try await database.execute(
                 "INSERT INTO t VALUES (?)", parameters: .positional([.integer(Int64(value))]))

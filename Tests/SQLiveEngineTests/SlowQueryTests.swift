@@ -49,8 +49,8 @@ struct SlowQueryTests {
         let directory = try TemporaryDirectory()
         let (database, path) = try await open(directory, mode: mode, budget: .seconds(600))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "slow", LiveQueryDefinition(sql: Self.slowSQL))
-        _ = try await database.registerLiveQuery(name: "quick", LiveQueryDefinition(sql: "SELECT count(*) FROM small"))
+        _ = try await database.directory.register(name: "slow", LiveQueryDefinition(sql: Self.slowSQL))
+        _ = try await database.directory.register(name: "quick", LiveQueryDefinition(sql: "SELECT count(*) FROM small"))
         try await SQLite3CLI.run(path, Self.grow, defaultTimeout: false)
         for _ in 1...3 {
             try await SQLite3CLI.run(path, "INSERT INTO small VALUES (1);", defaultTimeout: false)
@@ -63,7 +63,7 @@ struct SlowQueryTests {
         #expect(await database.live.scheduler.fetchesInFlight == 1)
         #expect(database.live.reader.aloneCount == 1)
 
-        try await database.unregisterLiveQuery(name: "slow")
+        try await database.directory.unregister(name: "slow")
         try await eventually("the slow query's work stopped and its connection closed", timeout: .seconds(5)) {
             await database.live.scheduler.fetchesInFlight == 0 && database.live.reader.aloneCount == 0
         }
@@ -80,25 +80,25 @@ struct SlowQueryTests {
         let directory = try TemporaryDirectory()
         let (database, path) = try await open(directory, mode: .wal, budget: .seconds(600))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "slow", LiveQueryDefinition(sql: Self.slowSQL))
+        _ = try await database.directory.register(name: "slow", LiveQueryDefinition(sql: Self.slowSQL))
         try await SQLite3CLI.run(path, Self.grow, defaultTimeout: false)
         try await eventually("the slow query reads") { await database.live.scheduler.fetchesInFlight == 1 }
         switch stopping {
         case .pause:
-            try await database.pauseLiveQuery(name: "slow")
+            try await database.directory.pause(name: "slow")
         case .replace:
-            _ = try await database.updateLiveQuery(name: "slow", sql: "SELECT count(*) FROM big")
+            _ = try await database.directory.update(name: "slow", sql: "SELECT count(*) FROM big")
         }
         try await eventually("the slow query's work stopped", timeout: .seconds(5)) {
             await database.live.scheduler.fetchesInFlight == 0
         }
         if stopping == .pause {
             // What it missed is read again when it resumes.
-            try await database.resumeLiveQuery(name: "slow")
+            try await database.directory.resume(name: "slow")
             try await eventually("the resumed query reads again") { await database.live.scheduler.fetchesInFlight == 1 }
         } else {
             #expect(recorder.changes("slow").isEmpty)
-            #expect(try await database.currentLiveQuery(name: "slow").snapshot.result.rows == [[.integer(3010)]])
+            #expect(try await database.directory.current(name: "slow").snapshot.result.rows == [[.integer(3010)]])
         }
         await database.close()
     }
@@ -108,8 +108,8 @@ struct SlowQueryTests {
         let directory = try TemporaryDirectory()
         let (database, path) = try await open(directory, mode: .wal, budget: .seconds(1))
         let recorder = EventRecorder(database)
-        _ = try await database.registerLiveQuery(name: "slow", LiveQueryDefinition(sql: Self.slowSQL))
-        _ = try await database.registerLiveQuery(name: "quick", LiveQueryDefinition(sql: "SELECT count(*) FROM small"))
+        _ = try await database.directory.register(name: "slow", LiveQueryDefinition(sql: Self.slowSQL))
+        _ = try await database.directory.register(name: "quick", LiveQueryDefinition(sql: "SELECT count(*) FROM small"))
         try await SQLite3CLI.run(path, Self.grow, defaultTimeout: false)
         try await recorder.wait("the budget's failure") { _ in !recorder.failures("slow").isEmpty }
         #expect(recorder.failures("slow") == [.tooSlowToKeepLive(budget: .seconds(1))])
@@ -118,15 +118,15 @@ struct SlowQueryTests {
         try await eventually("its work stopped", timeout: .seconds(5)) {
             await database.live.scheduler.fetchesInFlight == 0
         }
-        let refreshes = await database.liveQueries().first { $0.name == "slow" }?.refreshes
+        let refreshes = await database.directory.list().first { $0.name == "slow" }?.refreshes
         // A commit to a table it does not read leaves it waiting.
         try await SQLite3CLI.run(path, "INSERT INTO small VALUES (1);", defaultTimeout: false)
         try await recorder.waitForRows("quick") { $0 == [[.integer(1)]] }
-        #expect(await database.liveQueries().first { $0.name == "slow" }?.refreshes == refreshes)
+        #expect(await database.directory.list().first { $0.name == "slow" }?.refreshes == refreshes)
         #expect(await database.live.scheduler.fetchesInFlight == 0)
         // Registering one over the grown table fails the same way.
         await #expect(throws: SQLiveError.tooSlowToKeepLive(budget: .seconds(1))) {
-            try await database.registerLiveQuery(name: "again", LiveQueryDefinition(sql: Self.slowSQL + " AND 1"))
+            try await database.directory.register(name: "again", LiveQueryDefinition(sql: Self.slowSQL + " AND 1"))
         }
         await database.close()
     }

@@ -16,16 +16,16 @@ struct WALPrecisionLiveTests {
     /// Registers one live query per table, and one joining t1 and t2.
     static func register(_ database: LiveDatabase) async throws {
         for table in 0..<10 {
-            _ = try await database.registerLiveQuery(
+            _ = try await database.directory.register(
                 name: "q\(table)", LiveQueryDefinition(sql: "SELECT sum(v) FROM t\(table)"))
         }
-        _ = try await database.registerLiveQuery(
+        _ = try await database.directory.register(
             name: "join", LiveQueryDefinition(sql: "SELECT count(*) FROM t1 JOIN t2 USING (id) WHERE t1.v < t2.v + 100")
         )
     }
 
     static func refreshes(_ database: LiveDatabase) async -> [String: Int] {
-        Dictionary(uniqueKeysWithValues: await database.liveQueries().map { ($0.name, $0.refreshes) })
+        Dictionary(uniqueKeysWithValues: await database.directory.list().map { ($0.name, $0.refreshes) })
     }
 
     @Test("a commit to one table of ten refreshes only the queries reading it", arguments: WriterProcess.Kind.allCases)
@@ -35,7 +35,7 @@ struct WALPrecisionLiveTests {
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         try await Self.register(database)
-        #expect(await database.liveQueries().allSatisfy { $0.precision == .tables })
+        #expect(await database.directory.list().allSatisfy { $0.precision == .tables })
         let writer = try WriterProcess(kind, path: path)
         try await writer.commit("UPDATE t3 SET v = v + 10 WHERE id = 1;")
         try await recorder.waitForRows("q3", timeout: .seconds(15)) { $0 == [[.integer(13)]] }
@@ -69,7 +69,7 @@ struct WALPrecisionLiveTests {
         let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         try await Self.register(database)
-        #expect(await database.liveQueries().allSatisfy { $0.precision == .all })
+        #expect(await database.directory.list().allSatisfy { $0.precision == .all })
         try await SQLite3CLI.run(path, "UPDATE t3 SET v = v + 10 WHERE id = 1;")
         try await recorder.waitForRows("q3", timeout: .seconds(15)) { $0 == [[.integer(13)]] }
         #expect(recorder.changes("q3").last?.tables == nil)
@@ -219,7 +219,7 @@ struct WALPrecisionLiveTests {
         // A checkpoint that restarts the log, and more commits over it.
         try await SQLite3CLI.run(path, "PRAGMA wal_checkpoint(RESTART);\n" + script(150..<300))
         try await expectFinalState()
-        #expect(await database.liveQueries().allSatisfy { $0.precision == .tables })
+        #expect(await database.directory.list().allSatisfy { $0.precision == .tables })
         await database.close()
     }
 
@@ -264,7 +264,7 @@ struct WALPrecisionLiveTests {
     static func registerRichQueries(_ database: LiveDatabase) async throws -> [String: [[SQLValue]]] {
         var initial: [String: [[SQLValue]]] = [:]
         for table in richTables {
-            let snapshot = try await database.registerLiveQuery(
+            let snapshot = try await database.directory.register(
                 name: table, LiveQueryDefinition(sql: "SELECT * FROM \(table) ORDER BY 1"))
             initial[table] = snapshot.result.rows
         }

@@ -24,7 +24,7 @@ struct DemoTests {
             firstGame.first?.rows == [
                 [.text("Blob"), .integer(20)], [.text("Blob Jr"), .integer(100)], [.text("Blob Sr"), .integer(60)],
             ])
-        let board = try await database.registerLiveQuery(name: "leaderboard", DemoDatabase.leaderboard)
+        let board = try await database.directory.register(name: "leaderboard", DemoDatabase.leaderboard)
         #expect(board.result.columns == ["game", "players", "points", "best"])
         // The counts differ, so the order is clear.
         #expect(board.result.rows.map { $0[1] } == [.integer(4), .integer(3), .integer(2)])

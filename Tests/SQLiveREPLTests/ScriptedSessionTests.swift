@@ -37,7 +37,7 @@ struct ScriptedSessionTests {
     /// The golden is the sqlite3 shell's own output for the same `.mode`.
     @Test("every output mode, from --mode and from .mode, as sqlite3 writes it", arguments: modes)
     func mode(_ mode: String) async throws {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         let golden = try await Processes.sqlite3Shell(
             [database], stdin: ".mode \(mode)\n\(Self.query)\n", directory: directory)
         #expect(golden.status == 0 && !golden.stdout.isEmpty)
@@ -50,13 +50,13 @@ struct ScriptedSessionTests {
     }
 
     @Test func defaultModeOfScriptsIsList() async throws {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         let output = try await run([database], stdin: Self.query + "\n.mode\n", in: directory)
         #expect(output.stdout == "1|Blob|20\n2|Blob Jr|100\n3|Blob, \"Sr\"|\ncurrent output mode: list\n")
     }
 
     @Test func headersNullValueAndBlobs() async throws {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         let output = try await run(
             [
                 database, "-c", ".headers on", "-c", ".nullvalue -", "-c",
@@ -112,7 +112,7 @@ struct ScriptedSessionTests {
     // MARK: - Errors and exit codes
 
     @Test func errorsNameTheLineAndTheExitCodeIsOne() async throws {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         let output = try await run(
             [database], stdin: "SELECT 1;\n\nSELECT *\n  FROM nowhere;\nSELECT 2;\n.nosuch\n", in: directory)
         #expect(output.stdout == "1\n2\n")
@@ -228,7 +228,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func readonlyRefusesWrites() async throws {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         let before = try Data(contentsOf: URL(fileURLWithPath: database))
         let output = try await run(
             [database, "--readonly", "-c", "DELETE FROM players;", "-c", "SELECT count(*) FROM players;"],
@@ -256,7 +256,7 @@ struct ScriptedSessionTests {
     // MARK: - Dot-commands
 
     @Test func fileAndRead() async throws {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         try directory.write("inner.sql", "SELECT 'inner';\nSELECT broken(;\n")
         let script = try directory.write(
             "outer.sql", "SELECT 'outer';\n.read \(directory.file("inner.sql"))\nSELECT 'end';\n")
@@ -275,7 +275,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func tablesAndSchema() async throws {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         let output = try await run(
             [
                 database, "-c", "CREATE VIEW leaders AS SELECT name FROM players;", "-c", ".tables", "-c",
@@ -295,7 +295,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func explain() async throws {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         let output = try await run(
             [
                 database, "-c",
@@ -368,7 +368,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func openSwitchesDatabases() async throws {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         let output = try await run(
             [
                 "-c", "SELECT count(*) FROM sqlite_master;", "-c", ".open \(database) --readonly",
@@ -384,7 +384,7 @@ struct ScriptedSessionTests {
     // MARK: - Live queries
 
     @Test func watchWaitAndLocalWrites() async throws {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         let output = try await run(
             [database],
             stdin: """
@@ -459,7 +459,7 @@ struct ScriptedSessionTests {
     private func watchWhileAnotherProcessWrites(_ watch: String, _ write: String) async throws -> (
         stdout: String, stderr: String, status: Int32
     ) {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         let script = try directory.write(
             "watch.sql",
             """
@@ -507,7 +507,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func waitTimesOut() async throws {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         let output = try await run(
             [
                 database, "-c", ".watch g SELECT count(*) FROM games", "-c", ".wait g --timeout 0.2", "-c",
@@ -520,7 +520,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func pauseAndResume() async throws {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         let output = try await run(
             [database],
             stdin: """
@@ -543,7 +543,7 @@ struct ScriptedSessionTests {
     }
 
     @Test func watchReplaceAndErrors() async throws {
-        let (directory, database) = await try fixture()
+        let (directory, database) = try await fixture()
         let output = try await run(
             [database],
             stdin: """

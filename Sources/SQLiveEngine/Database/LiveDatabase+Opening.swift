@@ -27,8 +27,10 @@ extension LiveDatabase {
         // the call that yields it.
         let ordered = Broadcaster<SessionEvent>()
         let tracer = StatementTracer(relay: { ordered.yield(.trace($0)) })
+        // The directory's queries' events, and the file's.
+        let directory = LiveQueryDirectory()
         let events = Broadcaster<LiveQueryNotice>(relay: { notice in
-            let listed = notice.listedEvents
+            let listed = notice.events(about: directory.contains)
             if listed.count == 1 {
                 ordered.yield(.live(listed[0]))
             } else if listed.count > 1 {
@@ -42,7 +44,8 @@ extension LiveDatabase {
             relay.withLock { $0?.database }?.fileWasReplaced(change)
         }
         let database = LiveDatabase(
-            location: location, tracer: tracer, options: options, events: events, ordered: ordered, core: core)
+            location: location, tracer: tracer, options: options, events: events, ordered: ordered,
+            directory: directory, core: core)
         relay.withLock { $0 = LiveDatabase.Weak(database: database) }
         return database
     }

@@ -60,6 +60,8 @@ public final class LiveDatabase: Sendable {
     let events: Broadcaster<LiveQueryNotice>
     /// Live-query and trace events together, in the order they happened.
     let ordered: Broadcaster<SessionEvent>
+    /// The session's live queries by name, for its front ends.
+    public let directory: LiveQueryDirectory
     let options: Options
 
     /// What one opened file gives: its facts, the session's connection and
@@ -88,14 +90,17 @@ public final class LiveDatabase: Sendable {
 
     init(
         location: DatabaseLocation, tracer: StatementTracer, options: Options, events: Broadcaster<LiveQueryNotice>,
-        ordered: Broadcaster<SessionEvent> = Broadcaster(), core: Core
+        ordered: Broadcaster<SessionEvent> = Broadcaster(), directory: LiveQueryDirectory = LiveQueryDirectory(),
+        core: Core
     ) {
         self.location = location
         self.tracer = tracer
         self.options = options
         self.events = events
         self.ordered = ordered
+        self.directory = directory
         state = Locked(State(core: core))
+        directory.bind(to: self)
     }
 
     /// A database, not kept alive (the watcher's word that the file was

@@ -3,7 +3,8 @@ import Synchronization
 
 /// A live query owned by the code that registered it: its work ends when
 /// the handle is cancelled or released, as a GRDB `DatabaseCancellable`'s
-/// does.
+/// does. `LiveDatabase.watch` is the one way to register a live query;
+/// a `LiveQueryDirectory` gives handles names a front end can reach.
 ///
 /// The engine keeps the query's state (its result, version, pauses); the
 /// handle is how a front end reaches it, so a front end keeps handles, not
@@ -17,7 +18,9 @@ import Synchronization
 /// await leaders.cancel()                       // or let the handle go
 /// ```
 public final class LiveQueryHandle: Sendable {
-    /// The live query's name, as `liveQueries()` lists it.
+    /// The registration, as the engine keys it.
+    public let id: LiveQueryID
+    /// What its events and infos call it (a label: two handles may share it).
     public let name: String
     /// The first result, version 1.
     public let first: LiveQuerySnapshot
@@ -27,22 +30,28 @@ public final class LiveQueryHandle: Sendable {
     public let events: AsyncStream<LiveQueryEvent>
 
     private weak let database: LiveDatabase?
-    /// This registration, among any of the same name before or after it.
-    private let owner: UUID
     private let finishEvents: @Sendable () -> Void
     /// Set once, by the first `cancel()` or by `deinit`.
     private let ended = Atomic<Bool>(false)
 
     init(
-        name: String, first: LiveQuerySnapshot, events: AsyncStream<LiveQueryEvent>,
-        finishEvents: @escaping @Sendable () -> Void, database: LiveDatabase, owner: UUID
+        id: LiveQueryID, name: String, first: LiveQuerySnapshot, events: AsyncStream<LiveQueryEvent>,
+        finishEvents: @escaping @Sendable () -> Void, database: LiveDatabase
     ) {
+        self.id = id
         self.name = name
-        self.owner = owner
         self.first = first
         self.events = events
         self.finishEvents = finishEvents
         self.database = database
+    }
+
+    /// The scheduler that has the query now (the file may have been
+    /// replaced and followed since it was registered).
+    private func scheduler() throws(SQLiveError) -> RefreshScheduler<ContinuousClock> {
+        guard !ended.load(ordering: .acquiring) else { throw .unknownLiveQuery(name) }
+        guard let database else { throw .closed }
+        return database.live.scheduler
     }
 
     /// The query's last delivery: its result, and the error that replaced
@@ -50,9 +59,44 @@ public final class LiveQueryHandle: Sendable {
     ///
     /// - throws: `SQLiveError.unknownLiveQuery` once cancelled, `.closed`.
     public func current() async throws(SQLiveError) -> (snapshot: LiveQuerySnapshot, error: SQLiveError?) {
-        guard !ended.load(ordering: .acquiring) else { throw .unknownLiveQuery(name) }
-        guard let database else { throw .closed }
-        return try await database.live.scheduler.current(name: name)
+        try await scheduler().current(id)
+    }
+
+    /// What `LiveQueryDirectory.list()` shows of it; nil once cancelled or closed.
+    public func info() async -> LiveQueryInfo? {
+        guard let database, let scheduler = try? scheduler() else { return nil }
+        var info = await scheduler.infos([id])[id]
+        info?.precision = database.live.precision
+        return info
+    }
+
+    /// Redefines the query in place: new SQL, parameters, row cap or
+    /// delivery (`nil`: as it was); the version goes on from where it was.
+    ///
+    /// - throws: as `LiveDatabase.watch`, and `.unknownLiveQuery` once cancelled.
+    public func update(
+        sql: String? = nil, parameters: QueryParameters? = nil, maxRows: Int?? = nil,
+        delivery: LiveQueryDelivery? = nil
+    ) async throws(SQLiveError) -> LiveQuerySnapshot {
+        if let sql {
+            try SQLScript.checkText(sql)
+            try LiveDatabase.checkKeepsConnections(sql)
+        }
+        if case .some(.some(let maxRows)) = maxRows, maxRows < 1 {
+            throw .invalidParameters("maxRows must be 1 or more (it was \(maxRows))")
+        }
+        return try await scheduler().update(
+            id, sql: sql, parameters: parameters, maxRows: maxRows, delivery: delivery)
+    }
+
+    /// Pauses the query: it does no work until resumed.
+    public func pause() async throws(SQLiveError) {
+        try await scheduler().pause(id)
+    }
+
+    /// Resumes a paused query; it refreshes once if anything changed meanwhile.
+    public func resume() async throws(SQLiveError) {
+        try await scheduler().resume(id)
     }
 
     /// Whether `cancel()` was called.
@@ -66,7 +110,7 @@ public final class LiveQueryHandle: Sendable {
         // Through the releases, which a scheduler replaced meanwhile (the
         // file was) hands to its successor.
         guard let scheduler = database?.live.scheduler else { return }
-        scheduler.release(name: name, owner: owner)
+        scheduler.release(id)
         await scheduler.serveReleases()
     }
 
@@ -76,65 +120,42 @@ public final class LiveQueryHandle: Sendable {
         // The scheduler is an actor, which a deinit cannot wait for: its
         // run loop unregisters the query (gone already if the database
         // closed).
-        database?.live.scheduler.release(name: name, owner: owner)
+        database?.live.scheduler.release(id)
     }
 }
 
 extension LiveDatabase {
-    /// Registers a live query owned by the returned handle: its work ends
-    /// when the handle is cancelled or released.
+    /// Registers a live query owned by the returned handle, and reads its
+    /// first result: its work ends when the handle is cancelled or
+    /// released. The one way to register a live query; front ends that
+    /// reach queries by name keep their handles in a `LiveQueryDirectory`.
     ///
-    /// - throws: as `registerLiveQuery(name:_:)`.
+    /// - parameter name: what its events call it (a label; not checked
+    ///   for uniqueness: that is a directory's).
+    /// - throws: `SQLiveError.invalidSQL` (a NUL byte, no statement),
+    ///   `.invalidLiveQuery` (not one read-only statement),
+    ///   `.invalidParameters` (a `maxRows` below 1), `.closed`, or `.sqlite`.
     public func watch(
         name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows
     ) async throws(SQLiveError) -> LiveQueryHandle {
-        try Self.check(name: name, definition)
-        return try await handle(name: name, definition, delivery: delivery)
+        try await watch(LiveQueryID.next(), name: name, definition, delivery: delivery)
     }
 
-    /// Registers a live query that no list shows and no `liveQueryEvents()`
-    /// subscriber sees: only its handle's events tell its changes (an
-    /// editor's inline results).
-    ///
-    /// - throws: as `registerLiveQuery(name:_:)`.
-    public func watchUnlisted(_ definition: LiveQueryDefinition) async throws(SQLiveError) -> LiveQueryHandle {
-        try Self.check(definition)
-        // A name no caller knows, so none can reach it by name.
-        return try await handle(name: "unlisted-\(UUID().uuidString)", definition, visibility: .unlisted)
-    }
-
-    /// A handle on a new live query, its events subscribed before it is
-    /// registered so that none is missed.
-    func handle(
-        name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows,
-        visibility: LiveQueryVisibility = .listed
+    /// `watch`, for a registration whose id was chosen before (a
+    /// directory lists it from its first event on).
+    func watch(
+        _ id: LiveQueryID, name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows
     ) async throws(SQLiveError) -> LiveQueryHandle {
-        let owner = UUID()
-        let (events, finish) = events.subscription(flattening: { notice in
-            notice.items.compactMap { item -> LiveQueryEvent? in
-                let about = item.event.name
-                return about == nil || about == name ? item.event : nil
-            }
-        })
+        try Self.check(definition)
+        // Subscribed before it is registered, so that no event is missed.
+        let (events, finish) = events.subscription(flattening: { notice in notice.events(about: { $0 == id }) })
         let first: LiveQuerySnapshot
         do {
-            first = try await live.scheduler.register(
-                name: name, definition: definition, delivery: delivery, visibility: visibility, owner: owner)
+            first = try await live.scheduler.register(id, name: name, definition: definition, delivery: delivery)
         } catch {
             finish()
             throw error
         }
-        return LiveQueryHandle(
-            name: name, first: first, events: events, finishEvents: finish, database: self, owner: owner)
-    }
-
-    /// The last delivery of a live query, by name.
-    ///
-    /// - throws: `SQLiveError.unknownLiveQuery`.
-    public func currentLiveQuery(name: String) async throws(SQLiveError)
-        -> (snapshot: LiveQuerySnapshot, error: SQLiveError?)
-    {
-        try await live.scheduler.requireListed(name)
-        return try await live.scheduler.current(name: name)
+        return LiveQueryHandle(id: id, name: name, first: first, events: events, finishEvents: finish, database: self)
     }
 }

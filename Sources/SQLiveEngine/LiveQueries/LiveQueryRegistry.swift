@@ -15,7 +15,7 @@ struct LiveQueryRegistry {
     /// queries that ask it.
     struct Evaluation {
         var definition: LiveQueryDefinition
-        var members: Set<String> = []
+        var members: Set<LiveQueryID> = []
         /// Where it is read.
         var home: LiveQueryReader.Home
         /// What the statement reads; the full database until known (a
@@ -40,14 +40,13 @@ struct LiveQueryRegistry {
         var lastReadAt: Int?
     }
 
-    /// One named live query.
+    /// One registration of a live query (one `LiveQueryHandle`).
     struct Query {
+        /// What its events and infos call it (`LiveQueryHandle.name`); a
+        /// label, not a key: names are the `LiveQueryDirectory`'s.
+        var name: String
         var definition: LiveQueryDefinition
         var delivery: LiveQueryDelivery = .rows
-        var visibility: LiveQueryVisibility = .listed
-        /// The handle that registered it, if one did (`LiveQueryHandle`):
-        /// its release ends this registration, not a later one of the name.
-        var owner: UUID?
         var version: Int
         var refreshes = 0
         var lastRefresh: Date?
@@ -63,15 +62,15 @@ struct LiveQueryRegistry {
 
     // Invariants
     //
-    // - `queries[name].definition` is always a key of `evaluations`, and
-    //   that evaluation's `members` contains `name`; an evaluation without
+    // - `queries[id].definition` is always a key of `evaluations`, and
+    //   that evaluation's `members` contains `id`; an evaluation without
     //   members is removed.
     // - Versions only grow: a query's version increases by one with each
     //   delivered result.
     // - `index` holds each evaluation's region and tables, and nothing else:
     //   every change of `evaluations` goes through `store` or `drop`.
     private(set) var evaluations: [LiveQueryDefinition: Evaluation] = [:]
-    private(set) var queries: [String: Query] = [:]
+    private(set) var queries: [LiveQueryID: Query] = [:]
     /// The evaluations by the tables they read, for Mark.
     private var index = RegionIndex<LiveQueryDefinition>()
 
@@ -115,13 +114,11 @@ struct LiveQueryRegistry {
 
     /// Adds a live query, at version 1. The definition's first fetch was `record`ed.
     mutating func add(
-        _ name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows,
-        visibility: LiveQueryVisibility = .listed, owner: UUID? = nil, delivered: LiveQueryResult
+        _ id: LiveQueryID, name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows,
+        delivered: LiveQueryResult
     ) {
-        queries[name] = Query(
-            definition: definition, delivery: delivery, visibility: visibility, owner: owner, version: 1,
-            delivered: delivered)
-        evaluations[definition]?.members.insert(name)
+        queries[id] = Query(name: name, definition: definition, delivery: delivery, version: 1, delivered: delivered)
+        evaluations[definition]?.members.insert(id)
     }
 
     /// Whether a member of the evaluation asks for changes only (its fetch
@@ -133,13 +130,12 @@ struct LiveQueryRegistry {
     /// A live query as it leaves one registry for another (the database
     /// file was replaced: `LiveDatabase.follow`).
     struct Moved: Sendable {
+        var id: LiveQueryID
         var name: String
         var definition: LiveQueryDefinition
         var home: LiveQueryReader.Home
         var version: Int
         var delivery: LiveQueryDelivery
-        var visibility: LiveQueryVisibility
-        var owner: UUID?
         var paused: Bool
         var delivered: LiveQueryResult
         var deliveredError: SQLiveError?
@@ -147,12 +143,12 @@ struct LiveQueryRegistry {
 
     /// The live queries, to move to another registry.
     var moving: [Moved] {
-        queries.map { name, query in
+        queries.map { id, query in
             Moved(
-                name: name, definition: query.definition, home: evaluations[query.definition]?.home ?? .committed,
-                version: query.version, delivery: query.delivery, visibility: query.visibility, owner: query.owner,
-                paused: query.paused,
-                delivered: query.delivered, deliveredError: query.deliveredError)
+                id: id, name: query.name, definition: query.definition,
+                home: evaluations[query.definition]?.home ?? .committed, version: query.version,
+                delivery: query.delivery, paused: query.paused, delivered: query.delivered,
+                deliveredError: query.deliveredError)
         }
     }
 
@@ -162,8 +158,8 @@ struct LiveQueryRegistry {
     func membersAreCurrent(_ definition: LiveQueryDefinition) -> Bool {
         guard let evaluation = evaluations[definition], let result = evaluation.result, evaluation.error == nil
         else { return false }
-        return evaluation.members.allSatisfy { name in
-            guard let query = queries[name] else { return true }
+        return evaluation.members.allSatisfy { id in
+            guard let query = queries[id] else { return true }
             return query.paused || (query.delivered == result && query.deliveredError == nil)
         }
     }
@@ -173,37 +169,37 @@ struct LiveQueryRegistry {
     /// its first refresh, which delivers what differs).
     mutating func adopt(_ moved: Moved) {
         var evaluation = evaluations[moved.definition] ?? Evaluation(definition: moved.definition, home: moved.home)
-        evaluation.members.insert(moved.name)
+        evaluation.members.insert(moved.id)
         store(evaluation)
         var query = Query(
-            definition: moved.definition, delivery: moved.delivery, visibility: moved.visibility, owner: moved.owner,
-            version: moved.version, delivered: moved.delivered)
+            name: moved.name, definition: moved.definition, delivery: moved.delivery, version: moved.version,
+            delivered: moved.delivered)
         query.paused = moved.paused
         query.deliveredError = moved.deliveredError
-        queries[moved.name] = query
+        queries[moved.id] = query
     }
 
     /// Redefines a live query in place; returns its new version.
     mutating func redefine(
-        _ name: String, as definition: LiveQueryDefinition, delivery: LiveQueryDelivery?, delivered: LiveQueryResult
+        _ id: LiveQueryID, as definition: LiveQueryDefinition, delivery: LiveQueryDelivery?, delivered: LiveQueryResult
     ) -> Int? {
-        guard var query = queries[name] else { return nil }
-        if query.definition != definition { leave(name, query.definition) }
+        guard var query = queries[id] else { return nil }
+        if query.definition != definition { leave(id, query.definition) }
         query.definition = definition
         query.delivery = delivery ?? query.delivery
         query.version += 1
         query.delivered = delivered
         query.deliveredError = nil
         query.missed = nil
-        queries[name] = query
-        evaluations[definition]?.members.insert(name)
+        queries[id] = query
+        evaluations[definition]?.members.insert(id)
         return query.version
     }
 
     /// Removes a live query; returns the definition it had.
-    mutating func remove(_ name: String) -> LiveQueryDefinition? {
-        guard let query = queries.removeValue(forKey: name) else { return nil }
-        leave(name, query.definition)
+    mutating func remove(_ id: LiveQueryID) -> LiveQueryDefinition? {
+        guard let query = queries.removeValue(forKey: id) else { return nil }
+        leave(id, query.definition)
         return query.definition
     }
 
@@ -219,30 +215,30 @@ struct LiveQueryRegistry {
         if evaluations[definition]?.members.isEmpty ?? false { drop(definition) }
     }
 
-    private mutating func leave(_ name: String, _ definition: LiveQueryDefinition) {
-        evaluations[definition]?.members.remove(name)
+    private mutating func leave(_ id: LiveQueryID, _ definition: LiveQueryDefinition) {
+        evaluations[definition]?.members.remove(id)
         dropIfUnused(definition)
     }
 
     /// Pauses a query; whether its evaluation has no active member left.
-    mutating func pause(_ name: String) -> Bool? {
-        guard queries[name] != nil else { return nil }
-        queries[name]!.paused = true
-        return activeMembers(of: queries[name]!.definition).isEmpty
+    mutating func pause(_ id: LiveQueryID) -> Bool? {
+        guard queries[id] != nil else { return nil }
+        queries[id]!.paused = true
+        return activeMembers(of: queries[id]!.definition).isEmpty
     }
 
     /// Resumes a query; what it missed while paused.
-    mutating func resume(_ name: String) -> (wasPaused: Bool, missed: Pending?)? {
-        guard var query = queries[name] else { return nil }
+    mutating func resume(_ id: LiveQueryID) -> (wasPaused: Bool, missed: Pending?)? {
+        guard var query = queries[id] else { return nil }
         guard query.paused else { return (false, nil) }
         query.paused = false
         let missed = query.missed
         query.missed = nil
-        queries[name] = query
+        queries[id] = query
         return (true, missed)
     }
 
-    func activeMembers(of definition: LiveQueryDefinition) -> [String] {
+    func activeMembers(of definition: LiveQueryDefinition) -> [LiveQueryID] {
         (evaluations[definition]?.members ?? []).filter { queries[$0].map { !$0.paused } ?? false }
     }
 
@@ -272,11 +268,11 @@ struct LiveQueryRegistry {
         for definition in definitions {
             guard let evaluation = evaluations[definition] else { continue }
             var hasActive = false
-            for name in evaluation.members {
-                guard var query = queries[name] else { continue }
+            for id in evaluation.members {
+                guard var query = queries[id] else { continue }
                 if query.paused {
                     query.missed = Pending(events: (query.missed?.events ?? 0) + 1, cause: cause)
-                    queries[name] = query
+                    queries[id] = query
                 } else {
                     hasActive = true
                 }
@@ -290,7 +286,8 @@ struct LiveQueryRegistry {
 
     /// What delivering one fetch did.
     struct Reduced {
-        var events: [LiveQueryEvent] = []
+        /// Each with the registration it is about.
+        var events: [(id: LiveQueryID, event: LiveQueryEvent)] = []
         /// The evaluation's new region, when it changed: the interest must follow.
         var newRegion: DatabaseRegion?
     }
@@ -322,8 +319,8 @@ struct LiveQueryRegistry {
             evaluation.error = nil
             evaluation.lastReadAt = readAt
             store(evaluation)
-            for name in evaluation.members.sorted() {
-                guard var query = queries[name], !query.paused else { continue }
+            for id in evaluation.members.sorted() {
+                guard var query = queries[id], !query.paused else { continue }
                 query.refreshes += 1
                 query.lastRefresh = now
                 query.lastRefreshDuration = fetched.elapsed
@@ -334,17 +331,18 @@ struct LiveQueryRegistry {
                         changes = RowChanges(
                             from: query.delivered.rows, to: fetched.result.rows, keyColumns: evaluation.keyColumns)
                     }
-                    reduced.events.append(
+                    reduced.events.append((
+                        id,
                         .changed(
                             LiveQueryChange(
-                                name: name, version: query.version, result: fetched.result,
+                                name: query.name, version: query.version, result: fetched.result,
                                 previous: query.delivered, cause: pending.cause, coalesced: pending.events,
                                 elapsed: fetched.elapsed, tables: pending.tables?.sorted(), delivery: query.delivery,
-                                changes: changes)))
+                                changes: changes))))
                     query.delivered = fetched.result
                     query.deliveredError = nil
                 }
-                queries[name] = query
+                queries[id] = query
             }
         case .failure(let error):
             evaluation.dependency = nil
@@ -360,15 +358,15 @@ struct LiveQueryRegistry {
             }
             evaluation.region = region
             store(evaluation)
-            for name in evaluation.members.sorted() {
-                guard var query = queries[name], !query.paused else { continue }
+            for id in evaluation.members.sorted() {
+                guard var query = queries[id], !query.paused else { continue }
                 query.refreshes += 1
                 query.lastRefresh = now
                 if query.deliveredError != error {
                     query.deliveredError = error
-                    reduced.events.append(.failed(name: name, error: error))
+                    reduced.events.append((id, .failed(name: query.name, error: error)))
                 }
-                queries[name] = query
+                queries[id] = query
             }
         }
         return reduced
@@ -376,25 +374,18 @@ struct LiveQueryRegistry {
 
     // MARK: - Describe
 
-    /// Whether a live query is listed (an unknown one is not).
-    func isListed(_ name: String) -> Bool {
-        queries[name]?.visibility == .listed
-    }
-
-    /// The listed live queries, sorted by name.
-    func list() -> [LiveQueryInfo] {
-        queries.keys.filter(isListed).sorted().map { name in
-            let query = queries[name]!
-            let evaluation = evaluations[query.definition]
-            return LiveQueryInfo(
-                name: name, definition: query.definition, tables: evaluation?.tables ?? [],
-                region: evaluation.map { $0.error == nil ? $0.region.description : "unknown" } ?? "",
-                version: query.version, refreshes: query.refreshes, lastRefresh: query.lastRefresh,
-                lastRefreshDuration: query.lastRefreshDuration, paused: query.paused,
-                error: evaluation?.error, readsSession: evaluation?.home == .session, delivery: query.delivery,
-                lastRun: evaluation.flatMap { evaluation in
-                    evaluation.lastCounters.map { LiveQueryInfo.Run(elapsed: evaluation.lastElapsed, counters: $0) }
-                })
-        }
+    /// A live query as `LiveQueryDirectory.list()` shows it.
+    func info(_ id: LiveQueryID) -> LiveQueryInfo? {
+        guard let query = queries[id] else { return nil }
+        let evaluation = evaluations[query.definition]
+        return LiveQueryInfo(
+            name: query.name, definition: query.definition, tables: evaluation?.tables ?? [],
+            region: evaluation.map { $0.error == nil ? $0.region.description : "unknown" } ?? "",
+            version: query.version, refreshes: query.refreshes, lastRefresh: query.lastRefresh,
+            lastRefreshDuration: query.lastRefreshDuration, paused: query.paused,
+            error: evaluation?.error, readsSession: evaluation?.home == .session, delivery: query.delivery,
+            lastRun: evaluation.flatMap { evaluation in
+                evaluation.lastCounters.map { LiveQueryInfo.Run(elapsed: evaluation.lastElapsed, counters: $0) }
+            })
     }
 }

@@ -338,9 +338,7 @@ extension RefreshScheduler {
         } else {
             syncPrefetch(definition)
         }
-        let items = reduced.events.map {
-            LiveQueryNotice.Item(event: $0, isListed: $0.name.map(registry.isListed) ?? true)
-        }
+        let items = reduced.events.map { LiveQueryNotice.Item(event: $0.event, id: $0.id) }
         if heldNotices != nil {
             heldNotices!.append(contentsOf: items)
         } else if !items.isEmpty {

@@ -44,18 +44,18 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// A wake-up each time a handle was released (`release`): the run
     /// loop then calls `serveReleases`.
     nonisolated let releases: AsyncStream<Void>
-    private let releaseRequests: AsyncStream<Void>.Continuation
+    let releaseRequests: AsyncStream<Void>.Continuation
     /// Requests to run a slow query's own lane (`runOwnLane`).
     nonisolated let laneRuns: AsyncStream<LiveQueryDefinition>
     let laneRequests: AsyncStream<LiveQueryDefinition>.Continuation
-    /// The names of live queries whose handles were released, not yet
+    /// The registrations whose handles were released, not yet
     /// unregistered. A scheduler shut down meanwhile (its file was replaced)
     /// keeps them for its successor, and forwards later ones to it
     /// (`handReleases(to:)`).
-    private nonisolated let released = Locked<(names: [Release], successor: RefreshScheduler?)>(([], nil))
+    nonisolated let released = Locked<(ids: Set<LiveQueryID>, successor: RefreshScheduler?)>(([], nil))
 
-    // (Members without `private` are the refresh's too:
-    // RefreshScheduler+Refresh.swift.)
+    // (Members without `private` are the refresh's and the members' too:
+    // RefreshScheduler+Refresh.swift, RefreshScheduler+Members.swift.)
 
     // Mutable State (actor-isolated)
     //
@@ -67,7 +67,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     var registry = LiveQueryRegistry()
     var isShutDown = false
     /// Registrations fetching their first result.
-    private var registering = 0
+    var registering = 0
     /// What is wrong with the main database file, while it is damaged:
     /// every live query fails with it, and none is read.
     var damage: SQLiteFailure?
@@ -113,149 +113,6 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         (laneRuns, laneRequests) = AsyncStream.makeStream()
     }
 
-    // MARK: - Registry
-
-    func register(
-        name: String, definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows,
-        visibility: LiveQueryVisibility = .listed, owner: UUID? = nil
-    ) async throws(SQLiveError) -> LiveQuerySnapshot {
-        guard !isShutDown else { throw .closed }
-        guard registry.queries[name] == nil else { throw .liveQueryNameTaken(name) }
-        // Counted before the first read: a script that commits meanwhile
-        // must be observed (or report that it was not).
-        registering += 1
-        publishQueryCount()
-        defer {
-            registering -= 1
-            publishQueryCount()
-        }
-        let (result, tables) = try await firstResult(for: definition, wantsKey: delivery == .changesOnly)
-        // Another registration of the same name may have won the race while
-        // this one was fetching.
-        guard registry.queries[name] == nil, !isShutDown else {
-            dropIfUnused(definition)
-            throw isShutDown ? .closed : .liveQueryNameTaken(name)
-        }
-        registry.add(name, definition, delivery: delivery, visibility: visibility, owner: owner, delivered: result)
-        syncInterest(definition)
-        return LiveQuerySnapshot(name: name, version: 1, result: result, tables: tables)
-    }
-
-    func update(
-        name: String, sql: String?, parameters: QueryParameters?, maxRows: Int?? = nil,
-        delivery: LiveQueryDelivery? = nil
-    ) async throws(SQLiveError) -> LiveQuerySnapshot {
-        guard let query = registry.queries[name] else { throw .unknownLiveQuery(name) }
-        let definition = LiveQueryDefinition(
-            sql: sql ?? query.definition.sql, parameters: parameters ?? query.definition.parameters,
-            maxRows: maxRows ?? query.definition.maxRows)
-        if definition != query.definition, registry.activeMembers(of: query.definition) == [name] {
-            // Replaced: what it was reading stops now, not after the new
-            // first read (if that fails, the old one reads again).
-            for fetchGuard in inFlight[query.definition] ?? [] { fetchGuard.cancel() }
-        }
-        let (result, tables) = try await firstResult(
-            for: definition, wantsKey: (delivery ?? query.delivery) == .changesOnly)
-        let old = registry.queries[name]?.definition
-        guard let version = registry.redefine(name, as: definition, delivery: delivery, delivered: result) else {
-            dropIfUnused(definition)
-            throw .unknownLiveQuery(name)
-        }
-        if let old {
-            forgetIfInactive(old)
-            syncInterest(old)
-        }
-        syncInterest(definition)
-        return LiveQuerySnapshot(name: name, version: version, result: result, tables: tables)
-    }
-
-    func unregister(name: String) throws(SQLiveError) {
-        guard let definition = registry.remove(name) else { throw .unknownLiveQuery(name) }
-        forgetIfInactive(definition)
-        syncInterest(definition)
-        publishQueryCount()
-    }
-
-    /// Asks the run loop to drop a live query: its handle was released,
-    /// in a `deinit` that cannot wait for the actor.
-    /// A handle let go: the live query it registered, by name and owner.
-    struct Release: Sendable {
-        var name: String
-        var owner: UUID
-    }
-
-    nonisolated func release(name: String, owner: UUID) {
-        let successor = released.withLock { released -> RefreshScheduler? in
-            if let successor = released.successor { return successor }
-            released.names.append(Release(name: name, owner: owner))
-            return nil
-        }
-        if let successor {
-            successor.release(name: name, owner: owner)
-        } else {
-            releaseRequests.yield()
-        }
-    }
-
-    /// Unregisters the live queries whose handles were released (none
-    /// once shut down: they wait for the scheduler that takes over).
-    func serveReleases() {
-        guard !isShutDown else { return }
-        let names = released.withLock { released in
-            defer { released.names = [] }
-            return released.names
-        }
-        // Only the registration the handle made: the name may have been
-        // dropped and registered again meanwhile.
-        for release in names where registry.queries[release.name]?.owner == release.owner {
-            do {
-                try unregister(name: release.name)
-            } catch {
-                Log.scheduler.warning("releasing the live query \(release.name): \(error)")
-            }
-        }
-    }
-
-    /// Hands the releases this scheduler did not serve (it was shut down)
-    /// to the scheduler that adopted its queries, and forwards it every
-    /// later one (a handle may still reach this scheduler for a moment).
-    nonisolated func handReleases(to successor: RefreshScheduler) {
-        let names = released.withLock { released in
-            released.successor = successor
-            defer { released.names = [] }
-            return released.names
-        }
-        for release in names { successor.release(name: release.name, owner: release.owner) }
-    }
-
-    /// Drops the listed live queries; the unlisted ones belong to their
-    /// handles' owners.
-    func unregisterListed() {
-        for name in registry.queries.keys where registry.isListed(name) {
-            do {
-                try unregister(name: name)
-            } catch {
-                Log.scheduler.warning("dropping the live query \(name): \(error)")
-            }
-        }
-    }
-
-    /// Throws unless a live query of this name is listed: what a caller
-    /// that knows only a name may reach.
-    func requireListed(_ name: String) throws(SQLiveError) {
-        guard registry.isListed(name) else { throw .unknownLiveQuery(name) }
-    }
-
-    func unregisterAll() {
-        for definition in registry.evaluations.keys { machine.forget(definition) }
-        for fetchGuard in inFlight.values.joined() { fetchGuard.cancel() }
-        registry.removeAll()
-        for definition in ownLanes.keys { retireLaneIfUnused(definition) }
-        interest.removeAll()
-        prefetch.removeAll()
-        publishQueryCount()
-    }
-
     /// Tells the interest what an evaluation reads now, or that it is gone.
     func syncInterest(_ definition: LiveQueryDefinition) {
         if let evaluation = registry.evaluations[definition] {
@@ -285,68 +142,10 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
                 region: evaluation.region, wantsKey: registry.wantsKey(definition)))
     }
 
-    /// Tells the interest how many live queries exist or are being registered.
-    private func publishQueryCount() {
-        interest.queryCount = registry.queries.count + registering
-    }
-
-    func pause(name: String) throws(SQLiveError) {
-        guard let inactive = registry.pause(name) else { throw .unknownLiveQuery(name) }
-        if inactive, let definition = registry.queries[name]?.definition {
-            forgetIfInactive(definition)
-        }
-    }
-
-    func resume(name: String) throws(SQLiveError) {
-        guard let resumed = registry.resume(name) else { throw .unknownLiveQuery(name) }
-        if let missed = resumed.missed, let definition = registry.queries[name]?.definition {
-            perform(machine.keysDidChange([definition], cause: missed.cause, events: missed.events, at: clock.now))
-        }
-    }
-
-    func list() -> [LiveQueryInfo] {
-        registry.list()
-    }
-
-    /// A live query's last delivery: its result, or the error that
-    /// replaced it until a result comes.
-    func current(name: String) throws(SQLiveError) -> (snapshot: LiveQuerySnapshot, error: SQLiveError?) {
-        guard let query = registry.queries[name] else { throw .unknownLiveQuery(name) }
-        let tables = registry.evaluations[query.definition]?.tables ?? []
-        return (
-            LiveQuerySnapshot(name: name, version: query.version, result: query.delivered, tables: tables),
-            query.deliveredError
-        )
-    }
-
-    /// Hands the live queries over to another scheduler: this one takes no
-    /// more registrations or changes (they fail as closed, never lost) and
-    /// delivers nothing more.
-    func handOver() -> [LiveQueryRegistry.Moved] {
-        // What was let go does not move.
-        serveReleases()
-        let moving = registry.moving
-        shutdown()
-        return moving
-    }
-
     /// Changes the time budget of the refreshes that start from now on
     /// (`nil`: none).
     func setBudget(_ budget: Duration?) {
         self.budget = budget
-    }
-
-    /// Takes in live queries from another scheduler (the file was replaced)
-    /// and refreshes them all: each delivers, at its next version, what
-    /// differs from its last delivery.
-    func adopt(_ queries: [LiveQueryRegistry.Moved]) {
-        guard !isShutDown, !queries.isEmpty else { return }
-        for query in queries where registry.queries[query.name] == nil {
-            registry.adopt(query)
-            syncInterest(query.definition)
-        }
-        publishQueryCount()
-        handle(.fileWritten)
     }
 
     /// The change counts of the evaluations waiting for a refresh (for tests).
@@ -363,18 +162,6 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         refreshRequests.finish()
         releaseRequests.finish()
         laneRequests.finish()
-    }
-
-    /// When no active member is left (unregistered, paused, replaced):
-    /// forgets its pending change, and stops its fetch under way at its
-    /// next question to the guard. Members paused meanwhile count the
-    /// change as missed (`settle`).
-    private func forgetIfInactive(_ definition: LiveQueryDefinition) {
-        if registry.activeMembers(of: definition).isEmpty {
-            machine.forget(definition)
-            ownLanes[definition]?.pending = nil
-            for fetchGuard in inFlight[definition] ?? [] { fetchGuard.cancel() }
-        }
     }
 
     // MARK: - Mark

@@ -8,7 +8,7 @@ import SQLiveEngine
 /// ```swift
 /// try DemoDatabase.create(atPath: "/tmp/demo.sqlite")
 /// let database = try await LiveDatabase.open(.file("/tmp/demo.sqlite"))
-/// _ = try await database.registerLiveQuery(name: "leaderboard", DemoDatabase.leaderboard)
+/// _ = try await database.directory.register(name: "leaderboard", DemoDatabase.leaderboard)
 /// ```
 public enum DemoDatabase {
     /// The schema, from `demo.md`.

@@ -17,21 +17,21 @@ extension Session {
 
         case .pause(let name):
             let database = try requireDatabase()
-            try Blocking.run { try await database.pauseLiveQuery(name: name) }
+            try Blocking.run { try await database.directory.pause(name: name) }
             panel.setPaused(name, true)
 
         case .resume(let name):
             let database = try requireDatabase()
-            try Blocking.run { try await database.resumeLiveQuery(name: name) }
+            try Blocking.run { try await database.directory.resume(name: name) }
             panel.setPaused(name, false)
 
         case .unwatch(let name):
             let database = try requireDatabase()
             if let name {
-                try Blocking.run { try await database.unregisterLiveQuery(name: name) }
+                try Blocking.run { try await database.directory.unregister(name: name) }
                 watches.remove(name)
             } else {
-                try Blocking.run { await database.unregisterAllLiveQueries() }
+                try Blocking.run { await database.directory.unregisterAll() }
                 watches.remove(nil)
             }
             panel.remove(name)
@@ -169,10 +169,10 @@ extension Session {
         let database = try requireDatabase()
         let snapshot: LiveQuerySnapshot
         var replaced = false
-        let existing = replace ? try Blocking.run { await database.liveQueries() }.map(\.name) : []
+        let existing = replace ? try Blocking.run { await database.directory.list() }.map(\.name) : []
         if existing.contains(name) {
             snapshot = try Blocking.run {
-                try await database.updateLiveQuery(
+                try await database.directory.update(
                     name: name, sql: definition.sql, parameters: definition.parameters,
                     maxRows: .some(definition.maxRows),
                     delivery: delivery)
@@ -181,7 +181,7 @@ extension Session {
         } else {
             do {
                 snapshot = try Blocking.run {
-                    try await database.registerLiveQuery(name: name, definition, delivery: delivery)
+                    try await database.directory.register(name: name, definition, delivery: delivery)
                 }
             } catch SQLiveError.liveQueryNameTaken {
                 throw CommandFailure("a live query named \(name) already exists (use .watch --replace to redefine it)")
@@ -282,7 +282,7 @@ extension Session {
     /// `.watches`: one row per live query.
     private func listWatches() throws {
         let database = try requireDatabase()
-        let queries = try Blocking.run { await database.liveQueries() }
+        let queries = try Blocking.run { await database.directory.list() }
         let formatter = DateFormatter()
         formatter.dateFormat = "HH:mm:ss"
         let rows: [[SQLValue]] = queries.map { query in

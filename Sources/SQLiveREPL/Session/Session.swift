@@ -137,7 +137,7 @@ final class Session {
         panel.remove(nil)
         do {
             try Blocking.run {
-                await database.unregisterAllLiveQueries()
+                await database.directory.unregisterAll()
                 await database.close()
             }
         } catch {

@@ -111,7 +111,7 @@ final class InlineResults: Sendable {
             entry.fixed = message
         case .fits:
             do {
-                let handle = try await database.watchUnlisted(LiveQueryDefinition(sql: sql))
+                let handle = try await database.watch(name: "inline", LiveQueryDefinition(sql: sql))
                 let changed = self.changed
                 entry.handle = handle
                 entry.forwarder = Task {

@@ -29,7 +29,7 @@ extension MCPSession {
                     "uri": .string(MCPProtocol.liveURI(name)), "name": .string(name),
                     "title": .string("Live query \(name)"),
                     "description": .string(
-                        watch?.handle.first.result.columns.isEmpty == false
+                        watch?.first.result.columns.isEmpty == false
                             ? "The current rows of a live query." : "A live query."),
                     "mimeType": "application/json",
                 ])
@@ -67,7 +67,7 @@ extension MCPSession {
         } else {
             // Unknown, or unwatched meanwhile.
             guard let name = MCPProtocol.liveName(of: uri), let watch = watch(named: name),
-                let (snapshot, error) = try? await watch.handle.current()
+                let (snapshot, error) = try? await watch.current()
             else { throw Self.resourceNotFound(uri) }
             contents = .object(liveJSON(snapshot, error: error))
         }

@@ -253,12 +253,17 @@ extension MCPSession {
         let definition = LiveQueryDefinition(sql: sql, parameters: parameters)
         let handle: LiveQueryHandle
         do throws(SQLiveError) {
-            handle = try Lane.run { () async throws(SQLiveError) in try await database.watch(name: name, definition) }
+            handle = try Lane.run { () async throws(SQLiveError) -> LiveQueryHandle in
+                try await database.directory.register(name: name, definition)
+                // Unwatched at once by a call of its own (they run in order: not before this one ends).
+                guard let handle = database.directory.handle(named: name) else { throw .unknownLiveQuery(name) }
+                return handle
+            }
         } catch {
             throw Self.failure(error, sql: sql)
         }
         guard adopt(handle) else {
-            Lane.await { await handle.cancel() }
+            Lane.await { try? await database.directory.unregister(name: name) }
             throw ToolFailure("the server is closing")
         }
         return .object(liveJSON(handle.first, error: nil))
@@ -266,8 +271,10 @@ extension MCPSession {
 
     private func unwatch(_ arguments: JSONValue, work: ScheduledWork) throws(ToolFailure) -> JSONValue {
         let name = try Self.string(arguments, "name")
-        guard let handle = drop(name) else { throw ToolFailure("No live query named \(name)") }
-        Lane.await { await handle.cancel() }
+        guard let database, watch(named: name) != nil else { throw ToolFailure("No live query named \(name)") }
+        drop(name)
+        // It fails only when an earlier call unwatched it meanwhile: it is gone either way.
+        Lane.await { try? await database.directory.unregister(name: name) }
         return ["name": .string(name)]
     }
 

@@ -31,16 +31,12 @@ final class MCPSession: Sendable {
     /// Why the database could not be opened, or cannot be read confined.
     let unavailable: String?
 
-    /// A live query the agent asked for.
-    struct Watch: Sendable {
-        let handle: LiveQueryHandle
-        let forwarder: Task<Void, Never>
-    }
-
     // Mutable State: guarded by the mutex; changed by the lane (tools), the
     // reading thread (subscriptions, lifecycle) and the forwarders.
     private struct State {
-        var watches: [String: Watch] = [:]
+        /// By live query: the task that turns its events into resource
+        /// updates (the handles are the database's directory's).
+        var forwarders: [String: Task<Void, Never>] = [:]
         var subscriptions: Set<String> = []
         /// Whether `initialize` was answered: notifications wait for it.
         var initialized = false
@@ -199,18 +195,18 @@ final class MCPSession: Sendable {
 
     // MARK: - Live queries
 
-    func watch(named name: String) -> Watch? {
-        state.withLock { $0.watches[name] }
+    /// A live query the agent asked for (`watch`), by name.
+    func watch(named name: String) -> LiveQueryHandle? {
+        database?.directory.handle(named: name)
     }
 
     var watchNames: [String] {
-        state.withLock { $0.watches.keys.sorted() }
+        database?.directory.names ?? []
     }
 
-    /// Keeps a live query's handle and forwards its changes.
+    /// Forwards the changes of a live query the directory holds.
     ///
-    /// - returns: false when the session is closed (the handle is then
-    ///   cancelled).
+    /// - returns: false when the session is closed.
     func adopt(_ handle: LiveQueryHandle) -> Bool {
         let uri = MCPProtocol.liveURI(handle.name)
         let forwarder = Task { [weak self] in
@@ -222,7 +218,7 @@ final class MCPSession: Sendable {
         }
         let adopted = state.withLock { state in
             guard !state.closed else { return false }
-            state.watches[handle.name] = Watch(handle: handle, forwarder: forwarder)
+            state.forwarders[handle.name] = forwarder
             return true
         }
         guard adopted else {
@@ -233,32 +229,27 @@ final class MCPSession: Sendable {
         return true
     }
 
-    /// Ends a live query: its handle is cancelled, its subscription dropped.
-    ///
-    /// - returns: The handle, nil when no live query has that name.
-    func drop(_ name: String) -> LiveQueryHandle? {
-        let watch = state.withLock { state -> Watch? in
+    /// Stops forwarding a live query's changes, and drops its
+    /// subscription: it is being unregistered.
+    func drop(_ name: String) {
+        let forwarder = state.withLock { state in
             state.subscriptions.remove(MCPProtocol.liveURI(name))
-            return state.watches.removeValue(forKey: name)
+            return state.forwarders.removeValue(forKey: name)
         }
-        guard let watch else { return nil }
-        watch.forwarder.cancel()
+        forwarder?.cancel()
         resourceListChanged()
-        return watch.handle
     }
 
     /// Ends every live query and closes the database.
     func close() async {
-        let (watches, schema) = state.withLock { state in
+        let (forwarders, schema) = state.withLock { state in
             state.closed = true
-            defer { state.watches = [:] }
-            return (Array(state.watches.values), state.schemaForwarder)
+            defer { state.forwarders = [:] }
+            return (Array(state.forwarders.values), state.schemaForwarder)
         }
         schema?.cancel()
-        for watch in watches {
-            watch.forwarder.cancel()
-            await watch.handle.cancel()
-        }
+        for forwarder in forwarders { forwarder.cancel() }
+        await database?.directory.unregisterAll()
         await database?.close()
     }
 }

@@ -132,7 +132,7 @@ actor ServerSession {
     func close() async -> [String] {
         guard let old = database else { return [] }
         opened.withLock { $0.database = nil }
-        let dropped = await old.liveQueries().map(\.name)
+        let dropped = old.directory.names
         for forwarder in forwarders { forwarder.cancel() }
         forwarders = []
         language.sessionDatabaseChanged(nil)

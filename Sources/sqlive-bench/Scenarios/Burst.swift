@@ -17,9 +17,9 @@ enum Burst: Scenario {
         let database = try await LiveDatabase.open(.file(path))
         let definitions = (0..<queries).map { LiveQueryDefinition(sql: "SELECT count(*) + \($0) FROM events") }
         let state = Locked((notifications: 0, lastArrival: Int64(0), finals: Set<String>()))
-        let events = database.liveQueryEvents()
+        let events = database.directory.events()
         for (index, definition) in definitions.enumerated() {
-            _ = try await database.registerLiveQuery(name: "q\(index)", definition)
+            _ = try await database.directory.register(name: "q\(index)", definition)
         }
         let listener = Task {
             for await event in events {
@@ -67,7 +67,7 @@ enum Burst: Scenario {
         let cpu = cpuSeconds() - cpuBefore
         listener.cancel()
         poller.cancel()
-        let info = await database.liveQueries()
+        let info = await database.directory.list()
         // The final results, read now, must equal the last delivered ones.
         for (index, definition) in definitions.enumerated() {
             let rows = try await database.execute(definition.sql)[0].rows

@@ -93,7 +93,7 @@ enum ExternalFanOut: Scenario {
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        let before = await database.liveQueries().map(\.refreshes).reduce(0, +)
+        let before = await database.directory.list().map(\.refreshes).reduce(0, +)
         let statisticsBefore = database.walPrecisionStatistics()
         var latency = Samples()
         for value in 1...Int64(commits) {
@@ -105,7 +105,7 @@ enum ExternalFanOut: Scenario {
             latency.append(arrivals.withLock { $0[value]!.last } - start)
         }
         try await Task.sleep(for: .milliseconds(200))
-        let after = await database.liveQueries().map(\.refreshes).reduce(0, +)
+        let after = await database.directory.list().map(\.refreshes).reduce(0, +)
         let total = database.walPrecisionStatistics()
         var statistics = total - statisticsBefore
         statistics.mapBuilds = total.mapBuilds

@@ -88,8 +88,8 @@ enum ExternalLatency: Scenario {
         _ item: Case, path: String, commits: Int, anchored: Bool
     ) async throws -> (DeliveryReport, [(String, Samples)]) {
         let database = try await LiveDatabase.open(.file(path))
-        let recorder = DeliveryRecorder(database.liveQueryEvents())
-        _ = try await database.registerLiveQuery(name: "events", LiveQueryDefinition(sql: query))
+        let recorder = DeliveryRecorder(database.directory.events())
+        _ = try await database.directory.register(name: "events", LiveQueryDefinition(sql: query))
         let anchors =
             anchored
             ? try [

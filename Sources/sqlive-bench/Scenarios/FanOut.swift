@@ -16,7 +16,7 @@ enum FanOut: Scenario {
         let database = try await LiveDatabase.open(.file(path))
         let fanOut = try await FanOutQueries(database, tables: tables, perTable: perTable)
         let arrivals = fanOut.arrivals
-        let before = await database.liveQueries().map(\.refreshes).reduce(0, +)
+        let before = await database.directory.list().map(\.refreshes).reduce(0, +)
         var latency = Samples()
         for value in 1...Int64(writes) {
             let start = Monotonic.now()
@@ -27,7 +27,7 @@ enum FanOut: Scenario {
             latency.append(arrivals.withLock { $0[value]!.last } - start)
         }
         try await Task.sleep(for: .milliseconds(100))
-        let after = await database.liveQueries().map(\.refreshes).reduce(0, +)
+        let after = await database.directory.list().map(\.refreshes).reduce(0, +)
         fanOut.listener.cancel()
         await database.close()
         let perWrite = Double(after - before) / Double(writes)
@@ -53,10 +53,10 @@ struct FanOutQueries {
     let listener: Task<Void, Never>
 
     init(_ database: LiveDatabase, tables: Int, perTable: Int) async throws {
-        let events = database.liveQueryEvents()
+        let events = database.directory.events()
         for table in 0..<tables {
             for k in 0..<perTable {
-                _ = try await database.registerLiveQuery(
+                _ = try await database.directory.register(
                     name: "t\(table)_\(k)", LiveQueryDefinition(sql: "SELECT count(*), max(v) + \(k) FROM t\(table)"))
             }
         }

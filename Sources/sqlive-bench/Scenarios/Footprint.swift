@@ -27,7 +27,7 @@ enum Footprint: Scenario {
         var registered = 0
         for target in [100, 1000] {
             while registered < target {
-                _ = try await database.registerLiveQuery(
+                _ = try await database.directory.register(
                     name: "q\(registered)",
                     LiveQueryDefinition(sql: "SELECT id, v FROM t WHERE id % 1000 = \(registered) OR id <= 10 LIMIT 10")
                 )

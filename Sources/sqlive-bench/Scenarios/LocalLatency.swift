@@ -76,12 +76,12 @@ enum LocalLatency: Scenario {
                 try await Task.sleep(for: .milliseconds(25))
             }
             if !grdbBlock {
-                refreshes += await database.liveQueries().first { $0.name == "q" }?.refreshes ?? 0
+                refreshes += await database.directory.list().first { $0.name == "q" }?.refreshes ?? 0
             }
             observer.cancel()
             if !grdbBlock {
                 // The handle goes with its task: wait until the query is gone.
-                try await waitUntil("q unregistered") { await !database.liveQueries().contains { $0.name == "q" } }
+                try await waitUntil("q unregistered") { await !database.directory.list().contains { $0.name == "q" } }
             }
         }
         await other.cancel()

@@ -78,8 +78,8 @@ enum LongStatement: Scenario {
         _ busy: Busy, _ journal: String, path: String, statement: String, commits: Int
     ) async throws -> Outcome {
         let database = try await LiveDatabase.open(.file(path))
-        let recorder = DeliveryRecorder(database.liveQueryEvents())
-        _ = try await database.registerLiveQuery(name: "events", LiveQueryDefinition(sql: query))
+        let recorder = DeliveryRecorder(database.directory.events())
+        _ = try await database.directory.register(name: "events", LiveQueryDefinition(sql: query))
         let start = Monotonic.now()
         let running: Task<Int64, any Error>?
         switch busy {

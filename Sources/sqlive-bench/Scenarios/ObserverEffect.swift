@@ -165,7 +165,7 @@ enum ObserverEffect: Scenario {
             }
         case .sqlive:
             let live = try await LiveDatabase.open(.file(path))
-            let stream = live.liveQueryEvents()
+            let stream = live.directory.events()
             events = Task {
                 for await event in stream {
                     if case .changed(let change) = event {
@@ -174,7 +174,7 @@ enum ObserverEffect: Scenario {
                     }
                 }
             }
-            _ = try await live.registerLiveQuery(name: "q", LiveQueryDefinition(sql: query))
+            _ = try await live.directory.register(name: "q", LiveQueryDefinition(sql: query))
             database = live
         }
         let outcome = try await onThread { try runWriter(writer, path: path, commits: commits, pragmas: pragmas) }

@@ -24,7 +24,7 @@ enum Registration: Scenario {
 
         // sqlive: register one by one.
         let database = try await LiveDatabase.open(.file(path))
-        let events = database.liveQueryEvents()
+        let events = database.directory.events()
         let seen = Locked([String: Int]())
         let listener = Task {
             for await event in events {
@@ -35,7 +35,7 @@ enum Registration: Scenario {
         let start = Monotonic.now()
         for index in 0..<queries {
             let before = Monotonic.now()
-            _ = try await database.registerLiveQuery(
+            _ = try await database.directory.register(
                 name: "q\(index)", LiveQueryDefinition(sql: sql(index, tables: tables)))
             ours.append(Monotonic.now() - before)
         }

@@ -48,7 +48,7 @@ typealias TraceRecorder = StreamRecorder<TraceEvent>
 
 extension StreamRecorder where Element == LiveQueryEvent {
     convenience init(_ database: LiveDatabase) {
-        self.init(database.liveQueryEvents())
+        self.init(database.directory.events())
     }
 
     func changes(_ name: String) -> [LiveQueryChange] {

@@ -12,7 +12,7 @@ extension ServerSession {
             sql: params.sql, parameters: params.params?.queryParameters ?? .none, maxRows: params.maxRows)
         do {
             return Self.snapshotResult(
-                try await database.registerLiveQuery(
+                try await database.directory.register(
                     name: params.name, definition, delivery: LiveQueryDelivery(params.diff ?? .off)))
         } catch {
             throw ResponseError(error)
@@ -25,7 +25,7 @@ extension ServerSession {
     {
         let database = try openDatabase()
         do {
-            let snapshot = try await database.updateLiveQuery(
+            let snapshot = try await database.directory.update(
                 name: params.name, sql: params.sql, parameters: params.params?.queryParameters,
                 maxRows: params.maxRows.map { .some($0) }, delivery: params.diff.map(LiveQueryDelivery.init))
             return Self.snapshotResult(snapshot)
@@ -44,21 +44,21 @@ extension ServerSession {
     /// `liveQuery/unregister`.
     func unregisterLiveQuery(_ params: LiveQueryNameParams) async throws(ResponseError) -> EmptyResult {
         try await onLiveQuery(params) { database, name throws(SQLiveError) in
-            try await database.unregisterLiveQuery(name: name)
+            try await database.directory.unregister(name: name)
         }
     }
 
     /// `liveQuery/pause`.
     func pauseLiveQuery(_ params: LiveQueryNameParams) async throws(ResponseError) -> EmptyResult {
         try await onLiveQuery(params) { database, name throws(SQLiveError) in
-            try await database.pauseLiveQuery(name: name)
+            try await database.directory.pause(name: name)
         }
     }
 
     /// `liveQuery/resume`.
     func resumeLiveQuery(_ params: LiveQueryNameParams) async throws(ResponseError) -> EmptyResult {
         try await onLiveQuery(params) { database, name throws(SQLiveError) in
-            try await database.resumeLiveQuery(name: name)
+            try await database.directory.resume(name: name)
         }
     }
 
@@ -81,7 +81,7 @@ extension ServerSession {
         let database = try openDatabase()
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let liveQueries = await database.liveQueries().map { info in
+        let liveQueries = await database.directory.list().map { info in
             LiveQueryListRequest.LiveQuery(
                 name: info.name, sql: info.definition.sql,
                 params: info.definition.parameters.isEmpty ? nil : RPCParameters(info.definition.parameters),

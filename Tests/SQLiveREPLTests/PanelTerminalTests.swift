@@ -107,7 +107,10 @@ struct PanelTerminalTests {
 
         // Narrower and lower: the whole grid still fits in half of 20 rows.
         try await tmux.resize(width: 70, height: 20)
-        var screen = try await tmux.waitForScreen { $0.contains(String(repeating: "─", count: 70)) }
+        // Settled: the panel drawn and readline's line redrawn under it.
+        var screen = try await tmux.waitForScreen {
+            $0.contains(String(repeating: "─", count: 70)) && $0.last == "sqlive> SELECT 'half"
+        }
         #expect(screen.count <= 20 && screen.allSatisfy { $0.count <= 70 })
         #expect(panelHeaders(screen).count == 1)
         #expect(screen.first.map(isPanelHeader) == true)
@@ -117,7 +120,7 @@ struct PanelTerminalTests {
 
         // Lower still: the panel (8 rows of 16) shows the first row and how many more.
         try await tmux.resize(width: 70, height: 16)
-        screen = try await tmux.waitForScreen { $0.contains("… 2 more rows") }
+        screen = try await tmux.waitForScreen { $0.contains("… 2 more rows") && $0.last == "sqlive> SELECT 'half" }
         #expect(panelHeaders(screen).count == 1)
         #expect(blobRow(screen, score: "21"))
         #expect(!screen.contains { $0.hasPrefix("│ Blob Jr ") })

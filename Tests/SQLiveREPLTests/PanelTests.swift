@@ -157,12 +157,14 @@ struct LivePanelTests {
         let written = Shared("")
         let size = Shared<Terminal.Size?>(Terminal.Size(rows: 24, columns: 40))
         let panel: LivePanel
+        var watches: WatchTable { panel.watches }
 
         init(capable: Bool = true) {
             let written = written
             let size = size
             panel = LivePanel(
-                capable: capable, output: { text in written.withLock { $0 += text } },
+                capable: capable, watches: WatchTable(keepsPanelEntries: capable),
+                output: { text in written.withLock { $0 += text } },
                 terminalSize: { size.withLock { $0 } })
         }
 
@@ -195,7 +197,7 @@ struct LivePanelTests {
         #expect(harness.sync().isEmpty)
         #expect(harness.take() == "", "no live query, no panel")
 
-        panel.register(Self.snapshot("top", rows: [[.integer(1)]]), replaced: false)
+        panel.watches.didRegister(Self.snapshot("top", rows: [[.integer(1)]]), replaced: false)
         #expect(panel.needsLayoutChange(settings: RenderSettings(mode: .box)))
         _ = harness.sync()
         // header, 5 grid lines, rule: 7 rows.
@@ -207,7 +209,7 @@ struct LivePanelTests {
         #expect(harness.take() == "", "nothing changed, nothing drawn")
 
         // A new value: only the rows that differ are drawn, nothing moves.
-        panel.apply(Self.change("top", 2, rows: [[.integer(2)]], previous: [[.integer(1)]]))
+        _ = panel.watches.take(Self.change("top", 2, rows: [[.integer(2)]], previous: [[.integer(1)]]), shown: false)
         #expect(!panel.needsLayoutChange(settings: RenderSettings(mode: .box)))
         _ = harness.sync()
         output = harness.take()
@@ -217,16 +219,16 @@ struct LivePanelTests {
         #expect(!output.contains("r\(esc)8"), "the scroll region did not change")
 
         // More rows: the panel grows; fewer: it keeps its height.
-        panel.apply(Self.change("top", 3, rows: [[.integer(2)], [.integer(3)]], previous: [[.integer(2)]]))
+        _ = panel.watches.take(Self.change("top", 3, rows: [[.integer(2)], [.integer(3)]], previous: [[.integer(2)]]), shown: false)
         _ = harness.sync()
         #expect(harness.take().hasPrefix(PanelScreen.grow(from: 7, to: 8, rows: 24)))
-        panel.apply(Self.change("top", 4, rows: [[.integer(2)]], previous: [[.integer(2)], [.integer(3)]]))
+        _ = panel.watches.take(Self.change("top", 4, rows: [[.integer(2)]], previous: [[.integer(2)], [.integer(3)]]), shown: false)
         #expect(!panel.needsLayoutChange(settings: RenderSettings(mode: .box)))
         _ = harness.sync()
         #expect(!harness.take().contains("M"), "no rows deleted")
 
         // The last query goes: so does the panel.
-        panel.remove("top")
+        panel.watches.remove("top")
         #expect(harness.sync().isEmpty)
         #expect(harness.take() == PanelScreen.hide(height: 8))
         #expect(panel.readlineSize == Terminal.Size(rows: 24, columns: 40))
@@ -235,7 +237,7 @@ struct LivePanelTests {
     @Test func offTooSmallAndResized() {
         let harness = Harness()
         let panel = harness.panel
-        panel.register(Self.snapshot("top", rows: [[.integer(1)]]), replaced: false)
+        panel.watches.didRegister(Self.snapshot("top", rows: [[.integer(1)]]), replaced: false)
         _ = harness.sync()
         _ = harness.take()
 
@@ -271,14 +273,14 @@ struct LivePanelTests {
         panel.release()
         #expect(harness.sync().isEmpty)
         #expect(harness.take() == PanelScreen.hide(height: 3))
-        panel.register(Self.snapshot("late", rows: []), replaced: false)
+        panel.watches.didRegister(Self.snapshot("late", rows: []), replaced: false)
         _ = harness.sync()
         #expect(harness.take() == "")
     }
 
     @Test func withoutATerminalNothingIsEverDrawn() {
         let harness = Harness(capable: false)
-        harness.panel.register(Self.snapshot("top", rows: [[.integer(1)]]), replaced: false)
+        harness.panel.watches.didRegister(Self.snapshot("top", rows: [[.integer(1)]]), replaced: false)
         #expect(!harness.panel.isDisplayable)
         #expect(harness.sync().isEmpty)
         #expect(harness.take() == "")

@@ -1,32 +1,40 @@
+import SQLiveEngine
 import Testing
 
 @testable import SQLiveREPL
 
 @Suite("The session's watch table")
 struct WatchTableTests {
+    static func snapshot(_ name: String, version: Int = 1, rows: [[SQLValue]] = []) -> LiveQuerySnapshot {
+        LiveQuerySnapshot(name: name, version: version, result: LiveQueryResult(columns: ["n"], rows: rows), tables: [])
+    }
+
+    static func change(_ name: String, _ version: Int, rows: [[SQLValue]] = []) -> LiveQueryChange {
+        LiveQueryChange(
+            name: name, version: version, result: LiveQueryResult(columns: ["n"], rows: rows),
+            previous: LiveQueryResult(columns: ["n"], rows: []), cause: .external, coalesced: 1,
+            elapsed: .milliseconds(1))
+    }
+
     @Test("A change prints once, in order; an older or unknown one never")
     func printsOnceInOrder() {
-        var table = WatchTable()
-        table.didRegister("a", version: 1)
-        let r1 = table.takeIfNew("a", version: 2)
-        #expect(r1)
-        let r2 = table.takeIfNew("a", version: 2)
-        #expect(!r2)
-        let r3 = table.takeIfNew("a", version: 1)
-        #expect(!r3)
-        let r4 = table.takeIfNew("b", version: 5)
-        #expect(!r4)
+        let table = WatchTable()
+        table.didRegister(Self.snapshot("a"), replaced: false)
+        #expect(table.take(Self.change("a", 2), shown: true))
+        #expect(!table.take(Self.change("a", 2), shown: true))
+        #expect(!table.take(Self.change("a", 1), shown: true))
+        #expect(!table.take(Self.change("b", 5), shown: true))
         #expect(table.printedVersions == ["a": 2])
     }
 
     @Test("A redefinition never goes back; removing forgets")
     func redefinitionAndRemoval() {
-        var table = WatchTable()
-        table.didRegister("a", version: 1)
-        _ = table.takeIfNew("a", version: 4)
-        table.didRegister("a", version: 2)
+        let table = WatchTable()
+        table.didRegister(Self.snapshot("a"), replaced: false)
+        _ = table.take(Self.change("a", 4), shown: true)
+        table.didRegister(Self.snapshot("a", version: 2), replaced: true)
         #expect(table.printedVersions == ["a": 4])
-        table.didRegister("b", version: 1)
+        table.didRegister(Self.snapshot("b"), replaced: false)
         #expect(table.names == ["a", "b"])
         table.remove("a")
         #expect(table.names == ["b"])
@@ -35,34 +43,47 @@ struct WatchTableTests {
         #expect(table.isEmpty)
     }
 
-    @Test("What an echo printed is taken back, never lowering a version")
-    func echoTakenBack() {
-        var table = WatchTable()
-        table.didRegister("a", version: 3)
-        table.didRegister("b", version: 1)
-        table.didPrint(["a": 2, "b": 4, "gone": 9])
-        #expect(table.printedVersions == ["a": 3, "b": 4])
+    @Test("The panel's entries are the table's: a change printed by any thread is the one the panel shows")
+    func panelEntriesAreTheTables() {
+        let table = WatchTable(keepsPanelEntries: true)
+        table.didRegister(Self.snapshot("a", rows: [[.integer(1)]]), replaced: false)
+        table.didRegister(Self.snapshot("b"), replaced: false)
+        #expect(table.panelEntries.map(\.name) == ["a", "b"], "in registration order")
+        _ = table.take(Self.change("a", 2, rows: [[.integer(2)]]), shown: false)
+        table.setPaused("b", true)
+        #expect(table.fail("b", message: "no such table: t"))
+        #expect(!table.fail("gone", message: "x"))
+        let entries = table.panelEntries
+        #expect(entries[0].version == 2 && entries[0].result.rows == [[.integer(2)]])
+        #expect(entries[0].previous?.rows == [[.integer(1)]])
+        #expect(entries[1].paused && entries[1].error == "no such table: t")
+        // Drawn: the next version is highlighted against it; a version newer
+        // than the one drawn is not marked drawn.
+        _ = table.take(Self.change("a", 3, rows: [[.integer(3)]]), shown: false)
+        table.didDraw(entries)
+        #expect(table.panelEntries[0].drawn == false)
+        table.didDraw(table.panelEntries)
+        _ = table.take(Self.change("a", 4, rows: [[.integer(4)]]), shown: false)
+        #expect(table.panelEntries[0].previous?.rows == [[.integer(3)]])
+        // Without a panel, only versions are kept.
+        let plain = WatchTable()
+        plain.didRegister(Self.snapshot("a", rows: [[.integer(1)]]), replaced: false)
+        #expect(plain.panelEntries.isEmpty)
     }
 
     @Test(".wait ends on a change printed since the last wait, once")
     func waitConsumesChanges() {
-        var table = WatchTable()
-        table.didRegister("a", version: 1)
-        table.didRegister("b", version: 1)
-        let r5 = table.takeChangeSinceWait(nil)
-        #expect(!r5)
-        _ = table.takeIfNew("b", version: 2)
-        let r6 = table.takeChangeSinceWait("a")
-        #expect(!r6)
-        let r7 = table.takeChangeSinceWait("b")
-        #expect(r7)
-        let r8 = table.takeChangeSinceWait("b")
-        #expect(!r8)
-        _ = table.takeIfNew("a", version: 2)
+        let table = WatchTable()
+        table.didRegister(Self.snapshot("a"), replaced: false)
+        table.didRegister(Self.snapshot("b"), replaced: false)
+        #expect(!table.takeChangeSinceWait(nil))
+        _ = table.take(Self.change("b", 2), shown: true)
+        #expect(!table.takeChangeSinceWait("a"))
+        #expect(table.takeChangeSinceWait("b"))
+        #expect(!table.takeChangeSinceWait("b"))
+        _ = table.take(Self.change("a", 2), shown: true)
         // Any query: the wait is over for all of them.
-        let r9 = table.takeChangeSinceWait(nil)
-        #expect(r9)
-        let r10 = table.takeChangeSinceWait("a")
-        #expect(!r10)
+        #expect(table.takeChangeSinceWait(nil))
+        #expect(!table.takeChangeSinceWait("a"))
     }
 }

@@ -5,8 +5,9 @@ import SQLiveLocks
 /// The live panel of an interactive session: the latest result of each
 /// live query, pinned at the top of the terminal and redrawn in place.
 ///
-/// The panel keeps every live query's latest state (`PanelEntry`) whether
-/// or not it is shown, and `sync` makes the screen match: it shows the
+/// The session's `WatchTable` keeps every live query's latest state
+/// (`PanelEntry`) whether or not it is shown; the panel keeps the screen,
+/// and `sync` makes the screen match the table: it shows the
 /// panel, makes it taller or shorter, redraws the rows that changed, takes
 /// it away, or starts it over after a resize (`PanelScreen` has the escape
 /// sequences, `PanelLayout` the lines). It is shown when it is on (`.panel
@@ -22,6 +23,8 @@ import SQLiveLocks
 final class LivePanel: Sendable {
     /// Whether the session's terminal can hold a panel at all.
     let capable: Bool
+    /// The session's live queries, and what the panel shows of each.
+    let watches: WatchTable
     /// Writes to the terminal (the session's sink, so that a draw never
     /// splits other output).
     private let output: @Sendable (String) -> Void
@@ -33,6 +36,8 @@ final class LivePanel: Sendable {
         var size: Terminal.Size
         /// The text of rows `1...height`.
         var lines: [String]
+        /// The queries drawn, in order: when they change, the height is fitted again.
+        var names: [String]
     }
 
     // Mutable State: guarded by the mutex. The session thread changes the
@@ -44,8 +49,6 @@ final class LivePanel: Sendable {
         var enabled = true
         /// False once the session gave the terminal back (at exit).
         var attached = true
-        /// In the order the queries were registered.
-        var entries: [PanelEntry] = []
         var shown: Shown?
         /// Whether the panel keeps its height (see the type's notes).
         var keepsHeight = false
@@ -57,17 +60,18 @@ final class LivePanel: Sendable {
     /// - parameter output: writes escape sequences and text to the terminal.
     /// - parameter terminalSize: the terminal's size now (tests give their own).
     init(
-        capable: Bool, output: @escaping @Sendable (String) -> Void,
+        capable: Bool, watches: WatchTable, output: @escaping @Sendable (String) -> Void,
         terminalSize: @escaping @Sendable () -> Terminal.Size? = { Terminal.size() }
     ) {
         self.capable = capable
+        self.watches = watches
         self.output = output
         self.terminalSize = terminalSize
     }
 
     /// A panel that draws through a session's sink.
-    convenience init(capable: Bool, sink: OutputSink) {
-        self.init(capable: capable) { text in
+    convenience init(capable: Bool, watches: WatchTable, sink: OutputSink) {
+        self.init(capable: capable, watches: watches) { text in
             do {
                 try sink.writeTerminal(text)
             } catch {
@@ -76,57 +80,7 @@ final class LivePanel: Sendable {
         }
     }
 
-    // MARK: - Entries
-
-    /// A query was registered (or redefined, keeping its place).
-    func register(_ snapshot: LiveQuerySnapshot, replaced: Bool) {
-        guard capable else { return }
-        let entry = PanelEntry(snapshot, replaced: replaced, time: Self.clock())
-        state.withLock { state in
-            if let index = state.entries.firstIndex(where: { $0.name == snapshot.name }) {
-                state.entries[index] = entry
-            } else {
-                state.entries.append(entry)
-            }
-            state.keepsHeight = false
-        }
-    }
-
-    /// A query's result changed. `shown`: it was re-printed above the prompt.
-    func apply(_ change: LiveQueryChange, shown: Bool = false) {
-        guard capable else { return }
-        let time = Self.clock()
-        state.withLock { state in
-            guard let index = state.entries.firstIndex(where: { $0.name == change.name }) else { return }
-            state.entries[index].apply(change, time: time, shown: shown)
-        }
-    }
-
-    /// A query's refresh failed: its slot shows the error until it recovers.
-    func fail(name: String, message: String) {
-        guard capable else { return }
-        let time = Self.clock()
-        update(name) { $0.fail(message, time: time) }
-    }
-
-    func setPaused(_ name: String, _ paused: Bool) {
-        update(name) { $0.paused = paused }
-    }
-
-    private func update(_ name: String, _ body: (inout PanelEntry) -> Void) {
-        state.withLock { state in
-            guard let index = state.entries.firstIndex(where: { $0.name == name }) else { return }
-            body(&state.entries[index])
-        }
-    }
-
-    /// A query was dropped (`nil`: every one).
-    func remove(_ name: String?) {
-        state.withLock { state in
-            state.entries.removeAll { name == nil || $0.name == name }
-            state.keepsHeight = false
-        }
-    }
+    // MARK: - Settings
 
     /// `.panel on` / `.panel off`.
     func setEnabled(_ enabled: Bool) {
@@ -158,8 +112,9 @@ final class LivePanel: Sendable {
     /// resizes or starts over): then readline's line must be cleared first.
     func needsLayoutChange(settings: RenderSettings) -> Bool {
         let size = terminalSize()
+        let entries = watches.panelEntries
         return state.withLock { state in
-            let target = target(state, settings: settings, size: size)
+            let target = target(state, entries: entries, settings: settings, size: size)
             switch (state.shown, target) {
             case (nil, nil): return false
             case (let shown?, let target?): return shown.size != size || shown.height != target.count
@@ -185,14 +140,15 @@ final class LivePanel: Sendable {
     @discardableResult
     func sync(settings: RenderSettings) -> [PanelEntry] {
         let size = terminalSize()
-        return state.withLock { state in
+        let entries = watches.panelEntries
+        let (drawn, left) = state.withLock { state -> (drawn: [PanelEntry], left: [PanelEntry]) in
             state.settings = settings
-            let target = target(state, settings: settings, size: size)
+            let target = target(state, entries: entries, settings: settings, size: size)
             var output = ""
             var previousLines: [String] = []
             switch (state.shown, target) {
             case (nil, nil):
-                return []
+                return ([], [])
             case (nil, let target?):
                 output = PanelScreen.show(height: target.count, rows: size!.rows)
             case (let shown?, nil):
@@ -203,9 +159,7 @@ final class LivePanel: Sendable {
                 }
                 state.shown = nil
                 write(output)
-                guard state.attached else { return [] }
-                for index in state.entries.indices { state.entries[index].drawn = true }
-                return state.entries
+                return state.attached ? (entries, entries) : ([], [])
             case (let shown?, let target?):
                 if size != shown.size {
                     output = PanelScreen.restart(height: target.count, rows: size!.rows)
@@ -224,12 +178,14 @@ final class LivePanel: Sendable {
                 index < previousLines.count && previousLines[index] == line ? nil : (index + 1, line)
             }
             output += PanelScreen.draw(changed, width: size!.columns)
-            state.shown = Shown(height: lines.count, size: size!, lines: lines)
+            state.shown = Shown(height: lines.count, size: size!, lines: lines, names: entries.map(\.name))
             state.keepsHeight = true
-            for index in state.entries.indices { state.entries[index].drawn = true }
             write(output)
-            return []
+            return (entries, [])
         }
+        // Drawn (or printed, the panel taken away): highlighted against from now on.
+        watches.didDraw(drawn)
+        return left
     }
 
     /// Ctrl-L: clears the rows under the panel and redraws it; false when
@@ -250,12 +206,17 @@ final class LivePanel: Sendable {
     }
 
     /// The panel's rows as they should be, rule included; `nil` when no panel should show.
-    private func target(_ state: State, settings: RenderSettings, size: Terminal.Size?) -> [String]? {
-        guard displayable(state, size: size), !state.entries.isEmpty, let size else { return nil }
+    private func target(_ state: State, entries: [PanelEntry], settings: RenderSettings, size: Terminal.Size?)
+        -> [String]?
+    {
+        guard displayable(state, size: size), !entries.isEmpty, let size else { return nil }
         let layout = PanelLayout(settings: settings, width: size.columns)
-        var lines = layout.lines(state.entries, rows: size.rows)
+        var lines = layout.lines(entries, rows: size.rows)
         var height = lines.count + 1
-        if state.keepsHeight, let shown = state.shown, shown.size == size { height = max(height, shown.height) }
+        // The height only grows while the queries and the terminal stay the same.
+        if state.keepsHeight, let shown = state.shown, shown.size == size, shown.names == entries.map(\.name) {
+            height = max(height, shown.height)
+        }
         height = min(height, PanelLayout.maximumHeight(rows: size.rows))
         lines += Array(repeating: "", count: max(0, height - 1 - lines.count))
         return Array(lines.prefix(height - 1)) + [layout.rule]

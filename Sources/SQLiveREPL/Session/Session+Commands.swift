@@ -18,12 +18,12 @@ extension Session {
         case .pause(let name):
             let database = try requireDatabase()
             try Blocking.run { try await database.directory.pause(name: name) }
-            panel.setPaused(name, true)
+            watches.setPaused(name, true)
 
         case .resume(let name):
             let database = try requireDatabase()
             try Blocking.run { try await database.directory.resume(name: name) }
-            panel.setPaused(name, false)
+            watches.setPaused(name, false)
 
         case .unwatch(let name):
             let database = try requireDatabase()
@@ -34,7 +34,6 @@ extension Session {
                 try Blocking.run { await database.directory.unregisterAll() }
                 watches.remove(nil)
             }
-            panel.remove(name)
 
         case .watches:
             try listWatches()
@@ -169,8 +168,7 @@ extension Session {
         let database = try requireDatabase()
         let snapshot: LiveQuerySnapshot
         var replaced = false
-        let existing = replace ? try Blocking.run { await database.directory.list() }.map(\.name) : []
-        if existing.contains(name) {
+        if replace && database.directory.handle(named: name) != nil {
             snapshot = try Blocking.run {
                 try await database.directory.update(
                     name: name, sql: definition.sql, parameters: definition.parameters,
@@ -189,8 +187,7 @@ extension Session {
         }
         // Print what arrived before, so that the versions stay in order.
         printEvents()
-        watches.didRegister(name, version: snapshot.version)
-        panel.register(snapshot, replaced: replaced)
+        watches.didRegister(snapshot, replaced: replaced)
         let printer = LiveQueryPrinter(settings: renderSettings)
         // A live query prints on the terminal, whatever `.output` says.
         if panel.isDisplayable {

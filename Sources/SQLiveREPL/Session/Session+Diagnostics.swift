@@ -14,7 +14,7 @@ extension Session {
         case .stats(nil):
             let database = try requireDatabase()
             let level = shell.stats
-            let text = try database.writer.writeWithoutTransaction { db in
+            let text = database.writer.writeWithoutTransaction { db in
                 ShellStatistics.text(level: level, statement: nil, connection: db.sqliteConnection)
             }
             try sink.write(text)
@@ -131,7 +131,7 @@ extension Session {
         guard diagnostics.isSafeSession else { return }
         // The diagnostics live as long as the session, which outlives its databases.
         let context = Unmanaged.passUnretained(diagnostics).toOpaque()
-        try database.writer.writeWithoutTransaction { db in
+        database.writer.writeWithoutTransaction { db in
             guard let connection = db.sqliteConnection else { return }
             _ = sqlive_set_authorizer_guard(connection, safeModeGuard, context)
         }

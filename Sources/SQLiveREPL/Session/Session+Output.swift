@@ -134,12 +134,10 @@ extension Session {
         for item in items {
             switch item {
             case .live(.changed(let change)):
-                guard watches.takeIfNew(change.name, version: change.version) else { continue }
-                panel.apply(change, shown: !toPanel)
+                guard watches.take(change, shown: !toPanel) else { continue }
                 if !toPanel { add(printer.changed(change)) }
             case .live(.failed(let name, let error)):
-                guard watches.contains(name) else { continue }
-                panel.fail(name: name, message: error.description)
+                guard watches.fail(name, message: error.description) else { continue }
                 if !toPanel { add(printer.failed(name: name, error: error), error: true) }
             case .live(.databaseFileChanged(let change)):
                 add("-- \(change.message)\n", error: true)

@@ -47,8 +47,9 @@ final class Session {
     /// the first completion: a script, which never completes, keeps no
     /// live query of its own (its `.trace` shows only its statements).
     private var completionWatch: Task<Void, Never>?
-    /// The live queries watched, and how far each was printed and waited for.
-    var watches = WatchTable()
+    /// The live queries watched: how far each was printed and waited for,
+    /// and what the panel shows of it (the session's one table of them).
+    var watches: WatchTable { panel.watches }
     /// The live-query options every database the session opens gets
     /// (`--refresh-budget`).
     var liveQueryOptions = LiveQueryOptions()
@@ -90,7 +91,8 @@ final class Session {
         colour = Terminal.usesColour(
             interactive: interactive, environment: environment, outputIsTerminal: Terminal.isOutputTerminal)
         colourForced = Terminal.colourForced(environment: environment)
-        panel = LivePanel(capable: interactive && Terminal.supportsPanel(environment: environment), sink: sink)
+        let capable = interactive && Terminal.supportsPanel(environment: environment)
+        panel = LivePanel(capable: capable, watches: WatchTable(keepsPanelEntries: capable), sink: sink)
         signals = SignalState(wake: wake)
         events = EventQueue(wake: wake)
     }
@@ -134,7 +136,6 @@ final class Session {
     func closeDatabase() {
         guard let database else { return }
         watches.remove(nil)
-        panel.remove(nil)
         do {
             try Blocking.run {
                 await database.directory.unregisterAll()
@@ -167,9 +168,7 @@ final class Session {
         let outermost = beginCommand()
         var echo: LiveEcho?
         if interactive && outermost, case .sql = unit, !watches.isEmpty {
-            echo = LiveEcho(
-                printedVersions: watches.printedVersions, settings: renderSettings, events: events, sink: sink,
-                panel: panel)
+            echo = LiveEcho(settings: renderSettings, events: events, sink: sink, panel: panel)
         }
         var onTick: (@Sendable () -> Void)?
         if let echo { onTick = { echo.flush() } }
@@ -193,7 +192,6 @@ final class Session {
             }
         }
         indicator?.stop()
-        if let echo { watches.didPrint(echo.printedVersions) }
         endCommand(outermost: outermost)
         if ok && shell.changes && !isFinished, case .sql(_, let line) = unit {
             printChangeCounts(line: line, source: source)

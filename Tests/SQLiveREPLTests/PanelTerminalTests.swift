@@ -60,7 +60,7 @@ struct PanelTerminalTests {
         // SQLITE_BUSY, and is run again, as a user would.
         for _ in 0..<50 {
             var attempts = 0
-            while await try sqlite3Status(database, "UPDATE players SET score = score + 1 WHERE name = 'Blob';") != 0 {
+            while try await sqlite3Status(database, "UPDATE players SET score = score + 1 WHERE name = 'Blob';") != 0 {
                 attempts += 1
                 try #require(attempts < 100, "sqlite3 kept failing")
             }

@@ -7,8 +7,9 @@ import SQLiveLocks
 /// Every database has one (`LiveDatabase.directory`), shared by the front
 /// ends of its session. It checks names (not blank, not taken), lists its
 /// queries, and tells their events (`events()`, and the database's
-/// `sessionEvents()`); a handle it does not hold (the schema watch, an
-/// editor's inline result) is no one's business but its owner's.
+/// `sessionEvents()`: its handles have no streams of their own); a handle
+/// it does not hold (the schema watch, an editor's inline result) is no
+/// one's business but its owner's.
 public final class LiveQueryDirectory: Sendable {
     // Mutable State: guarded by the mutex; any task reaches it.
     //
@@ -86,7 +87,7 @@ public final class LiveQueryDirectory: Sendable {
         }
         guard !taken else { throw .liveQueryNameTaken(name) }
         do {
-            let handle = try await database.watch(id, name: name, definition, delivery: delivery)
+            let handle = try await database.watch(id, name: name, definition, delivery: delivery, ownEvents: false)
             state.withLock { state in
                 state.registering.remove(name)
                 state.handles[name] = handle

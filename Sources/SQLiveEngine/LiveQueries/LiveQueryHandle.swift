@@ -27,6 +27,11 @@ public final class LiveQueryHandle: Sendable {
     /// This query's events from its registration on (changes and
     /// failures), and the database file's; it ends when the handle is
     /// cancelled or the database closed. One consumer iterates it.
+    ///
+    /// A handle a `LiveQueryDirectory` registered has none (the stream
+    /// ends at once): its events go to the directory's `events()`, one
+    /// stream for all of them, so that a notice is not offered to every
+    /// query's stream.
     public let events: AsyncStream<LiveQueryEvent>
 
     private weak let database: LiveDatabase?
@@ -143,12 +148,24 @@ extension LiveDatabase {
 
     /// `watch`, for a registration whose id was chosen before (a
     /// directory lists it from its first event on).
+    ///
+    /// - parameter ownEvents: whether the handle has a stream of its
+    ///   events (a directory's handles do not: the directory's stream
+    ///   carries them).
     func watch(
-        _ id: LiveQueryID, name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows
+        _ id: LiveQueryID, name: String, _ definition: LiveQueryDefinition, delivery: LiveQueryDelivery = .rows,
+        ownEvents: Bool = true
     ) async throws(SQLiveError) -> LiveQueryHandle {
         try Self.check(definition)
         // Subscribed before it is registered, so that no event is missed.
-        let (events, finish) = events.subscription(flattening: { notice in notice.events(about: { $0 == id }) })
+        let events: AsyncStream<LiveQueryEvent>
+        let finish: @Sendable () -> Void
+        if ownEvents {
+            (events, finish) = self.events.subscription(flattening: { notice in notice.events(about: { $0 == id }) })
+        } else {
+            events = AsyncStream { $0.finish() }
+            finish = {}
+        }
         let first: LiveQuerySnapshot
         do {
             first = try await live.scheduler.register(id, name: name, definition: definition, delivery: delivery)

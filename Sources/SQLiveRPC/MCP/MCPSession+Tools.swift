@@ -251,22 +251,16 @@ extension MCPSession {
             }
         }
         let definition = LiveQueryDefinition(sql: sql, parameters: parameters)
-        let handle: LiveQueryHandle
+        let first: LiveQuerySnapshot
         do throws(SQLiveError) {
-            handle = try Lane.run { () async throws(SQLiveError) -> LiveQueryHandle in
+            first = try Lane.run { () async throws(SQLiveError) in
                 try await database.directory.register(name: name, definition)
-                // Unwatched at once by a call of its own (they run in order: not before this one ends).
-                guard let handle = database.directory.handle(named: name) else { throw .unknownLiveQuery(name) }
-                return handle
             }
         } catch {
             throw Self.failure(error, sql: sql)
         }
-        guard adopt(handle) else {
-            Lane.await { try? await database.directory.unregister(name: name) }
-            throw ToolFailure("the server is closing")
-        }
-        return .object(liveJSON(handle.first, error: nil))
+        guard didWatch() else { throw ToolFailure("the server is closing") }
+        return .object(liveJSON(first, error: nil))
     }
 
     private func unwatch(_ arguments: JSONValue, work: ScheduledWork) throws(ToolFailure) -> JSONValue {

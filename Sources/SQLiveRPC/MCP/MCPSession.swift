@@ -34,9 +34,8 @@ final class MCPSession: Sendable {
     // Mutable State: guarded by the mutex; changed by the lane (tools), the
     // reading thread (subscriptions, lifecycle) and the forwarders.
     private struct State {
-        /// By live query: the task that turns its events into resource
-        /// updates (the handles are the database's directory's).
-        var forwarders: [String: Task<Void, Never>] = [:]
+        /// Turns the directory's events into resource updates.
+        var liveForwarder: Task<Void, Never>?
         var subscriptions: Set<String> = []
         /// Whether `initialize` was answered: notifications wait for it.
         var initialized = false
@@ -114,6 +113,7 @@ final class MCPSession: Sendable {
             writer: writer, options: options, shownPath: shownPath, database: database, readers: readers,
             checker: checker, unavailable: unavailable)
         await session.startSchemaForwarding()
+        session.startLiveForwarding()
         return session
     }
 
@@ -128,6 +128,26 @@ final class MCPSession: Sendable {
     func openDatabase() throws(ToolFailure) -> LiveDatabase {
         guard let database, unavailable == nil else { throw ToolFailure(unavailable ?? "no database is open") }
         return database
+    }
+
+    /// One task for every live query the agent watches (the database's
+    /// directory holds them; its one stream carries their events).
+    private func startLiveForwarding() {
+        guard let database else { return }
+        let events = database.directory.events()
+        let task = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                if let name = event.name {
+                    self.resourceChanged(MCPProtocol.liveURI(name))
+                } else {
+                    // The file changed: every resource may have.
+                    for name in self.watchNames { self.resourceChanged(MCPProtocol.liveURI(name)) }
+                    self.resourceChanged(MCPProtocol.schemaURI)
+                }
+            }
+        }
+        state.withLock { $0.liveForwarder = task }
     }
 
     private func startSchemaForwarding() async {
@@ -204,51 +224,30 @@ final class MCPSession: Sendable {
         database?.directory.names ?? []
     }
 
-    /// Forwards the changes of a live query the directory holds.
+    /// A live query was watched: the client learns that the resource list
+    /// changed.
     ///
     /// - returns: false when the session is closed.
-    func adopt(_ handle: LiveQueryHandle) -> Bool {
-        let uri = MCPProtocol.liveURI(handle.name)
-        let forwarder = Task { [weak self] in
-            for await event in handle.events {
-                guard let self else { return }
-                self.resourceChanged(uri)
-                if case .databaseFileChanged = event { self.resourceChanged(MCPProtocol.schemaURI) }
-            }
-        }
-        let adopted = state.withLock { state in
-            guard !state.closed else { return false }
-            state.forwarders[handle.name] = forwarder
-            return true
-        }
-        guard adopted else {
-            forwarder.cancel()
-            return false
-        }
+    func didWatch() -> Bool {
+        guard !state.withLock({ $0.closed }) else { return false }
         resourceListChanged()
         return true
     }
 
-    /// Stops forwarding a live query's changes, and drops its
-    /// subscription: it is being unregistered.
+    /// Drops a live query's subscription: it is being unregistered.
     func drop(_ name: String) {
-        let forwarder = state.withLock { state in
-            state.subscriptions.remove(MCPProtocol.liveURI(name))
-            return state.forwarders.removeValue(forKey: name)
-        }
-        forwarder?.cancel()
+        state.withLock { _ = $0.subscriptions.remove(MCPProtocol.liveURI(name)) }
         resourceListChanged()
     }
 
     /// Ends every live query and closes the database.
     func close() async {
-        let (forwarders, schema) = state.withLock { state in
+        let (live, schema) = state.withLock { state in
             state.closed = true
-            defer { state.forwarders = [:] }
-            return (Array(state.forwarders.values), state.schemaForwarder)
+            return (state.liveForwarder, state.schemaForwarder)
         }
         schema?.cancel()
-        for forwarder in forwarders { forwarder.cancel() }
+        live?.cancel()
         await database?.directory.unregisterAll()
         await database?.close()
     }

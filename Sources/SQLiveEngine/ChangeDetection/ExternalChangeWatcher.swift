@@ -90,7 +90,8 @@ final class ExternalChangeWatcher: Sendable {
     ///   wrote from the WAL (`WALChangeTracker`).
     init(
         path: String, schema: String = "main", mode requested: Mode, fallbackPolling: Duration,
-        walPrecision: Bool = true, ledger: LocalCommitLedger, emit: @escaping @Sendable (Finding) -> Void
+        walPrecision: Bool = true, ledger: LocalCommitLedger, rowFeed: RowFeed? = nil,
+        emit: @escaping @Sendable (Finding) -> Void
     ) throws(SQLiveError) {
         let probe = try DataVersionProbe(path: path)
         // The log's position is taken before the baseline: a commit in
@@ -123,7 +124,7 @@ final class ExternalChangeWatcher: Sendable {
             lastPermissions: status?.permissions, lastSettled: settled,
             stop: stopSignal.readDescriptor, mode: requested,
             fallbackPolling: fallbackPolling, walPrecision: walPrecision, tracker: tracker, precision: precision,
-            statistics: statistics)
+            statistics: statistics, rowFeed: rowFeed)
         let exited = exited
         let thread = Thread {
             loop.run()
@@ -195,6 +196,8 @@ extension ExternalChangeWatcher {
         let walPrecision: Bool
         private let precision: Locked<ExternalPrecision>
         private let statistics: Locked<WALPrecisionStatistics>
+        /// Where each commit's changed rows go, when someone subscribed.
+        let rowFeed: RowFeed?
 
         init(
             probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger,
@@ -203,8 +206,9 @@ extension ExternalChangeWatcher {
             lastModification: DataVersionProbe.Modification?, lastPermissions: DataVersionProbe.Permissions?,
             lastSettled: Int, stop: Int32,
             mode: Mode, fallbackPolling: Duration, walPrecision: Bool, tracker: WALChangeTracker?,
-            precision: Locked<ExternalPrecision>, statistics: Locked<WALPrecisionStatistics>
+            precision: Locked<ExternalPrecision>, statistics: Locked<WALPrecisionStatistics>, rowFeed: RowFeed?
         ) {
+            self.rowFeed = rowFeed
             self.statistics = statistics
             self.probe = probe
             self.walPrecision = walPrecision
@@ -323,7 +327,12 @@ extension ExternalChangeWatcher {
                 if version != lastVersion {
                     lastVersion = version
                     writes.versionDidChange(at: now)
+                    let wanted = rowFeed?.wanted
+                    tracker?.rowFilter = wanted
                     let tables = changedTables(file)
+                    if let rowFeed, let wanted {
+                        deliverRows(rowFeed, wanted, cause: startedAfter != lastSettled ? .local : .external)
+                    }
                     emit(.commit(mayBeLocal: startedAfter != lastSettled, schema: schema, tables: tables))
                 } else if writes.versionUnchanged(at: now) {
                     emit(.fileWritten)
@@ -336,6 +345,25 @@ extension ExternalChangeWatcher {
                 Log.monitor.debug("reading data_version: \(message)")
                 schedule.didRead(at: now, busy: false)
             }
+        }
+
+        /// Hands the feed the changed rows of the commits just read from the
+        /// WAL; where they cannot be read (not in WAL mode, no wal-index),
+        /// it says that the wanted tables' rows are unknown.
+        private func deliverRows(_ feed: RowFeed, _ wanted: RowFeedFilter, cause: ChangeCause) {
+            if let tracker, tracker.isAvailable, tracker.rowFilter != nil {
+                for changes in tracker.takeDerivedRows() { feed.deliver(cause: cause, changes) }
+                return
+            }
+            let reason =
+                probe.fileState()?.isWAL == true
+                ? "the WAL cannot be read" : "the file is in a rollback-journal mode: rows are read from the WAL only"
+            let tables: [String] =
+                switch wanted {
+                case .all: ["*"]
+                case .tables(let names): names.sorted()
+                }
+            feed.deliver(cause: cause, tables.map { RowChange.unknown($0, reason: reason) })
         }
 
         /// The tables the commits since the last reading wrote, from the

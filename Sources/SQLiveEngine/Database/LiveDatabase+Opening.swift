@@ -40,12 +40,14 @@ extension LiveDatabase {
         // The watcher may report the file replaced before the database
         // exists; the relay hands it over once it does.
         let relay = Locked<LiveDatabase.Weak?>(nil)
-        let core = try await openCore(location, options: options, tracer: tracer, events: events) { change in
+        let rowFeed = RowFeed()
+        let core = try await openCore(location, options: options, tracer: tracer, events: events, rowFeed: rowFeed) {
+            change in
             relay.withLock { $0?.database }?.fileWasReplaced(change)
         }
         let database = LiveDatabase(
             location: location, tracer: tracer, options: options, events: events, ordered: ordered,
-            directory: directory, core: core)
+            directory: directory, rowFeed: rowFeed, core: core)
         relay.withLock { $0 = LiveDatabase.Weak(database: database) }
         return database
     }
@@ -54,7 +56,7 @@ extension LiveDatabase {
     /// connection, then the live-query machinery over it, started.
     static func openCore(
         _ location: DatabaseLocation, options: Options, tracer: StatementTracer, events: Broadcaster<LiveQueryNotice>,
-        fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void
+        rowFeed: RowFeed, fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void
     ) async throws -> Core {
         var readonly = options.readonly || location.uriRequestsReadOnly
         try checkFile(of: location, readonly: readonly)
@@ -116,7 +118,7 @@ extension LiveDatabase {
                 readonlyReason: readonlyReason)
             let live = try LiveQueryCenter(
                 session: writer, location: location, configuration: configuration, tracer: tracer,
-                options: options.liveQueries, events: events, fileWasReplaced: fileWasReplaced)
+                options: options.liveQueries, events: events, rowFeed: rowFeed, fileWasReplaced: fileWasReplaced)
             let core = Core(info: info, writer: writer, live: live)
             do {
                 try await live.start()

@@ -62,6 +62,8 @@ public final class LiveDatabase: Sendable {
     let ordered: Broadcaster<SessionEvent>
     /// The session's live queries by name, for its front ends.
     public let directory: LiveQueryDirectory
+    /// The change feed (`rowChanges(tables:)`): it outlives a followed file's watcher.
+    let rowFeed: RowFeed
     let options: Options
 
     /// What one opened file gives: its facts, the session's connection and
@@ -91,8 +93,9 @@ public final class LiveDatabase: Sendable {
     init(
         location: DatabaseLocation, tracer: StatementTracer, options: Options, events: Broadcaster<LiveQueryNotice>,
         ordered: Broadcaster<SessionEvent> = Broadcaster(), directory: LiveQueryDirectory = LiveQueryDirectory(),
-        core: Core
+        rowFeed: RowFeed = RowFeed(), core: Core
     ) {
+        self.rowFeed = rowFeed
         self.location = location
         self.tracer = tracer
         self.options = options
@@ -173,6 +176,20 @@ public final class LiveDatabase: Sendable {
         tracer.finish()
         events.finish()
         ordered.finish()
+        rowFeed.finish()
+    }
+
+    /// The change feed: each commit's changed rows, by any process or
+    /// connection, in commit order, from now on — inserts, updates (old and
+    /// new values) and deletes, derived from the pages the commit wrote
+    /// (`WALRowDeriver`), or a table whose rows are unknown for a commit
+    /// (never a guess). A commit that changed none of the tables is not
+    /// sent. The stream ends when the database closes.
+    ///
+    /// - parameter tables: the tables to report (any case); `nil` or empty:
+    ///   every table but SQLite's own `sqlite_…` tables.
+    public func rowChanges(tables: [String]? = nil) -> AsyncStream<CommitRows> {
+        rowFeed.subscribe(RowFeedFilter(tables: tables))
     }
 
     /// Stops a core's live queries and closes its session's connection.
@@ -253,7 +270,9 @@ public final class LiveDatabase: Sendable {
         }
         let new: Core
         do {
-            new = try await Self.openCore(location, options: options, tracer: tracer, events: events) {
+            new = try await Self.openCore(
+                location, options: options, tracer: tracer, events: events, rowFeed: rowFeed
+            ) {
                 [weak self] change in self?.fileWasReplaced(change)
             }
         } catch {

@@ -25,6 +25,8 @@ final class LiveQueryCenter: Sendable {
     /// Where events go: the database's own broadcaster, which outlives a
     /// center replaced when the file was (`LiveDatabase.follow`).
     let events: Broadcaster<LiveQueryNotice>
+    /// The change feed: the main file's watcher derives rows for it.
+    private let rowFeed: RowFeed?
     /// Called when the watched file was replaced by another one at its path.
     private let fileWasReplaced: @Sendable (DatabaseFileChange) -> Void
     let reader: LiveQueryReader
@@ -55,10 +57,11 @@ final class LiveQueryCenter: Sendable {
 
     init(
         session: any DatabaseWriter, location: DatabaseLocation, configuration: Configuration, tracer: StatementTracer,
-        options: LiveQueryOptions, events: Broadcaster<LiveQueryNotice> = Broadcaster(),
+        options: LiveQueryOptions, events: Broadcaster<LiveQueryNotice> = Broadcaster(), rowFeed: RowFeed? = nil,
         fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void = { _ in }
     ) throws {
         self.events = events
+        self.rowFeed = rowFeed
         self.fileWasReplaced = fileWasReplaced
         self.session = session
         self.location = location
@@ -95,7 +98,7 @@ final class LiveQueryCenter: Sendable {
             try resolver.prime("main", db)
         }
         if let path = location.filePath, isWatching {
-            let watcher = try makeWatcher(path: path, schema: "main")
+            let watcher = try makeWatcher(path: path, schema: "main", rowFeed: rowFeed)
             state.withLock { $0.watcher = watcher }
         }
         let run = Task { [scheduler, signals, findings, signalContinuation, fileWasReplaced] in
@@ -126,7 +129,9 @@ final class LiveQueryCenter: Sendable {
         reader.committed != nil && options.externalDetection != .disabled && !location.isImmutable
     }
 
-    private func makeWatcher(path: String, schema: String) throws(SQLiveError) -> ExternalChangeWatcher {
+    private func makeWatcher(path: String, schema: String, rowFeed: RowFeed? = nil) throws(SQLiveError)
+        -> ExternalChangeWatcher
+    {
         let mode: ExternalChangeWatcher.Mode =
             switch options.externalDetection {
             case .polling(let interval): .polling(interval)
@@ -136,7 +141,7 @@ final class LiveQueryCenter: Sendable {
         return try ExternalChangeWatcher(
             path: DatabaseLocation.resolvingSymbolicLinks(path), schema: schema, mode: mode,
             fallbackPolling: options.pollingInterval,
-            walPrecision: options.walPrecision, ledger: ledger, emit: { findings.yield($0) })
+            walPrecision: options.walPrecision, ledger: ledger, rowFeed: rowFeed, emit: { findings.yield($0) })
     }
 
     /// Watches the database files the session has attached like the main

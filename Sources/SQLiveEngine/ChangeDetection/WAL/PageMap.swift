@@ -51,6 +51,11 @@ struct PageMap {
 
     private(set) var roles: [Role]
     private(set) var owners: [Owner]
+    /// How the tables' rows are stored, by owner (tables only, not their
+    /// indexes), as of the map's schema: what `WALRowDeriver` reads rows with.
+    let layouts: [Int32: TableLayout]
+    /// How text is stored.
+    let encoding: SQLiteRecord.TextEncoding
     /// The schema cookie (offset 40 of page 1).
     let cookie: UInt32
     let pageSize: Int
@@ -63,8 +68,11 @@ struct PageMap {
 
     init(
         pageCount: Int, owners: [Owner], pages: [(page: UInt32, role: Role)], cookie: UInt32, pageSize: Int,
-        usableSize: Int, autoVacuum: Bool, snapshot: Snapshot
+        usableSize: Int, autoVacuum: Bool, snapshot: Snapshot, layouts: [Int32: TableLayout] = [:],
+        encoding: SQLiteRecord.TextEncoding = .utf8
     ) {
+        self.layouts = layouts
+        self.encoding = encoding
         roles = Array(repeating: .free, count: pageCount + 1)
         roles[0] = .unknown
         self.owners = owners
@@ -300,6 +308,10 @@ struct PageMap {
 final class CommitPages {
     /// The database size in pages after the commit.
     var pageCount: UInt32 = 0
+    /// The commit's first frame in the log.
+    var firstFrame: UInt32 = 0
+    /// The frame that last wrote each page, in the commit.
+    private(set) var frames: [UInt32: UInt32] = [:]
     let pageSize: Int
     private var storage: UnsafeMutableRawPointer
     private var capacity: Int
@@ -321,8 +333,10 @@ final class CommitPages {
     /// How many bytes the commit's pages hold.
     var byteCount: Int { count }
 
-    func add(page: UInt32, _ bytes: UnsafeRawBufferPointer) {
+    func add(page: UInt32, frame: UInt32 = 0, _ bytes: UnsafeRawBufferPointer) {
         precondition(bytes.count >= pageSize)
+        if offsets.isEmpty { firstFrame = frame }
+        frames[page] = frame
         let offset: Int
         if let existing = offsets[page] {
             offset = existing
@@ -344,6 +358,8 @@ final class CommitPages {
 
     func removeAll() {
         offsets.removeAll(keepingCapacity: true)
+        frames.removeAll(keepingCapacity: true)
+        firstFrame = 0
         count = 0
         pageCount = 0
     }

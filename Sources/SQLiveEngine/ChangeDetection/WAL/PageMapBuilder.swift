@@ -196,11 +196,23 @@ final class PageMapBuilder: Sendable {
             pages.append((page, row[2] == "overflow" ? .overflow(owner: id) : .btree(owner: id)))
         }
         if let missing { throw Failure(message: "dbstat names an unknown b-tree \(missing)") }
+        // How each table's rows are stored, for the row feed.
+        let loaded: (layouts: [String: TableLayout], encoding: SQLiteRecord.TextEncoding)
+        do throws(RawSQLiteError) {
+            loaded = try TableLayout.loadAll(connection)
+        } catch {
+            throw Failure(message: "reading the tables' columns: \(error.message)")
+        }
+        var layouts: [Int32: TableLayout] = [:]
+        for (name, id) in ownerIDs {
+            if let layout = loaded.layouts[name] { layouts[id] = layout }
+        }
         let map = PageMap(
             pageCount: pageCount, owners: owners, pages: pages, cookie: cookie, pageSize: pageSize,
             usableSize: pageSize - Int(reserved), autoVacuum: autoVacuum,
             snapshot: PageMap.Snapshot(
-                salt: index.salt, frame: index.maxFrame, change: index.change, frameChecksum: index.frameChecksum))
+                salt: index.salt, frame: index.maxFrame, change: index.change, frameChecksum: index.frameChecksum),
+            layouts: layouts, encoding: loaded.encoding)
         let free = map.freePageCount
         guard free == freelist else {
             throw Failure(message: "\(free) pages unaccounted for, the freelist has \(freelist)")

@@ -36,6 +36,16 @@ final class WALChangeTracker {
     /// What reading has cost, shared with the watcher's owner.
     let statistics: Locked<WALPrecisionStatistics>
 
+    /// The tables whose changed rows to derive from each commit read
+    /// (`WALRowDeriver`); `nil`: none (the change feed has no subscriber).
+    var rowFilter: RowFeedFilter?
+    private var deriver: WALRowDeriver?
+    /// Each commit's changed rows, since `takeDerivedRows`.
+    private var derived: [[RowChange]] = []
+    /// The tables of the last map, for a commit whose rows are unknown
+    /// while there is no map.
+    private var knownTables: [String] = []
+
     init(path: String, storage: WALStorage, statistics: Locked<WALPrecisionStatistics> = Locked(.init())) {
         self.storage = storage
         self.statistics = statistics
@@ -69,8 +79,22 @@ final class WALChangeTracker {
         return changes
     }
 
+    /// The changed rows of each commit the readings since the last call
+    /// read, in order (with `rowFilter` set).
+    func takeDerivedRows() -> [[RowChange]] {
+        defer { derived = [] }
+        return derived
+    }
+
     private func readCommits() -> Changes {
         takeBuiltMap()
+        if rowFilter == nil {
+            deriver = nil
+        } else if deriver == nil {
+            deriver = WALRowDeriver(storage: storage)
+            deriver!.start(at: reader.position)
+        }
+        if let deriver, let rowFilter, let map { deriver.fill(map, filter: rowFilter, position: reader.position) }
         var tables = Set<String>()
         var fallback: String?
         var commits = 0
@@ -84,20 +108,32 @@ final class WALChangeTracker {
         let outcome = reader.read(storage) { event in
             switch event {
             case .generation(let salt):
+                deriver?.generationBegins(salt)
                 if let waiting, waiting.snapshot.salt == salt, waiting.snapshot.frame == 0 { install() }
             case .commit(let pages, let salt, let frame):
                 commits += 1
                 frames += pages.pages.count
+                let before = deriver == nil ? nil : map.map { WALRowDeriver.roles(of: pages, in: $0) }
+                var failure: String?
                 if map != nil {
                     switch map!.apply(pages) {
                     case .tables(let changed):
                         tables.formUnion(changed)
                     case .unprovable(let reason):
                         fallback = fallback ?? reason
+                        failure = reason
                         dropMap(reason)
                     }
                 } else {
                     fallback = fallback ?? (lastFallback ?? "no page map yet")
+                    failure = lastFallback ?? "no page map yet"
+                }
+                if let deriver, let rowFilter {
+                    derived.append(
+                        deriver.derive(
+                            pages, salt: salt, before: before, map: map, failure: failure, filter: rowFilter,
+                            knownTables: knownTables))
+                    deriver.didRead(pages, salt: salt, map: map, filter: rowFilter)
                 }
                 if let waiting, waiting.snapshot.salt == salt, waiting.snapshot.frame == frame { install() }
             }
@@ -114,6 +150,14 @@ final class WALChangeTracker {
             return .tables(tables)
         case .unprovable(let reason):
             dropMap(reason)
+            // Commits may have gone unread: their rows are unknown.
+            if let rowFilter, deriver != nil {
+                derived.append(
+                    knownTables.filter(rowFilter.includes).map {
+                        RowChange.unknown($0, reason: "the WAL could not be read: \(reason)")
+                    })
+                deriver!.start(at: reader.position)
+            }
             return .all(reason)
         }
     }
@@ -140,6 +184,7 @@ final class WALChangeTracker {
             }
             let snapshot = built.snapshot
             if snapshot.salt == position.salt && snapshot.frame == position.frame {
+                knownTables = built.layouts.values.map(\.name).sorted()
                 map = built
             } else if snapshot.salt == position.salt && snapshot.frame < position.frame {
                 // Behind: apply the frames between the map and the reader.
@@ -153,6 +198,7 @@ final class WALChangeTracker {
                 }
                 if failure == nil, case .read = outcome {
                     built.snapshot = self.snapshot(of: position)!
+                    knownTables = built.layouts.values.map(\.name).sorted()
                     map = built
                 } else {
                     builder.request()
@@ -174,12 +220,14 @@ final class WALChangeTracker {
     }
 
     private func install() {
+        knownTables = waiting.map { $0.layouts.values.map(\.name).sorted() } ?? knownTables
         map = waiting
         waiting = nil
         lastFallback = nil
     }
 
     private func dropMap(_ reason: String) {
+        deriver?.mapDropped()
         if map != nil { Log.monitor.debug("WAL precision falls back: \(reason)") }
         map = nil
         waiting = nil

@@ -109,8 +109,12 @@ struct WALCommitReader {
     ) -> Outcome {
         guard end.change >= start.change else { return .unprovable("the wal-index was rebuilt") }
         let expected = Int(end.change - start.change)
-        // A checkpoint that emptied the log, and no commit since.
-        if expected == 0 && end.frame == 0 { return .read(count: 0) }
+        // A checkpoint that emptied the log, and no commit since: a new
+        // generation, empty so far, when its salts are new.
+        if expected == 0 && end.frame == 0 {
+            if end.salt != start.salt { body(.generation(salt: end.salt)) }
+            return .read(count: 0)
+        }
         let pageSize = end.pageSize
         let frameSize = WALFormat.frameHeaderSize + pageSize
         let pages = scratch.pages
@@ -156,7 +160,7 @@ struct WALCommitReader {
                             }
                             checksum = sum
                             pages.add(
-                                page: header.pageNumber,
+                                page: header.pageNumber, frame: frame,
                                 UnsafeRawBufferPointer(rebasing: frameBytes[WALFormat.frameHeaderSize...]))
                             lastValid = frame
                             frame += 1

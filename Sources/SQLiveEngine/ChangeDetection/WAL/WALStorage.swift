@@ -41,6 +41,38 @@ struct WALStorage {
         return nil
     }
 
+    /// The wal-index's generation (its salts) and `nBackfillAttempted`:
+    /// the last frame a checkpoint has begun to copy into the database
+    /// file (a checkpoint sets it before it writes a page). `nil` when the
+    /// wal-index cannot be read.
+    func checkpointState() -> (salt: UInt64, backfillAttempted: UInt32)? {
+        guard let header = indexHeader(), let (file, methods) = DatabaseHeader.openFile(of: connection),
+            let xShmMap = methods.xShmMap
+        else { return nil }
+        var region: UnsafeMutableRawPointer?
+        guard xShmMap(file, 0, 32768, 0, &region) == SQLITE_OK, let region else { return nil }
+        methods.xShmBarrier?(file)
+        // `WalCkptInfo` follows the two header copies: nBackfill, aReadMark[5],
+        // aLock[8], nBackfillAttempted (native byte order).
+        let attempted = region.loadUnaligned(fromByteOffset: 2 * WALFormat.indexHeaderSize + 32, as: UInt32.self)
+        methods.xShmBarrier?(file)
+        // The generation again: a restart in between zeroes the checkpoint info.
+        guard let again = indexHeader(), again.salt == header.salt else { return nil }
+        return (header.salt, attempted)
+    }
+
+    /// Reads a page of the database file, as it is now, through the
+    /// connection's own open file (no lock taken); `false` when it cannot
+    /// be read. Past the end of the file the bytes are zeros.
+    func readDatabase(into buffer: UnsafeMutableRawBufferPointer, page: UInt32) -> Bool {
+        guard let (file, methods) = DatabaseHeader.openFile(of: connection), let xRead = methods.xRead,
+            let base = buffer.baseAddress
+        else { return false }
+        let code = xRead(file, base, Int32(buffer.count), Int64(page - 1) * Int64(buffer.count))
+        // SQLITE_IOERR_SHORT_READ: zero-filled past the end.
+        return code == SQLITE_OK || code == (10 | (2 << 8))
+    }
+
     /// Reads `count` bytes of `-wal` at `offset`; `false` when the file is
     /// not open or shorter.
     func readWAL(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Bool {

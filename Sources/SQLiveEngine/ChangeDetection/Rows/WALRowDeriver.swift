@@ -1,0 +1,400 @@
+/// Derives the rows each commit inserted, updated and deleted from the old
+/// and new versions of the pages it wrote to the WAL, for any writer.
+///
+/// A commit's new version of a page is its frame. The old version is the
+/// copy the deriver keeps of the wanted tables' pages (read when the feed
+/// starts, kept current from every commit's frames, within a budget), else
+/// the page's latest frame in an earlier commit of the same generation of
+/// the log, else the database file — but only while no checkpoint has begun to
+/// copy a frame at or after the commit's first one (`nBackfillAttempted`,
+/// read after the page) and the log has not started a new generation.
+/// Neither read takes a lock: frames and the file are read through the
+/// watcher connection's own open files. A frame read from the log is
+/// checked to still be that page's frame of that generation (its header is
+/// read after its bytes: SQLite writes a frame's header first).
+///
+/// For each table a commit wrote, the rows on the old versions of its
+/// written b-tree pages are compared with the rows on their new versions,
+/// by key: only in the new ones, an insert; only in the old, a delete; in
+/// both and different, an update; equal, a row that moved (a split, a
+/// rebalance), no change. Every row a commit changed is on a page it wrote
+/// (its leaf, or for a `WITHOUT ROWID` table possibly an interior page), and
+/// a row that moves is written on its new page in the same commit, so the
+/// comparison covers every change.
+///
+/// Where that does not hold it says so, per table: the old version of a
+/// page out of reach (a checkpoint overtook), overflow content rewritten in
+/// place without its cell's page, a page that does not read as its b-tree,
+/// a commit the page map cannot account for (a schema change, `VACUUM`).
+///
+/// Not thread-safe: confined to the watcher's thread, like the tracker.
+final class WALRowDeriver {
+    let storage: WALStorage
+    /// Each page's latest frame in the current generation of the log.
+    private var frameOf: [UInt32: UInt32] = [:]
+    /// The generation `frameOf` covers, and whether it covers it from its
+    /// first frame (else a page missing from it may have an earlier frame).
+    private var generation: UInt64?
+    private var complete = false
+    private var buffer: [UInt8] = []
+    /// The latest version of the wanted tables' pages (b-tree and overflow
+    /// pages), as of the last commit read: the old versions of the next
+    /// commit's pages, which no checkpoint can take away.
+    private var cache: [UInt32: [UInt8]] = [:]
+    private var cachedBytes = 0
+    /// The most bytes `cache` holds; pages beyond are read from the log or
+    /// the file, as their old versions are needed.
+    let cacheBudget: Int
+    /// The owners whose pages `cache` was filled with, for the map it was filled from.
+    private var cachedOwners = Set<Int32>()
+    /// Their pages not copied yet.
+    private var missing = Set<UInt32>()
+
+    init(storage: WALStorage, cacheBudget: Int = 256 << 20) {
+        self.storage = storage
+        self.cacheBudget = cacheBudget
+    }
+
+    /// Starts following the log at `position` (the reader's): indexes the
+    /// frames of the current generation up to it.
+    func start(at position: WALCommitReader.Position?) {
+        frameOf = [:]
+        complete = false
+        generation = nil
+        dropCache()
+        guard let position else { return }
+        generation = position.salt
+        let frameSize = WALFormat.frameHeaderSize + position.pageSize
+        var header = [UInt8](repeating: 0, count: WALFormat.frameHeaderSize)
+        for frame in UInt32(1)...max(1, position.frame) where position.frame > 0 {
+            let offset = Int64(WALFormat.headerSize) + Int64(frame - 1) * Int64(frameSize)
+            let read = header.withUnsafeMutableBytes { storage.readWAL(into: $0, at: offset) }
+            guard read else { return }
+            let parsed = header.withUnsafeBytes { WALFormat.FrameHeader($0) }
+            guard parsed.salt == position.salt, parsed.pageNumber != 0 else { return }
+            frameOf[parsed.pageNumber] = frame
+        }
+        complete = true
+    }
+
+    /// A new generation of the log begins (from its frame 1).
+    func generationBegins(_ salt: UInt64) {
+        frameOf = [:]
+        generation = salt
+        complete = true
+    }
+
+    /// Records a commit's frames, after its rows were derived, and keeps
+    /// the copies current: a page the commit wrote is kept at its new
+    /// version while it belongs to a wanted table.
+    func didRead(_ commit: CommitPages, salt: UInt64, map: PageMap?, filter: RowFeedFilter) {
+        if salt == generation {
+            for (page, frame) in commit.frames { frameOf[page] = frame }
+        }
+        for page in commit.pages {
+            let wanted = map.map { Self.isWanted(page, map: $0, filter: filter) } ?? (cache[page] != nil)
+            if wanted, let bytes = commit.bytes(of: page) {
+                store(page, Array(bytes))
+            } else {
+                remove(page)
+            }
+            missing.remove(page)
+        }
+    }
+
+    /// The map was dropped: a new one numbers its b-trees anew, and `fill`
+    /// copies what the cache lacks for it.
+    func mapDropped() {
+        cachedOwners = []
+        missing = []
+    }
+
+    /// Forgets the copies (a commit went unread: they may be stale).
+    func dropCache() {
+        cache = [:]
+        cachedBytes = 0
+        cachedOwners = []
+        missing = []
+    }
+
+    private func store(_ page: UInt32, _ bytes: [UInt8]) {
+        let previous = cache.updateValue(bytes, forKey: page)
+        cachedBytes += bytes.count - (previous?.count ?? 0)
+        if cachedBytes > cacheBudget { remove(page) }
+    }
+
+    private func remove(_ page: UInt32) {
+        if let previous = cache.removeValue(forKey: page) { cachedBytes -= previous.count }
+    }
+
+    /// Whether a page belongs to a table the feed reads (its b-tree or an overflow page of it).
+    private static func isWanted(_ page: UInt32, map: PageMap, filter: RowFeedFilter) -> Bool {
+        switch map.role(of: page) {
+        case .btree(let owner), .overflow(let owner):
+            guard let layout = map.layouts[owner] else { return false }
+            return filter.includes(layout.name)
+        default:
+            return false
+        }
+    }
+
+    /// Copies the pages of the wanted tables the cache does not hold yet,
+    /// as they are at the reader's position (the map's): from their latest
+    /// frames, else the file, within the budget. A page that cannot be read
+    /// now (a checkpoint is copying later frames) is tried again at the next
+    /// reading.
+    func fill(_ map: PageMap, filter: RowFeedFilter, position: WALCommitReader.Position?) {
+        guard let position, position.salt == generation, complete else { return }
+        let owners = Set(map.layouts.filter { filter.includes($0.value.name) }.keys)
+        if owners != cachedOwners {
+            cachedOwners = owners
+            missing = []
+            for page in UInt32(1)...UInt32(max(1, map.pageCount)) where map.pageCount > 0 && cache[page] == nil {
+                switch map.role(of: page) {
+                case .btree(let owner), .overflow(let owner):
+                    if owners.contains(owner) { missing.insert(page) }
+                default:
+                    continue
+                }
+            }
+        }
+        guard !missing.isEmpty else { return }
+        for page in missing.sorted() {
+            guard cachedBytes + map.pageSize <= cacheBudget else { return }
+            // As of the next commit: its first frame follows the position.
+            guard let bytes = current(page, salt: position.salt, nextFrame: position.frame + 1, pageSize: map.pageSize)
+            else { continue }
+            store(page, bytes)
+            missing.remove(page)
+        }
+    }
+
+    /// The roles the map gives the pages a commit wrote, before it applies it.
+    static func roles(of commit: CommitPages, in map: PageMap) -> [UInt32: PageMap.Role] {
+        var roles: [UInt32: PageMap.Role] = [:]
+        for page in commit.pages { roles[page] = map.role(of: page) }
+        return roles
+    }
+
+    // MARK: - Reading pages
+
+    /// A page as it was before the commit (the commit did not write it, or
+    /// its version before the commit's): from an earlier frame of this
+    /// generation, else from the database file; `nil` when out of reach.
+    private func before(_ page: UInt32, commit: CommitPages, salt: UInt64, pageSize: Int) -> [UInt8]? {
+        if let copy = cache[page] { return copy }
+        return current(page, salt: salt, nextFrame: commit.firstFrame, pageSize: pageSize)
+    }
+
+    /// A page as the log and the file have it before frame `nextFrame`.
+    private func current(_ page: UInt32, salt: UInt64, nextFrame: UInt32, pageSize: Int) -> [UInt8]? {
+        guard salt == generation else { return nil }
+        if let frame = frameOf[page] {
+            return framePage(frame, page: page, salt: salt, pageSize: pageSize)
+        }
+        guard complete else { return nil }
+        buffer = [UInt8](repeating: 0, count: pageSize)
+        let read = buffer.withUnsafeMutableBytes { storage.readDatabase(into: $0, page: page) }
+        // Read first, then asked: had a checkpoint begun to copy frames
+        // from `nextFrame` on, the page may be newer.
+        guard read, let state = storage.checkpointState(), state.salt == salt,
+            state.backfillAttempted < nextFrame
+        else { return nil }
+        return buffer
+    }
+
+    private func framePage(_ frame: UInt32, page: UInt32, salt: UInt64, pageSize: Int) -> [UInt8]? {
+        let offset = Int64(WALFormat.headerSize) + Int64(frame - 1) * Int64(WALFormat.frameHeaderSize + pageSize)
+        var bytes = [UInt8](repeating: 0, count: pageSize)
+        guard bytes.withUnsafeMutableBytes({ storage.readWAL(into: $0, at: offset + 24) }) else { return nil }
+        var header = [UInt8](repeating: 0, count: WALFormat.frameHeaderSize)
+        guard header.withUnsafeMutableBytes({ storage.readWAL(into: $0, at: offset) }) else { return nil }
+        let parsed = header.withUnsafeBytes { WALFormat.FrameHeader($0) }
+        guard parsed.salt == salt, parsed.pageNumber == page else { return nil }
+        return bytes
+    }
+
+    // MARK: - Deriving
+
+    /// The changed rows of one commit, for the tables `filter` includes.
+    ///
+    /// - parameter before: the roles of the commit's pages before the map
+    ///   applied it (`roles(of:in:)`); `nil` when there was no map.
+    /// - parameter map: the map after it applied the commit; `nil` when it
+    ///   could not (its reason in `failure`).
+    func derive(
+        _ commit: CommitPages, salt: UInt64, before: [UInt32: PageMap.Role]?, map: PageMap?, failure: String?,
+        filter: RowFeedFilter, knownTables: [String]
+    ) -> [RowChange] {
+        guard let before, let map else {
+            let reason = failure ?? "no page map yet"
+            return knownTables.filter(filter.includes).map { RowChange.unknown($0, reason: reason) }
+        }
+        let pageSize = map.pageSize
+        let usable = map.usableSize
+        let pageCount = commit.pageCount
+        let written = commit.pages.filter { $0 <= pageCount }
+        // Before the commit the file may have had fewer pages; every page a
+        // pointer names lies within the larger of the two sizes.
+        let bound = max(pageCount, UInt32(map.pageCount))
+
+        /// Whether the owner is a table whose rows the feed reads, and its layout.
+        func layout(_ owner: Int32) -> TableLayout? {
+            guard let layout = map.layouts[owner], filter.includes(layout.name) else { return nil }
+            return layout
+        }
+
+        var unknown: [String: String] = [:]
+        var oldRows: [Int32: [RowKey: [SQLValue]]] = [:]
+        var newRows: [Int32: [RowKey: [SQLValue]]] = [:]
+        var covered = Set<UInt32>()
+
+        func collect(
+            _ bytes: [UInt8], page: UInt32, owner: Int32, layout: TableLayout, into rows: inout [Int32: [RowKey: [SQLValue]]],
+            readPage: (UInt32) -> [UInt8]?
+        ) {
+            let read = bytes.withUnsafeBytes {
+                BTreeCells.read($0, page: page, usableSize: usable, pageCount: bound, readPage: readPage)
+            }
+            switch read {
+            case .failure(.notBTree):
+                unknown[layout.name] = unknown[layout.name] ?? "page \(page) does not read as a page of its b-tree"
+            case .failure(.overflowUnreadable(let overflow)):
+                unknown[layout.name] =
+                    unknown[layout.name] ?? "overflow page \(overflow) is out of reach (a checkpoint overtook)"
+            case .success(let cells):
+                covered.formUnion(cells.overflowPages)
+                for cell in cells.cells {
+                    guard let (key, values) = layout.row(cell, encoding: map.encoding) else {
+                        unknown[layout.name] = unknown[layout.name] ?? "a row of page \(page) cannot be read"
+                        return
+                    }
+                    if rows[owner, default: [:]].updateValue(values, forKey: key) != nil {
+                        unknown[layout.name] = unknown[layout.name] ?? "a row appears twice"
+                    }
+                }
+            }
+        }
+
+        let readBefore = { (page: UInt32) in self.before(page, commit: commit, salt: salt, pageSize: pageSize) }
+        let readAfter = { (page: UInt32) -> [UInt8]? in
+            if let bytes = commit.bytes(of: page) { return Array(bytes) }
+            return self.before(page, commit: commit, salt: salt, pageSize: pageSize)
+        }
+        for page in written {
+            if case .btree(let owner) = before[page] ?? .unknown, let layout = layout(owner) {
+                if let old = readBefore(page) {
+                    collect(old, page: page, owner: owner, layout: layout, into: &oldRows, readPage: readBefore)
+                } else {
+                    unknown[layout.name] =
+                        unknown[layout.name] ?? "the old version of page \(page) is out of reach (a checkpoint overtook)"
+                }
+            }
+            if case .btree(let owner) = map.role(of: page), let layout = layout(owner), let new = commit.bytes(of: page) {
+                collect(Array(new), page: page, owner: owner, layout: layout, into: &newRows, readPage: readAfter)
+            }
+        }
+        // Overflow content rewritten in place (SQLite overwrites a payload of
+        // the same size where it differs): its cell's page was not written.
+        // The cell is found among the copies of the table's pages, and its
+        // page read in both versions.
+        for page in written where !covered.contains(page) {
+            for role in [before[page] ?? .unknown, map.role(of: page)] {
+                guard case .overflow(let owner) = role, let layout = layout(owner), !covered.contains(page) else {
+                    continue
+                }
+                if let cellPage = cellPage(spillingInto: page, owner: owner, map: map, bound: bound),
+                    !written.contains(cellPage), let bytes = cache[cellPage]
+                {
+                    collect(bytes, page: cellPage, owner: owner, layout: layout, into: &oldRows, readPage: readBefore)
+                    collect(bytes, page: cellPage, owner: owner, layout: layout, into: &newRows, readPage: readAfter)
+                } else {
+                    unknown[layout.name] = unknown[layout.name] ?? "overflow content was rewritten in place"
+                }
+            }
+        }
+        // Tables the feed cannot read rows of (a virtual table's shadow
+        // tables, a b-tree with no layout) that the commit wrote.
+        for page in written {
+            for role in [before[page] ?? .unknown, map.role(of: page)] {
+                guard case .btree(let owner) = role, map.layouts[owner] == nil || isShadow(owner, map) else { continue }
+                let tree = map.owners[Int(owner)]
+                // An index changes with its table, which is read.
+                if map.layouts[owner] == nil && !tree.tables.contains(tree.name) { continue }
+                for table in tree.tables where filter.includes(table) && unknown[table] == nil {
+                    unknown[table] = "the rows of \(table) are not stored in a table sqlive can read"
+                }
+            }
+        }
+
+        var changes: [RowChange] = []
+        for owner in Set(oldRows.keys).union(newRows.keys).sorted() {
+            guard let layout = map.layouts[owner], unknown[layout.name] == nil else { continue }
+            let old = oldRows[owner] ?? [:]
+            let new = newRows[owner] ?? [:]
+            var rows: [RowChange] = []
+            func change(_ operation: RowChange.Operation, _ key: RowKey, _ before: [SQLValue]?, _ after: [SQLValue]?) {
+                rows.append(
+                    RowChange(
+                        table: layout.name, operation: operation, key: key, keyNames: layout.keyNames,
+                        columns: layout.columns, old: before, new: after))
+            }
+            for (key, values) in old {
+                if let after = new[key] {
+                    if after != values { change(.update, key, values, after) }
+                } else {
+                    change(.delete, key, values, nil)
+                }
+            }
+            for (key, values) in new where old[key] == nil { change(.insert, key, nil, values) }
+            changes += rows.sorted { $0.key!.sortsBefore($1.key!) }
+        }
+        for (table, reason) in unknown.sorted(by: { $0.key < $1.key }) {
+            changes.append(.unknown(table, reason: reason))
+        }
+        return changes
+    }
+
+    /// The page (among the copies) whose cell's payload spills into
+    /// `overflow`, following each chain of the owner's cells through the
+    /// copies; `nil` when none does (or a page it needs is not copied).
+    private func cellPage(spillingInto overflow: UInt32, owner: Int32, map: PageMap, bound: UInt32) -> UInt32? {
+        for (page, bytes) in cache {
+            guard case .btree(owner) = map.role(of: page) else { continue }
+            let node = bytes.withUnsafeBytes {
+                BTreePage($0, page: page, usableSize: map.usableSize, pageCount: bound)
+            }
+            for first in node?.overflows ?? [] {
+                var next = first
+                var steps = 0
+                while next != 0, steps <= cache.count {
+                    if next == overflow { return page }
+                    guard let link = cache[next] else { break }
+                    next = link.withUnsafeBytes { $0.bigEndianUInt32(at: 0) }
+                    steps += 1
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Whether a b-tree with a layout is a virtual table's shadow table
+    /// (it stands for a table of another name).
+    private func isShadow(_ owner: Int32, _ map: PageMap) -> Bool {
+        let tree = map.owners[Int(owner)]
+        return !tree.tables.contains(tree.name)
+    }
+}
+
+extension RowKey {
+    /// An order for a commit's changes: rowids ascending; primary keys by
+    /// their values' text.
+    func sortsBefore(_ other: RowKey) -> Bool {
+        switch (self, other) {
+        case (.rowid(let a), .rowid(let b)): a < b
+        case (.primaryKey(let a), .primaryKey(let b)): "\(a)" < "\(b)"
+        case (.rowid, .primaryKey): true
+        case (.primaryKey, .rowid): false
+        }
+    }
+}

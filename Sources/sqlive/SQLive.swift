@@ -66,6 +66,8 @@ enum Main {
             var options = MCPServer.Options(allowWrites: line.allowWrites, limits: limits)
             options.refreshBudget = line.refreshBudgetDuration
             return await MCPServer.run(database: line.database, options: options)
+        case .changes:
+            return await ChangeFeedCommand.run(database: line.database, tables: line.changeTables)
         case .rpc:
             return await RPCServer.run(
                 database: line.database, readonly: line.readonly, refreshBudget: line.refreshBudgetDuration)
@@ -154,6 +156,12 @@ struct SQLive: AsyncParsableCommand {
             "Serve the Model Context Protocol on stdin/stdout for AI assistants (newline-delimited JSON-RPC); the database opens read-only unless --allow-writes is given."
     )
     var mcp = false
+
+    @Flag(
+        help:
+            "Print one JSON line per changed row of every commit by any process, until interrupted (--table NAME, repeatable, names the tables)."
+    )
+    var changes = false
 
     @Flag(help: "With --mcp: let the agent's statements write.")
     var allowWrites = false

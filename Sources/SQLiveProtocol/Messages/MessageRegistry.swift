@@ -18,6 +18,8 @@ public enum MessageRegistry {
         LiveQueryPauseRequest.self,
         LiveQueryResumeRequest.self,
         LiveQueryListRequest.self,
+        ChangesSubscribeRequest.self,
+        ChangesUnsubscribeRequest.self,
         ExplainRequest.self,
         TraceSetRequest.self,
         CompletionRequest.self,
@@ -44,6 +46,7 @@ public enum MessageRegistry {
         LiveQueryErrorNotification.self,
         TraceStatementNotification.self,
         DatabaseFileChangedNotification.self,
+        ChangesRowsNotification.self,
         PublishDiagnosticsNotification.self,
         ProgressNotification.self,
     ]

@@ -24,6 +24,8 @@ public struct ShellCommandLine: Equatable, Sendable {
         case rpc
         /// `--mcp`.
         case mcp
+        /// `--changes`: the change feed, one JSON line per changed row.
+        case changes
     }
 
     /// What to do instead of a session: `-help`, `-version`.
@@ -94,6 +96,9 @@ public struct ShellCommandLine: Equatable, Sendable {
     public var timeLimit = 10.0
     public var maxRows = 1000
     public var maxBytes = 4 << 20
+    /// `--changes --table NAME`, in order: the tables the feed reports
+    /// (none: every table).
+    public var changeTables: [String] = []
     /// `--refresh-budget SECONDS`: how long a live query's refresh may run
     /// (0: no limit); nil when not given (the engine's 30 s).
     public var refreshBudget: Double?
@@ -146,6 +151,9 @@ public struct ShellCommandLine: Equatable, Sendable {
     /// Reads the arguments after the program's name.
     public static func parse(_ arguments: [String]) throws(Failure) -> ShellCommandLine {
         var line = ShellCommandLine()
+        // With `--changes`, `--table NAME` names a table for the feed; else
+        // `-table` is sqlite3's output mode.
+        let feed = arguments.contains { $0 == "--changes" || $0 == "-changes" }
         var index = 0
         func value(_ option: String) throws(Failure) -> String {
             index += 1
@@ -179,7 +187,7 @@ public struct ShellCommandLine: Equatable, Sendable {
             }
             if attached != nil
                 && !["mode", "time-limit", "max-rows", "max-bytes", "command", "file", "refresh-budget"].contains(
-                    option)
+                    option) && !(feed && option == "table")
             {
                 throw Failure(message: "unknown option: \(argument)", suggestsHelp: true)
             }
@@ -187,6 +195,8 @@ public struct ShellCommandLine: Equatable, Sendable {
             // sqlive's own.
             case "rpc", "lsp": line.frontEnd = .rpc
             case "mcp": line.frontEnd = .mcp
+            case "changes": line.frontEnd = .changes
+            case "table" where feed: line.changeTables.append(try argumentValue())
             case "demo": line.demo = true
             case "allow-writes": line.allowWrites = true
             case "c", "command": line.commands.append(try argumentValue())
@@ -268,6 +278,9 @@ public struct ShellCommandLine: Equatable, Sendable {
         }
         if frontEnd == .mcp && readonly {
             return "--mcp opens the database read-only already (unless --allow-writes is given)"
+        }
+        if frontEnd == .changes && (!commands.isEmpty || file != nil || !trailing.isEmpty || demo) {
+            return "--changes cannot be combined with -c, -f, SQL arguments or --demo"
         }
         if frontEnd != .mcp && allowWrites {
             return "--allow-writes is for --mcp (the REPL and --rpc write unless --readonly is given)"

@@ -24,6 +24,8 @@ public enum DotCommand: Hashable, Sendable {
     /// Drops one live query, or every one (`nil`, from `--all`).
     case unwatch(String?)
     case watches
+    /// `.feed [TABLE...]` (every table when none is named), or `.feed off` (`nil`).
+    case feed([String]?)
     case wait(name: String?, timeout: Duration)
     case explain(sql: String, bytecode: Bool, advise: Bool = false)
     case trace(TraceMode)
@@ -201,6 +203,11 @@ public enum DotCommand: Hashable, Sendable {
         case "watches":
             guard arguments.isEmpty else { throw usage }
             return .watches
+
+        case "feed":
+            if arguments == ["off"] { return .feed(nil) }
+            guard !arguments.contains("off") else { throw usage }
+            return .feed(arguments)
 
         case "wait":
             var name: String?

@@ -44,6 +44,16 @@ public enum DotCommandHelp {
                 """),
         Spec(name: "echo", usage: ".echo on|off", summary: "Turn command echo on or off", details: ""),
         Spec(
+            name: "feed", usage: ".feed [TABLE...] | .feed off",
+            summary: "Print each commit's changed rows, whoever wrote them",
+            details: """
+                Every commit by any process or connection: the rows of TABLEs (every table when
+                none is named) it inserted (+), deleted (-) and updated (~, the columns that
+                changed, old → new), read from the pages it wrote. A table whose rows cannot be
+                read for a commit is said to be unknown, with why. `sqlive FILE --changes`
+                prints the same as JSON lines.
+                """),
+        Spec(
             name: "exit", usage: ".exit [CODE]", summary: "Exit this program with return-code CODE (default 0)",
             details: ""),
         Spec(

@@ -10,6 +10,8 @@ final class EventQueue: Sendable {
     enum Item: Sendable {
         case live(LiveQueryEvent)
         case trace(TraceEvent)
+        /// A commit's changed rows (`.feed`).
+        case feed(CommitRows)
     }
 
     // Mutable State: guarded by the mutex; pump tasks append, the session thread takes.
@@ -52,6 +54,14 @@ final class EventQueue: Sendable {
     }
 
     var isEmpty: Bool { items.withLock { $0.isEmpty } }
+
+    /// Starts moving a database's change feed here; cancel the task to stop.
+    func pumpFeed(_ database: LiveDatabase, tables: [String]) -> Task<Void, Never> {
+        let feed = database.rowChanges(tables: tables)
+        return Task { [self] in
+            for await commit in feed { append(.feed(commit)) }
+        }
+    }
 
     /// Starts moving a database's events here, in the order they happened
     /// (one stream: a refresh's trace line before the change it

@@ -38,6 +38,9 @@ extension Session {
         case .watches:
             try listWatches()
 
+        case .feed(let tables):
+            try feed(tables)
+
         case .wait(let name, let timeout):
             try wait(for: name, timeout: timeout)
 
@@ -274,6 +277,19 @@ extension Session {
             }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `.feed`: starts (or restarts, for other tables) or stops printing
+    /// each commit's changed rows.
+    private func feed(_ tables: [String]?) throws {
+        feedPump?.cancel()
+        feedPump = nil
+        guard let tables else { return }
+        let database = try requireDatabase()
+        guard database.info.path != ":memory:" && !database.info.path.isEmpty else {
+            throw CommandFailure("the change feed needs a database file")
+        }
+        feedPump = events.pumpFeed(database, tables: tables)
     }
 
     /// `.watches`: one row per live query.

@@ -141,6 +141,8 @@ extension Session {
                 if !toPanel { add(printer.failed(name: name, error: error), error: true) }
             case .live(.databaseFileChanged(let change)):
                 add("-- \(change.message)\n", error: true)
+            case .feed(let commit):
+                add(FeedPrinter.text(commit))
             case .trace(let event):
                 guard shell.trace != .off else { continue }
                 add(

@@ -47,6 +47,8 @@ final class Session {
     /// the first completion: a script, which never completes, keeps no
     /// live query of its own (its `.trace` shows only its statements).
     private var completionWatch: Task<Void, Never>?
+    /// Moves the change feed's commits to `events` while `.feed` is on.
+    var feedPump: Task<Void, Never>?
     /// The live queries watched: how far each was printed and waited for,
     /// and what the panel shows of it (the session's one table of them).
     var watches: WatchTable { panel.watches }
@@ -146,6 +148,8 @@ final class Session {
         }
         for pump in pumps { pump.cancel() }
         pumps = []
+        feedPump?.cancel()
+        feedPump = nil
         completionWatch?.cancel()
         completionWatch = nil
         _ = events.takeAll()

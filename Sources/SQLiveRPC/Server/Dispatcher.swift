@@ -208,6 +208,12 @@ extension Dispatcher where Session == ServerSession {
         dispatcher.register(LiveQueryListRequest.self, .concurrent) { session, params throws(ResponseError) in
             try await session.listLiveQueries(params)
         }
+        dispatcher.register(ChangesSubscribeRequest.self, .serial) { session, params throws(ResponseError) in
+            try await session.subscribeChanges(params)
+        }
+        dispatcher.register(ChangesUnsubscribeRequest.self, .serial) { session, params throws(ResponseError) in
+            try await session.unsubscribeChanges(params)
+        }
         // The language server: completion, hover and lenses read the
         // checker's own connection, so they never wait for a statement.
         dispatcher.register(CompletionRequest.self, .concurrent) { session, params throws(ResponseError) in

@@ -32,6 +32,10 @@ actor ServerSession {
     }
     private let opened = Locked(Opened())
     private var forwarders: [Task<Void, Never>] = []
+    /// The change feed's subscriptions (`changes/subscribe`), each one
+    /// task that forwards it, by number.
+    var changeSubscriptions: [Int: Task<Void, Never>] = [:]
+    var nextChangeSubscription = 1
     private var traceSettings = TraceSettings.off
 
     /// Where relative database paths are read from; nil for the current
@@ -135,6 +139,7 @@ actor ServerSession {
         let dropped = old.directory.names
         for forwarder in forwarders { forwarder.cancel() }
         forwarders = []
+        endChangeSubscriptions()
         language.sessionDatabaseChanged(nil)
         await old.close()
         return dropped

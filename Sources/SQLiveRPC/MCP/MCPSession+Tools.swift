@@ -28,6 +28,7 @@ extension MCPSession {
             case "explain": structured = try explain(arguments, work: work)
             case "schema": structured = try schema(work: work)
             case "watch": structured = try watch(arguments, work: work)
+            case "changes": structured = try changes(arguments)
             default: structured = try unwatch(arguments, work: work)
             }
             return Self.toolResult(structured)
@@ -270,6 +271,41 @@ extension MCPSession {
         // It fails only when an earlier call unwatched it meanwhile: it is gone either way.
         Lane.await { try? await database.directory.unregister(name: name) }
         return ["name": .string(name)]
+    }
+
+    /// `changes`: the rows each commit since `after` inserted, updated and
+    /// deleted, by any writer; the first call starts the feed.
+    private func changes(_ arguments: JSONValue) throws(ToolFailure) -> JSONValue {
+        let database = try openDatabase()
+        let object = arguments.objectValue ?? [:]
+        let after = Int(object["after"]?.integerValue ?? 0)
+        let limit = Int(object["limit"]?.integerValue ?? Int64(options.limits.rows))
+        guard limit >= 1 else { throw ToolFailure("limit must be 1 or more") }
+        var tables: Set<String>?
+        if let names = object["tables"] {
+            guard let array = names.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else {
+                throw ToolFailure("tables must be an array of table names")
+            }
+            tables = Set(array.compactMap { $0.stringValue?.lowercased() })
+        }
+        guard let (log, started) = changeLog(database) else { throw ToolFailure("the server is closing") }
+        let (commits, dropped, more) = log.commits(after: after, tables: tables, limit: limit)
+        var result: [String: JSONValue] = [
+            "commits": .array(
+                commits.map { commit in
+                    [
+                        "commit": .integer(Int64(commit.commit)), "cause": .string(commit.cause.rawValue),
+                        "rows": .array(commit.changes.map(ChangeFeedJSON.row)),
+                    ]
+                }),
+            "last": .integer(Int64(commits.last?.commit ?? after)),
+            "more": .bool(more),
+        ]
+        if started {
+            result["note"] = "The change feed starts now: call again, with `after` set to `last`, to see what was written since."
+        }
+        if dropped { result["dropped"] = .string("Older commits were dropped (the log keeps \(MCPChangeLog.capacity) rows).") }
+        return .object(result)
     }
 
     // MARK: - Values

@@ -36,6 +36,8 @@ final class MCPSession: Sendable {
     private struct State {
         /// Turns the directory's events into resource updates.
         var liveForwarder: Task<Void, Never>?
+        /// The change feed's latest commits, from the first `changes` call on.
+        var changeLog: MCPChangeLog?
         var subscriptions: Set<String> = []
         /// Whether `initialize` was answered: notifications wait for it.
         var initialized = false
@@ -215,6 +217,17 @@ final class MCPSession: Sendable {
 
     // MARK: - Live queries
 
+    /// The change log, started by the first call; `started`: by this one.
+    func changeLog(_ database: LiveDatabase) -> (log: MCPChangeLog, started: Bool)? {
+        state.withLock { state in
+            guard !state.closed else { return nil }
+            if let log = state.changeLog { return (log, false) }
+            let log = MCPChangeLog(database)
+            state.changeLog = log
+            return (log, true)
+        }
+    }
+
     /// A live query the agent asked for (`watch`), by name.
     func watch(named name: String) -> LiveQueryHandle? {
         database?.directory.handle(named: name)
@@ -242,10 +255,11 @@ final class MCPSession: Sendable {
 
     /// Ends every live query and closes the database.
     func close() async {
-        let (live, schema) = state.withLock { state in
+        let (live, schema, changeLog) = state.withLock { state in
             state.closed = true
-            return (state.liveForwarder, state.schemaForwarder)
+            return (state.liveForwarder, state.schemaForwarder, state.changeLog)
         }
+        changeLog?.stop()
         schema?.cancel()
         live?.cancel()
         await database?.directory.unregisterAll()

@@ -4,7 +4,7 @@ import SQLiveProtocol
 /// The tools `tools/list` describes: names, descriptions, input and output
 /// schemas (JSON Schema), and annotations.
 enum MCPToolCatalog {
-    static let names = ["query", "explain", "schema", "watch", "unwatch"]
+    static let names = ["query", "explain", "schema", "watch", "unwatch", "changes"]
 
     /// Whether the tool named changes the session's live queries (such
     /// calls run in order; the others each run at once, beside them).
@@ -123,6 +123,22 @@ enum MCPToolCatalog {
                 ], required: ["name", "sql"], output: watched,
                 outputRequired: ["name", "uri", "version", "columns", "rows", "truncated", "rowCount"],
                 annotations: readOnly),
+            tool(
+                "changes", title: "What was just written",
+                description:
+                    "Lists the rows that each commit inserted, updated (old and new values) and deleted, whoever "
+                    + "wrote them (the app, another process, this server), read from the pages each commit wrote. "
+                    + "The first call starts the feed and returns no commit yet; then pass the `last` it returns "
+                    + "as `after` to see what was written since. A row with op `unknown` means the table's rows "
+                    + "for that commit could not be read (its `reason` says why): query the table instead.",
+                input: [
+                    "after": ["type": "integer", "description": "Only commits after this one (the `last` of a call)."],
+                    "tables": ["type": "array", "items": ["type": "string"], "description": "Only these tables."],
+                    "limit": ["type": "integer", "description": "The most rows returned."],
+                ], required: [],
+                output: [
+                    "commits": ["type": "array"], "last": ["type": "integer"], "more": ["type": "boolean"],
+                ], outputRequired: ["commits", "last", "more"], annotations: readOnly),
             tool(
                 "unwatch", title: "End a live query",
                 description: "Ends a live query registered with `watch`; its resource goes away.",

@@ -27,7 +27,7 @@ async def test_handshake_negotiates_2025_11_25_and_lists_the_tools(database):
         assert init.capabilities.resources.list_changed is True
         assert "read-only" in init.instructions
         tools = {tool.name: tool for tool in (await server.session.list_tools()).tools}
-        assert set(tools) == {"query", "explain", "schema", "watch", "unwatch"}
+        assert set(tools) == {"query", "explain", "schema", "watch", "unwatch", "changes"}
         for tool in tools.values():
             assert tool.input_schema["type"] == "object"
             assert tool.output_schema["type"] == "object"
@@ -179,6 +179,42 @@ async def test_a_subscription_sees_another_process_commit(database):
         with pytest.raises(Exception, match="Resource not found"):
             await server.session.read_resource("sqlive://live/leaders")
         assert (await server.call("unwatch", {"name": "leaders"})).is_error is True
+
+
+async def test_changes_tells_what_another_process_wrote(tmp_path):
+    # A WAL database (rows are read from the commits' pages in the log).
+    database = tmp_path / "wal.sqlite"
+    make_database(database, journal_mode="wal")
+    async with serve(database) as server:
+        first = await server.call("changes")
+        assert first.is_error is False, text(first)
+        assert first.structured_content["commits"] == []
+        assert "note" in first.structured_content
+        last = first.structured_content["last"]
+        # The app writes, at its defaults: the sqlite3 shell, then Python's sqlite3.
+        subprocess.run(
+            ["sqlite3", str(database), "INSERT INTO players(name, score) VALUES ('Cy', 30); UPDATE players SET score = 13 WHERE name = 'Ann'"],
+            check=True, timeout=TIMEOUT)
+        db = sqlite3.connect(database)
+        with db:
+            db.execute("DELETE FROM games WHERE title = 'Chess'")
+        db.close()
+        rows = []
+        deadline = time.monotonic() + TIMEOUT
+        while len(rows) < 3 and time.monotonic() < deadline:
+            result = await server.call("changes", {"after": last})
+            assert result.is_error is False, text(result)
+            for commit in result.structured_content["commits"]:
+                rows += commit["rows"]
+            last = result.structured_content["last"]
+            await anyio.sleep(0.05)
+        assert [(r["table"], r["op"]) for r in rows] == [("players", "insert"), ("players", "update"), ("games", "delete")]
+        assert rows[0]["key"] == {"rowid": 3} and rows[0]["new"]["name"] == "Cy"
+        assert rows[1]["old"]["score"] == 12 and rows[1]["new"]["score"] == 13
+        assert rows[2]["old"]["title"] == "Chess" and rows[2]["new"] is None
+        # Only the tables asked for, and nothing new since `last`.
+        again = await server.call("changes", {"after": last, "tables": ["players"]})
+        assert again.structured_content["commits"] == []
 
 
 async def test_subscribing_to_an_unknown_resource_is_an_error(database):

@@ -542,6 +542,31 @@ struct ScriptedSessionTests {
         #expect(output.stdout.hasSuffix("-- n v2 (local, coalesced 1)\nn\n4\n"))
     }
 
+    @Test(".feed prints each commit's changed rows, whoever wrote them, until .feed off")
+    func feed() async throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.file("feed.sqlite")
+        try await Processes.sqlite3(
+            database,
+            "PRAGMA journal_mode=wal; CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, n INT); INSERT INTO t VALUES (1, 'a', 1);"
+        )
+        let write = { (sql: String) in ".shell sqlite3 \(database) \"\(sql)\"\n.wait c --timeout 20\n" }
+        let output = try await run(
+            [database],
+            stdin: ".feed t\n.watch c SELECT count(*), sum(n) FROM t\n"
+                // The first commits may come before the feed reads rows (then they are told unknown).
+                + write("INSERT INTO t VALUES (2, 'b', 2);") + write("INSERT INTO t VALUES (3, 'c', 3);")
+                + write("UPDATE t SET name = 'z', n = 5 WHERE id = 1;")
+                + write("DELETE FROM t WHERE id = 2;")
+                + ".feed off\n" + write("INSERT INTO t VALUES (9, 'after', 9);"),
+            in: directory)
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stdout.contains("~ t rowid=1: name 'a' → 'z', n 1 → 5\n"), "\(output.stdout)")
+        #expect(output.stdout.contains("- t rowid=2: id=2, name='b', n=2\n"), "\(output.stdout)")
+        #expect(output.stdout.contains(/-- commit [0-9]+ \(external\)\n/))
+        #expect(!output.stdout.contains("rowid=9"), "after .feed off")
+    }
+
     @Test func watchReplaceAndErrors() async throws {
         let (directory, database) = try await fixture()
         let output = try await run(

@@ -70,6 +70,7 @@ extension MCPSession {
                 let (snapshot, error) = try? await watch.current()
             else { throw Self.resourceNotFound(uri) }
             contents = .object(liveJSON(snapshot, error: error))
+            seen.withLock { $0[name] = snapshot }
         }
         return [
             "contents": [

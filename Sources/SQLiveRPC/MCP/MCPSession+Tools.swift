@@ -29,6 +29,7 @@ extension MCPSession {
             case "schema": structured = try schema(work: work)
             case "watch": structured = try watch(arguments, work: work)
             case "changes": structured = try changes(arguments)
+            case "wait": structured = try wait(arguments, work: work)
             default: structured = try unwatch(arguments, work: work)
             }
             return Self.toolResult(structured)
@@ -261,6 +262,7 @@ extension MCPSession {
             throw Self.failure(error, sql: sql)
         }
         guard didWatch() else { throw ToolFailure("the server is closing") }
+        seen.withLock { $0[name] = first }
         return .object(liveJSON(first, error: nil))
     }
 
@@ -271,6 +273,90 @@ extension MCPSession {
         // It fails only when an earlier call unwatched it meanwhile: it is gone either way.
         Lane.await { try? await database.directory.unregister(name: name) }
         return ["name": .string(name)]
+    }
+
+    /// The most `wait` calls at once (each holds one of the tool threads),
+    /// and the longest one.
+    static let concurrentWaits = 4
+    static let longestWait = Duration.seconds(600)
+
+    /// `wait`: returns once the live query has a version after
+    /// `afterVersion` (the newest the agent saw when absent), with what
+    /// changed since the result the agent last got; or at the time-out.
+    private func wait(_ arguments: JSONValue, work: ScheduledWork) throws(ToolFailure) -> JSONValue {
+        let database = try openDatabase()
+        let name = try Self.string(arguments, "name")
+        guard let handle = database.directory.handle(named: name) else {
+            throw ToolFailure("No live query named \(name): register it with `watch` first")
+        }
+        let object = arguments.objectValue ?? [:]
+        let timeoutMs = object["timeoutMs"]?.integerValue ?? 30_000
+        guard timeoutMs >= 0, Duration.milliseconds(timeoutMs) <= Self.longestWait else {
+            throw ToolFailure("timeoutMs must be between 0 and \(Self.longestWait.protocolMilliseconds) ms")
+        }
+        let known = seen.withLock { $0[name] }
+        let after = object["afterVersion"]?.integerValue.map(Int.init) ?? known?.version ?? handle.first.version
+        let admitted = arrivals.withLock { arrivals -> Bool in
+            guard arrivals.waiting < Self.concurrentWaits else { return false }
+            arrivals.waiting += 1
+            return true
+        }
+        guard admitted else {
+            throw ToolFailure("\(Self.concurrentWaits) waits are under way already: wait for one of them to end")
+        }
+        defer { arrivals.withLock { $0.waiting -= 1 } }
+        let deadline = ContinuousClock.now + .milliseconds(timeoutMs)
+        var timedOut = false
+        var current: (snapshot: LiveQuerySnapshot, error: SQLiveError?)
+        while true {
+            let eventsBefore = arrivals.withLock { $0.events[name] ?? 0 }
+            // The version now (a change may have come before the forwarder told of it).
+            current = try Self.current(handle)
+            if current.snapshot.version > after || current.error != nil || timedOut { break }
+            enum Outcome { case arrived, timedOut, cancelled, closed }
+            let outcome = work.whileRunning(interrupt: { self.arrivals.broadcast() }) { () -> Outcome in
+                arrivals.wait { arrivals -> Condition<Arrivals>.Step<Outcome> in
+                    if arrivals.closed { return .done(.closed) }
+                    if work.isCancelled { return .done(.cancelled) }
+                    if (arrivals.events[name] ?? 0) > eventsBefore { return .done(.arrived) }
+                    let left = deadline - .now
+                    // Woken at a cancel, an event or the close; the cap is a safety net.
+                    return left <= .zero ? .done(.timedOut) : .waitAtMost(min(left, .milliseconds(500)))
+                }
+            }
+            switch outcome {
+            case .cancelled: throw ToolFailure("cancelled")
+            case .closed: throw ToolFailure("the server is closing")
+            case .timedOut: timedOut = true
+            case .arrived: continue
+            }
+        }
+        var result = liveJSON(current.snapshot, error: current.error)
+        result["timedOut"] = .bool(timedOut)
+        result["afterVersion"] = .integer(Int64(after))
+        if let known, known.version == after, known.result.columns == current.snapshot.result.columns,
+            current.snapshot.version > after
+        {
+            let changes = RowChanges(from: known.result.rows, to: current.snapshot.result.rows)
+            result["changes"] = [
+                "removed": .array(changes.removed.prefix(options.limits.rows).map { ["from": .integer(Int64($0.from)), "row": .array($0.row.map { RPCValue($0).json })] }),
+                "added": .array(changes.added.prefix(options.limits.rows).map { ["at": .integer(Int64($0.at)), "row": .array($0.row.map { RPCValue($0).json })] }),
+                "changed": .array(changes.changed.prefix(options.limits.rows).map { ["from": .integer(Int64($0.from)), "at": .integer(Int64($0.at)), "row": .array($0.row.map { RPCValue($0).json })] }),
+            ]
+        }
+        seen.withLock { $0[name] = current.snapshot }
+        return .object(result)
+    }
+
+    /// A live query's last delivery, from the tool's thread.
+    private static func current(_ handle: LiveQueryHandle) throws(ToolFailure)
+        -> (snapshot: LiveQuerySnapshot, error: SQLiveError?)
+    {
+        do throws(SQLiveError) {
+            return try Lane.run { () async throws(SQLiveError) in try await handle.current() }
+        } catch {
+            throw ToolFailure("the live query \(handle.name) ended: \(error.description)")
+        }
     }
 
     /// `changes`: the rows each commit since `after` inserted, updated and

@@ -46,6 +46,20 @@ final class MCPSession: Sendable {
     }
     private let state = Locked(State())
 
+    /// What `wait` waits on: how many events (changes and failures) the
+    /// forwarder saw for each live query, and whether the session closed.
+    /// Broadcast at each event, at a cancel, and at the close.
+    struct Arrivals {
+        var events: [String: Int] = [:]
+        var closed = false
+        /// `wait` calls under way (they each hold a thread).
+        var waiting = 0
+    }
+    let arrivals = Condition(Arrivals())
+    /// The result each live query last gave the agent (`watch`, `wait`,
+    /// its resource): what `wait`'s changes are counted from.
+    let seen = Locked<[String: LiveQuerySnapshot]>([:])
+
     private init(
         writer: MessageWriter, options: MCPServer.Options, shownPath: String, database: LiveDatabase?,
         readers: ConfinedReaderPool? = nil, checker: SQLChecker? = nil, unavailable: String?
@@ -140,6 +154,17 @@ final class MCPSession: Sendable {
         let task = Task { [weak self] in
             for await event in events {
                 guard let self else { return }
+                self.arrivals.withLock { arrivals in
+                    switch event {
+                    case .changed(let change):
+                        arrivals.events[change.name, default: 0] += 1
+                    case .failed(let name, _):
+                        arrivals.events[name, default: 0] += 1
+                    case .databaseFileChanged:
+                        break
+                    }
+                }
+                self.arrivals.broadcast()
                 if let name = event.name {
                     self.resourceChanged(MCPProtocol.liveURI(name))
                 } else {
@@ -247,9 +272,12 @@ final class MCPSession: Sendable {
         return true
     }
 
-    /// Drops a live query's subscription: it is being unregistered.
+    /// Drops a live query's subscription and what `wait` knew of it: it is
+    /// being unregistered (a new one of the name starts at version 1).
     func drop(_ name: String) {
         state.withLock { _ = $0.subscriptions.remove(MCPProtocol.liveURI(name)) }
+        seen.withLock { _ = $0.removeValue(forKey: name) }
+        arrivals.withLock { _ = $0.events.removeValue(forKey: name) }
         resourceListChanged()
     }
 
@@ -262,6 +290,8 @@ final class MCPSession: Sendable {
         changeLog?.stop()
         schema?.cancel()
         live?.cancel()
+        arrivals.withLock { $0.closed = true }
+        arrivals.broadcast()
         await database?.directory.unregisterAll()
         await database?.close()
     }

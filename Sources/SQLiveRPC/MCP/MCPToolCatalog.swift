@@ -4,7 +4,7 @@ import SQLiveProtocol
 /// The tools `tools/list` describes: names, descriptions, input and output
 /// schemas (JSON Schema), and annotations.
 enum MCPToolCatalog {
-    static let names = ["query", "explain", "schema", "watch", "unwatch", "changes"]
+    static let names = ["query", "explain", "schema", "watch", "unwatch", "wait", "changes"]
 
     /// Whether the tool named changes the session's live queries (such
     /// calls run in order; the others each run at once, beside them).
@@ -123,6 +123,28 @@ enum MCPToolCatalog {
                 ], required: ["name", "sql"], output: watched,
                 outputRequired: ["name", "uri", "version", "columns", "rows", "truncated", "rowCount"],
                 annotations: readOnly),
+            tool(
+                "wait", title: "Wait for a live query to change",
+                description:
+                    "Waits until the live query `name` (registered with `watch`) has a version after "
+                    + "`afterVersion` — at once if it has one already — and returns its rows, its `version`, and "
+                    + "`changes` since the result you last got from `watch` or `wait` (rows `removed`, `added` and "
+                    + "`changed`, with their positions). Use it to watch until the app writes something: call "
+                    + "`watch` once, then `wait` again and again with the `version` it returned. `timedOut` is "
+                    + "true when nothing changed in `timeoutMs` (30 s by default, 600 s at most). Use `query` for "
+                    + "a one-off read.",
+                input: [
+                    "name": ["type": "string"],
+                    "afterVersion": [
+                        "type": "integer", "description": "Return at the first version after this one (default: the last one returned to you).",
+                    ],
+                    "timeoutMs": ["type": "integer", "description": "How long to wait, in ms (default 30000)."],
+                ], required: ["name"], output: watched.merging(
+                    [
+                        "timedOut": ["type": "boolean"], "afterVersion": ["type": "integer"],
+                        "changes": ["type": "object"],
+                    ], uniquingKeysWith: { $1 }),
+                outputRequired: ["name", "version", "timedOut", "columns", "rows"], annotations: readOnly),
             tool(
                 "changes", title: "What was just written",
                 description:

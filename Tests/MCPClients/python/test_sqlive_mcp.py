@@ -27,7 +27,7 @@ async def test_handshake_negotiates_2025_11_25_and_lists_the_tools(database):
         assert init.capabilities.resources.list_changed is True
         assert "read-only" in init.instructions
         tools = {tool.name: tool for tool in (await server.session.list_tools()).tools}
-        assert set(tools) == {"query", "explain", "schema", "watch", "unwatch", "changes"}
+        assert set(tools) == {"query", "explain", "schema", "watch", "unwatch", "wait", "changes"}
         for tool in tools.values():
             assert tool.input_schema["type"] == "object"
             assert tool.output_schema["type"] == "object"
@@ -215,6 +215,58 @@ async def test_changes_tells_what_another_process_wrote(tmp_path):
         # Only the tables asked for, and nothing new since `last`.
         again = await server.call("changes", {"after": last, "tables": ["players"]})
         assert again.structured_content["commits"] == []
+
+
+async def test_wait_returns_at_the_next_change_with_what_changed(database):
+    async with serve(database) as server:
+        watched = await server.call("watch", {"name": "leaders", "sql": "SELECT name, score FROM players ORDER BY score DESC"})
+        assert watched.structured_content["version"] == 1
+        # Nothing changes: a clear time-out, the rows as they are.
+        quiet = await server.call("wait", {"name": "leaders", "timeoutMs": 300})
+        assert quiet.is_error is False, text(quiet)
+        assert quiet.structured_content["timedOut"] is True
+        assert quiet.structured_content["version"] == 1
+
+        # Another process writes while the agent waits (the sqlite3 shell at its defaults).
+        async def write_later():
+            await anyio.sleep(0.3)
+            subprocess.run(
+                ["sqlite3", str(database), "INSERT INTO players(name, score) VALUES ('Cy', 30)"], check=True, timeout=TIMEOUT)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(write_later)
+            started = time.monotonic()
+            changed = await server.call("wait", {"name": "leaders", "timeoutMs": 20000})
+        assert changed.is_error is False, text(changed)
+        result = changed.structured_content
+        assert result["timedOut"] is False and result["version"] == 2
+        assert result["rows"][0] == ["Cy", 30]
+        assert result["changes"]["added"] == [{"at": 0, "row": ["Cy", 30]}]
+        assert result["changes"]["removed"] == [] and result["changes"]["changed"] == []
+        assert time.monotonic() - started < 15
+
+        # A version the agent has not seen yet is returned at once.
+        subprocess.run(["sqlite3", str(database), "UPDATE players SET score = 1 WHERE name = 'Cy'"], check=True, timeout=TIMEOUT)
+        await anyio.sleep(0.5)
+        again = await server.call("wait", {"name": "leaders", "afterVersion": 2, "timeoutMs": 20000})
+        assert again.structured_content["version"] >= 3
+        assert again.structured_content["rows"][-1] == ["Cy", 1]
+
+        # A wait cancelled by the client ends; the server goes on.
+        with anyio.move_on_after(0.3):
+            await server.session.call_tool("wait", {"name": "leaders", "timeoutMs": 600000})
+        assert (await server.call("query", {"sql": "SELECT 7"})).structured_content["rows"] == [[7]]
+        # It gave its place back: four waits at once (the most) are all taken.
+        await anyio.sleep(0.3)
+        outcomes = []
+        async with anyio.create_task_group() as group:
+            for _ in range(4):
+                async def short():
+                    outcomes.append(await server.call("wait", {"name": "leaders", "timeoutMs": 300}))
+                group.start_soon(short)
+        assert [o.is_error for o in outcomes] == [False] * 4, [text(o) for o in outcomes]
+        unknown = await server.call("wait", {"name": "nobody"})
+        assert unknown.is_error is True and "watch" in text(unknown)
 
 
 async def test_subscribing_to_an_unknown_resource_is_an_error(database):

@@ -39,7 +39,8 @@ struct LiveQueryRegistryTests {
         registry.record(Self.fetched(first, region: region), home: .committed, for: Self.definition, readAt: 1)
         let (rows, changesOnly, paused) = (LiveQueryID.next(), LiveQueryID.next(), LiveQueryID.next())
         registry.add(rows, name: "rows", Self.definition, delivered: Self.result(first))
-        registry.add(changesOnly, name: "changes", Self.definition, delivery: .changesOnly, delivered: Self.result(first))
+        registry.add(
+            changesOnly, name: "changes", Self.definition, delivery: .changesOnly, delivered: Self.result(first))
         registry.add(paused, name: "paused", Self.definition, delivered: Self.result(first))
         let lastActive = registry.pause(paused)
         #expect(lastActive == false)

@@ -434,7 +434,8 @@ struct LiveQueryTests {
         let database = try await LiveDatabase.open(
             .file(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)))
         var schema = try await database.schemaChanges().makeAsyncIterator()
-        let unlisted = try await database.watch(name: "unlisted", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+        let unlisted = try await database.watch(
+            name: "unlisted", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
         _ = try await database.directory.register(name: "a", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         await database.directory.unregisterAll()
         #expect(await database.directory.list().isEmpty)
@@ -459,7 +460,8 @@ struct LiveQueryTests {
         _ = try await database.execute(playersSchema)
         let everyone = EventRecorder(database)
         let session = StreamRecorder(database.sessionEvents())
-        let unlisted = try await database.watch(name: "unlisted", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
+        let unlisted = try await database.watch(
+            name: "unlisted", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
         _ = try await database.directory.register(name: "named", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))
         #expect(await database.directory.list().map(\.name) == ["named"])
         // A caller that learnt its name still cannot reach it by name.
@@ -634,7 +636,8 @@ struct SlowLiveQueryTests {
             SELECT count(*) FROM n) FROM players
             """
         _ = try await database.directory.register(name: "slow", LiveQueryDefinition(sql: slow))
-        _ = try await database.directory.register(name: "fast", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
+        _ = try await database.directory.register(
+            name: "fast", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'New')")
         try await recorder.wait("both updates") { _ in
             !recorder.changes("slow").isEmpty && !recorder.changes("fast").isEmpty

@@ -255,7 +255,8 @@ struct SessionObjectsTests {
             .file(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)), options: noSafetyPoll)
         let recorder = EventRecorder(database)
         _ = try await database.execute("ATTACH ':memory:' AS scratch; CREATE TABLE scratch.notes(t);")
-        _ = try await database.directory.register(name: "notes", LiveQueryDefinition(sql: "SELECT t FROM scratch.notes"))
+        _ = try await database.directory.register(
+            name: "notes", LiveQueryDefinition(sql: "SELECT t FROM scratch.notes"))
         _ = try await database.execute("INSERT INTO scratch.notes VALUES ('hi')")
         try await recorder.waitForRows("notes") { $0 == [[.text("hi")]] }
         #expect(await database.directory.list().first?.readsSession == true)

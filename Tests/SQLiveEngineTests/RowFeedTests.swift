@@ -20,15 +20,21 @@ struct RowFeedTests {
 
     /// The rows of a table as the file has them now, by key.
     static func table(_ path: String, _ name: String) throws -> [RowKey: [SQLValue]] {
-        let queue = try DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }())
+        let queue = try DatabaseQueue(
+            path: path,
+            configuration: {
+                var c = Configuration(); c.readonly = true; return c
+            }())
         return try queue.read { db in
-            let withoutRowid = try Bool.fetchOne(
-                db, sql: "SELECT wr FROM pragma_table_list WHERE name = ?", arguments: [name]) ?? false
+            let withoutRowid =
+                try Bool.fetchOne(
+                    db, sql: "SELECT wr FROM pragma_table_list WHERE name = ?", arguments: [name]) ?? false
             let keyColumns = try String.fetchAll(
                 db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [name])
             let select = withoutRowid ? "SELECT * FROM \(name)" : "SELECT rowid, * FROM \(name)"
             var rows: [RowKey: [SQLValue]] = [:]
-            let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid", arguments: [name])
+            let columns = try String.fetchAll(
+                db, sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid", arguments: [name])
             for row in try Row.fetchAll(db, sql: select) {
                 let values = columns.map { SQLValue(row[$0] as DatabaseValue) }
                 let key: RowKey =
@@ -105,7 +111,8 @@ struct RowFeedTests {
                 let differing = Set(actual.keys).union(ours.keys).filter { actual[$0] != ours[$0] }
                 #expect(
                     differing.isEmpty,
-                    "\(table) after: \(sql): \(differing.count) rows differ (\(Array(differing.prefix(3)))); commit \(commit.commit): \(commit.changes.prefix(5).map { "\($0.operation) \($0.table) \($0.key.map { "\($0)" } ?? "") \($0.reason ?? "")" })")
+                    "\(table) after: \(sql): \(differing.count) rows differ (\(Array(differing.prefix(3)))); commit \(commit.commit): \(commit.changes.prefix(5).map { "\($0.operation) \($0.table) \($0.key.map { "\($0)" } ?? "") \($0.reason ?? "")" })"
+                )
             }
         }
 
@@ -121,15 +128,18 @@ struct RowFeedTests {
         let database = try await LiveDatabase.open(.file(path))
         let writer = try await Lockstep(path: path, database: database, tables: ["t", "w", "plain"])
 
-        try await writer.run("INSERT INTO t VALUES (1, 'ann', 1.5, NULL), (2, 'bob', NULL, x'00ff'), (3, 'cy', 3, randomblob(9000));")
+        try await writer.run(
+            "INSERT INTO t VALUES (1, 'ann', 1.5, NULL), (2, 'bob', NULL, x'00ff'), (3, 'cy', 3, randomblob(9000));")
         try await writer.run("UPDATE t SET name = 'bobby' WHERE id = 2;")
         try await writer.run("UPDATE t SET data = randomblob(12000) WHERE id = 3;")
         try await writer.run("DELETE FROM t WHERE id = 1;")
-        try await writer.run("BEGIN; INSERT INTO t(name) VALUES ('gone'); ROLLBACK; UPDATE t SET score = 9 WHERE id = 2;")
+        try await writer.run(
+            "BEGIN; INSERT INTO t(name) VALUES ('gone'); ROLLBACK; UPDATE t SET score = 9 WHERE id = 2;")
         // Enough rows to split leaves and grow the tree, in one transaction.
         try await writer.run(
             "WITH RECURSIVE n(i) AS (SELECT 10 UNION ALL SELECT i + 1 FROM n WHERE i < 900) "
-                + "INSERT INTO t SELECT i, 'row ' || i, i / 7.0, CASE WHEN i % 50 = 0 THEN randomblob(5000) END FROM n;")
+                + "INSERT INTO t SELECT i, 'row ' || i, i / 7.0, CASE WHEN i % 50 = 0 THEN randomblob(5000) END FROM n;"
+        )
         try await writer.run("UPDATE t SET name = upper(name) WHERE id % 3 = 0;")
         try await writer.run("DELETE FROM t WHERE id BETWEEN 100 AND 600;")
         try await writer.run("INSERT INTO w VALUES ('a', 1, 'x'), ('a', 2, randomblob(3000)), ('b', 1, 3.25);")
@@ -160,7 +170,9 @@ struct RowFeedTests {
         for round in 0..<5 {
             // The same size, the same first bytes: SQLite overwrites in place
             // the overflow pages that differ, and leaves the cell's page alone.
-            try await writer.run("UPDATE t SET data = CAST(substr(data, 1, 19000) || randomblob(1000) AS BLOB) WHERE id = 1; -- \(round)")
+            try await writer.run(
+                "UPDATE t SET data = CAST(substr(data, 1, 19000) || randomblob(1000) AS BLOB) WHERE id = 1; -- \(round)"
+            )
         }
         // Read from the copies of the table's pages: an update each time.
         #expect(writer.unknowns.isEmpty, "\(writer.unknowns)")
@@ -197,18 +209,21 @@ struct RowFeedTests {
             case 3:
                 let count = Int.random(in: 2...80, using: &random)
                 defer { nextID += count }
-                return "WITH RECURSIVE n(i) AS (SELECT \(nextID) UNION ALL SELECT i + 1 FROM n WHERE i < \(nextID + count - 1)) "
+                return
+                    "WITH RECURSIVE n(i) AS (SELECT \(nextID) UNION ALL SELECT i + 1 FROM n WHERE i < \(nextID + count - 1)) "
                     + "INSERT INTO t SELECT i, 'bulk ' || i, i * 0.5, CASE WHEN i % 9 = 0 THEN randomblob(6000) END FROM n;"
             case 4:
                 return "UPDATE t SET name = \(value()) WHERE id % \(Int.random(in: 2...9, using: &random)) = 0;"
             case 5:
-                return "UPDATE t SET data = CAST(substr(data, 1, 2000) || randomblob(max(length(data) - 2000, 0)) AS BLOB) "
+                return
+                    "UPDATE t SET data = CAST(substr(data, 1, 2000) || randomblob(max(length(data) - 2000, 0)) AS BLOB) "
                     + "WHERE length(data) > 4000 AND id % 2 = \(Int.random(in: 0...1, using: &random));"
             case 6:
                 let low = Int.random(in: 1...max(1, nextID), using: &random)
                 return "DELETE FROM t WHERE id BETWEEN \(low) AND \(low + Int.random(in: 0...40, using: &random));"
             case 7:
-                return "INSERT OR REPLACE INTO w VALUES ('k\(Int.random(in: 0...30, using: &random))', \(Int.random(in: 0...5, using: &random)), \(value()));"
+                return
+                    "INSERT OR REPLACE INTO w VALUES ('k\(Int.random(in: 0...30, using: &random))', \(Int.random(in: 0...5, using: &random)), \(value()));"
             case 8:
                 return "DELETE FROM w WHERE n = \(Int.random(in: 0...5, using: &random));"
             default:
@@ -223,7 +238,9 @@ struct RowFeedTests {
             case 0:
                 sql = "BEGIN; \(statement()) \(statement()) ROLLBACK; \(sure)"
             case 1...3:
-                sql = "BEGIN; " + (0..<Int.random(in: 2...6, using: &random)).map { _ in statement() }.joined(separator: " ")
+                sql =
+                    "BEGIN; "
+                    + (0..<Int.random(in: 2...6, using: &random)).map { _ in statement() }.joined(separator: " ")
                     + " \(sure) COMMIT;"
             default:
                 sql = "BEGIN; \(statement()) \(sure) COMMIT;"
@@ -237,7 +254,9 @@ struct RowFeedTests {
         }
         // Rows are unknown only where a checkpoint of the writer's overtook the reading.
         #expect(writer.unknowns.count <= 2 * checkpoints, "\(writer.unknowns.map { $0.reason ?? "" })")
-        print("row feed, seed \(seed): \(writer.commits) commits, \(checkpoints) checkpoints, \(writer.unknowns.count) unknown")
+        print(
+            "row feed, seed \(seed): \(writer.commits) commits, \(checkpoints) checkpoints, \(writer.unknowns.count) unknown"
+        )
         await writer.finish()
         await database.close()
     }

@@ -219,10 +219,12 @@ struct LivePanelTests {
         #expect(!output.contains("r\(esc)8"), "the scroll region did not change")
 
         // More rows: the panel grows; fewer: it keeps its height.
-        _ = panel.watches.take(Self.change("top", 3, rows: [[.integer(2)], [.integer(3)]], previous: [[.integer(2)]]), shown: false)
+        _ = panel.watches.take(
+            Self.change("top", 3, rows: [[.integer(2)], [.integer(3)]], previous: [[.integer(2)]]), shown: false)
         _ = harness.sync()
         #expect(harness.take().hasPrefix(PanelScreen.grow(from: 7, to: 8, rows: 24)))
-        _ = panel.watches.take(Self.change("top", 4, rows: [[.integer(2)]], previous: [[.integer(2)], [.integer(3)]]), shown: false)
+        _ = panel.watches.take(
+            Self.change("top", 4, rows: [[.integer(2)]], previous: [[.integer(2)], [.integer(3)]]), shown: false)
         #expect(!panel.needsLayoutChange(settings: RenderSettings(mode: .box)))
         _ = harness.sync()
         #expect(!harness.take().contains("M"), "no rows deleted")

@@ -127,12 +127,14 @@ struct ChangeFeedServerTests {
         }
         #expect(update["subscription"]?.integerValue == subscription)
         #expect(update["cause"] == "external")
-        #expect(update["rows"] == [
-            [
-                "table": "t", "op": "update", "key": ["rowid": 1000],
-                "old": ["id": 1000, "name": "warm", "score": .null], "new": ["id": 1000, "name": "warm", "score": 7],
-            ]
-        ])
+        #expect(
+            update["rows"] == [
+                [
+                    "table": "t", "op": "update", "key": ["rowid": 1000],
+                    "old": ["id": 1000, "name": "warm", "score": .null],
+                    "new": ["id": 1000, "name": "warm", "score": 7],
+                ]
+            ])
         _ = try await server.result("changes/unsubscribe", ["subscription": .integer(Int64(subscription))])
         let again = try await server.error("changes/unsubscribe", ["subscription": .integer(Int64(subscription))])
         #expect(again["code"] == -32602)

@@ -110,7 +110,8 @@ public final class LiveQueryDirectory: Sendable {
         delivery: LiveQueryDelivery? = nil
     ) async throws(SQLiveError) -> LiveQuerySnapshot {
         do {
-            return try await require(name).update(sql: sql, parameters: parameters, maxRows: maxRows, delivery: delivery)
+            return try await require(name).update(
+                sql: sql, parameters: parameters, maxRows: maxRows, delivery: delivery)
         } catch .closed where handle(named: name) == nil {
             // Unregistered while it was redefined.
             throw .unknownLiveQuery(name)
@@ -150,8 +151,7 @@ public final class LiveQueryDirectory: Sendable {
 
     /// The last delivery of a live query: its result, and the error that
     /// replaced it until the SQL runs again, if any.
-    public func current(name: String) async throws(SQLiveError) -> (snapshot: LiveQuerySnapshot, error: SQLiveError?)
-    {
+    public func current(name: String) async throws(SQLiveError) -> (snapshot: LiveQuerySnapshot, error: SQLiveError?) {
         try await require(name).current()
     }
 

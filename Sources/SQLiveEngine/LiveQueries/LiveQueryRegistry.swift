@@ -331,14 +331,17 @@ struct LiveQueryRegistry {
                         changes = RowChanges(
                             from: query.delivered.rows, to: fetched.result.rows, keyColumns: evaluation.keyColumns)
                     }
-                    reduced.events.append((
-                        id,
-                        .changed(
-                            LiveQueryChange(
-                                name: query.name, version: query.version, result: fetched.result,
-                                previous: query.delivered, cause: pending.cause, coalesced: pending.events,
-                                elapsed: fetched.elapsed, tables: pending.tables?.sorted(), delivery: query.delivery,
-                                changes: changes))))
+                    reduced.events.append(
+                        (
+                            id,
+                            .changed(
+                                LiveQueryChange(
+                                    name: query.name, version: query.version, result: fetched.result,
+                                    previous: query.delivered, cause: pending.cause, coalesced: pending.events,
+                                    elapsed: fetched.elapsed, tables: pending.tables?.sorted(),
+                                    delivery: query.delivery,
+                                    changes: changes))
+                        ))
                     query.delivered = fetched.result
                     query.deliveredError = nil
                 }

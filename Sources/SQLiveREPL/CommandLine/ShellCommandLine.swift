@@ -187,7 +187,8 @@ public struct ShellCommandLine: Equatable, Sendable {
             }
             if attached != nil
                 && !["mode", "time-limit", "max-rows", "max-bytes", "command", "file", "refresh-budget"].contains(
-                    option) && !(feed && option == "table")
+                    option)
+                && !(feed && option == "table")
             {
                 throw Failure(message: "unknown option: \(argument)", suggestsHelp: true)
             }

@@ -339,9 +339,21 @@ extension MCPSession {
         {
             let changes = RowChanges(from: known.result.rows, to: current.snapshot.result.rows)
             result["changes"] = [
-                "removed": .array(changes.removed.prefix(options.limits.rows).map { ["from": .integer(Int64($0.from)), "row": .array($0.row.map { RPCValue($0).json })] }),
-                "added": .array(changes.added.prefix(options.limits.rows).map { ["at": .integer(Int64($0.at)), "row": .array($0.row.map { RPCValue($0).json })] }),
-                "changed": .array(changes.changed.prefix(options.limits.rows).map { ["from": .integer(Int64($0.from)), "at": .integer(Int64($0.at)), "row": .array($0.row.map { RPCValue($0).json })] }),
+                "removed": .array(
+                    changes.removed.prefix(options.limits.rows).map {
+                        ["from": .integer(Int64($0.from)), "row": .array($0.row.map { RPCValue($0).json })]
+                    }),
+                "added": .array(
+                    changes.added.prefix(options.limits.rows).map {
+                        ["at": .integer(Int64($0.at)), "row": .array($0.row.map { RPCValue($0).json })]
+                    }),
+                "changed": .array(
+                    changes.changed.prefix(options.limits.rows).map {
+                        [
+                            "from": .integer(Int64($0.from)), "at": .integer(Int64($0.at)),
+                            "row": .array($0.row.map { RPCValue($0).json }),
+                        ]
+                    }),
             ]
         }
         seen.withLock { $0[name] = current.snapshot }
@@ -388,9 +400,12 @@ extension MCPSession {
             "more": .bool(more),
         ]
         if started {
-            result["note"] = "The change feed starts now: call again, with `after` set to `last`, to see what was written since."
+            result["note"] =
+                "The change feed starts now: call again, with `after` set to `last`, to see what was written since."
         }
-        if dropped { result["dropped"] = .string("Older commits were dropped (the log keeps \(MCPChangeLog.capacity) rows).") }
+        if dropped {
+            result["dropped"] = .string("Older commits were dropped (the log keeps \(MCPChangeLog.capacity) rows).")
+        }
         return .object(result)
     }
 

@@ -136,10 +136,13 @@ enum MCPToolCatalog {
                 input: [
                     "name": ["type": "string"],
                     "afterVersion": [
-                        "type": "integer", "description": "Return at the first version after this one (default: the last one returned to you).",
+                        "type": "integer",
+                        "description":
+                            "Return at the first version after this one (default: the last one returned to you).",
                     ],
                     "timeoutMs": ["type": "integer", "description": "How long to wait, in ms (default 30000)."],
-                ], required: ["name"], output: watched.merging(
+                ], required: ["name"],
+                output: watched.merging(
                     [
                         "timedOut": ["type": "boolean"], "afterVersion": ["type": "integer"],
                         "changes": ["type": "object"],

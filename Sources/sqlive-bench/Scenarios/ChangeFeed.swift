@@ -64,7 +64,8 @@ enum ChangeFeed: Scenario {
             let (at, commit) = delivered.withLock { $0[seen] }
             guard commit.changes.count == 1, commit.changes[0].key == .rowid(Int64(target)) else {
                 if commit.changes.contains(where: { $0.operation == .unknown }) { unknown += 1 }
-                throw BenchmarkCheckFailed(description: "unexpected rows for \(target): \(commit.changes.map(\.operation))")
+                throw BenchmarkCheckFailed(
+                    description: "unexpected rows for \(target): \(commit.changes.map(\.operation))")
             }
             latency.append(at - committed)
             try await Task.sleep(for: .milliseconds(20))

@@ -250,7 +250,8 @@ final class WALRowDeriver {
         var covered = Set<UInt32>()
 
         func collect(
-            _ bytes: [UInt8], page: UInt32, owner: Int32, layout: TableLayout, into rows: inout [Int32: [RowKey: [SQLValue]]],
+            _ bytes: [UInt8], page: UInt32, owner: Int32, layout: TableLayout,
+            into rows: inout [Int32: [RowKey: [SQLValue]]],
             readPage: (UInt32) -> [UInt8]?
         ) {
             let read = bytes.withUnsafeBytes {
@@ -287,10 +288,12 @@ final class WALRowDeriver {
                     collect(old, page: page, owner: owner, layout: layout, into: &oldRows, readPage: readBefore)
                 } else {
                     unknown[layout.name] =
-                        unknown[layout.name] ?? "the old version of page \(page) is out of reach (a checkpoint overtook)"
+                        unknown[layout.name]
+                        ?? "the old version of page \(page) is out of reach (a checkpoint overtook)"
                 }
             }
-            if case .btree(let owner) = map.role(of: page), let layout = layout(owner), let new = commit.bytes(of: page) {
+            if case .btree(let owner) = map.role(of: page), let layout = layout(owner), let new = commit.bytes(of: page)
+            {
                 collect(Array(new), page: page, owner: owner, layout: layout, into: &newRows, readPage: readAfter)
             }
         }

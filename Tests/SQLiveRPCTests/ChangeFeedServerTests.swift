@@ -80,11 +80,14 @@ struct ChangeFeedServerTests {
             INSERT INTO other VALUES (1);
             INSERT INTO kv VALUES ('a', x'00ff');
             DELETE FROM t WHERE id = 1;
+            BEGIN; INSERT INTO t VALUES (5, 'e', 5); INSERT INTO t VALUES (6, 'f', 6); COMMIT;
             """)
-        try await lines.wait("four rows") { $0.count >= before + 4 }
+        try await lines.wait("six rows") { $0.count >= before + 6 }
         let rows = try lines.all[before...].map(Self.parse)
-        #expect(rows.map { $0["op"] } == ["insert", "update", "insert", "delete"])
-        #expect(rows.map { $0["table"] } == ["t", "t", "kv", "t"])
+        #expect(rows.map { $0["op"] } == ["insert", "update", "insert", "delete", "insert", "insert"])
+        #expect(rows.map { $0["table"] } == ["t", "t", "kv", "t", "t", "t"])
+        // One commit, two lines, each a JSON object of its own.
+        #expect(rows[4]["commit"] == rows[5]["commit"] && rows[5]["key"] == ["rowid": 6])
         #expect(rows[0]["key"] == ["rowid": 1])
         #expect(rows[0]["new"] == ["id": 1, "name": "ann", "score": 1.5])
         // A REAL is a JSON number (2.0 is written 2).
@@ -93,7 +96,7 @@ struct ChangeFeedServerTests {
         #expect(rows[3]["new"] == .null && rows[3]["old"]?["name"] == "ann")
         // Each commit its own number, in order; every line names its cause.
         let commits = rows.compactMap { $0["commit"]?.integerValue }
-        #expect(commits == commits.sorted() && Set(commits).count == 4)
+        #expect(commits == commits.sorted() && Set(commits).count == 5)
         #expect(rows.allSatisfy { $0["cause"] == "external" })
         child.child.send(SIGINT)
         #expect(await child.child.exit() == 0)

@@ -198,6 +198,8 @@ extension ExternalChangeWatcher {
         private let statistics: Locked<WALPrecisionStatistics>
         /// Where each commit's changed rows go, when someone subscribed.
         let rowFeed: RowFeed?
+        /// Derives rows in a rollback-journal mode, while the feed has a subscriber.
+        var rollbackRows: RollbackRowDeriver?
 
         init(
             probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger,
@@ -329,6 +331,7 @@ extension ExternalChangeWatcher {
                     writes.versionDidChange(at: now)
                     let wanted = rowFeed?.wanted
                     tracker?.rowFilter = wanted
+                    if wanted == nil || file?.isWAL == true { rollbackRows = nil }
                     let tables = changedTables(file)
                     if let rowFeed, let wanted {
                         deliverRows(rowFeed, wanted, cause: startedAfter != lastSettled ? .local : .external)
@@ -355,9 +358,17 @@ extension ExternalChangeWatcher {
                 for changes in tracker.takeDerivedRows() { feed.deliver(cause: cause, changes) }
                 return
             }
-            let reason =
-                probe.fileState()?.isWAL == true
-                ? "the WAL cannot be read" : "the file is in a rollback-journal mode: rows are read from the WAL only"
+            var reason = "the WAL cannot be read"
+            if probe.fileState()?.isWAL == false {
+                do throws(SQLiveError) {
+                    if rollbackRows == nil { rollbackRows = try RollbackRowDeriver(path: probe.path) }
+                    // Nothing to tell at its first reading (it starts from there).
+                    if let changes = rollbackRows!.read(wanted) { feed.deliver(cause: cause, changes) }
+                    return
+                } catch {
+                    reason = error.description
+                }
+            }
             let tables: [String] =
                 switch wanted {
                 case .all: ["*"]

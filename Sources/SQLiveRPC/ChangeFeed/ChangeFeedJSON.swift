@@ -24,8 +24,10 @@ public enum ChangeFeedJSON {
     /// The lines of one commit, each ending in a newline: what
     /// `sqlive --changes` prints, in order.
     public static func lines(_ commit: CommitRows) -> [UInt8] {
-        var writer = JSONWriter(capacity: 256 * commit.changes.count)
+        var lines: [UInt8] = []
         for change in commit.changes {
+            // A writer per line: one JSON value each.
+            var writer = JSONWriter(capacity: 256)
             writer.beginObject()
             writer.key("commit")
             writer.write(integer: Int64(commit.commit))
@@ -55,9 +57,10 @@ public enum ChangeFeedJSON {
                 writer.write(string: reason)
             }
             writer.endObject()
-            writer.bytes.append(UInt8(ascii: "\n"))
+            lines += writer.bytes
+            lines.append(UInt8(ascii: "\n"))
         }
-        return writer.bytes
+        return lines
     }
 
     private static func write(_ values: [SQLValue], names: [String], into writer: inout JSONWriter) {

@@ -333,29 +333,37 @@ final class WALRowDeriver {
         var changes: [RowChange] = []
         for owner in Set(oldRows.keys).union(newRows.keys).sorted() {
             guard let layout = map.layouts[owner], unknown[layout.name] == nil else { continue }
-            let old = oldRows[owner] ?? [:]
-            let new = newRows[owner] ?? [:]
-            var rows: [RowChange] = []
-            func change(_ operation: RowChange.Operation, _ key: RowKey, _ before: [SQLValue]?, _ after: [SQLValue]?) {
-                rows.append(
-                    RowChange(
-                        table: layout.name, operation: operation, key: key, keyNames: layout.keyNames,
-                        columns: layout.columns, old: before, new: after))
-            }
-            for (key, values) in old {
-                if let after = new[key] {
-                    if after != values { change(.update, key, values, after) }
-                } else {
-                    change(.delete, key, values, nil)
-                }
-            }
-            for (key, values) in new where old[key] == nil { change(.insert, key, nil, values) }
-            changes += rows.sorted { $0.key!.sortsBefore($1.key!) }
+            changes += Self.compare(oldRows[owner] ?? [:], newRows[owner] ?? [:], layout: layout)
         }
         for (table, reason) in unknown.sorted(by: { $0.key < $1.key }) {
             changes.append(.unknown(table, reason: reason))
         }
         return changes
+    }
+
+    /// The changes between a table's rows on the old and the new versions
+    /// of the same pages, by key, in key order: only in the new ones, an
+    /// insert; only in the old ones, a delete; in both and different, an
+    /// update; in both and equal, a row that moved (no change).
+    static func compare(
+        _ old: [RowKey: [SQLValue]], _ new: [RowKey: [SQLValue]], layout: TableLayout
+    ) -> [RowChange] {
+        var rows: [RowChange] = []
+        func change(_ operation: RowChange.Operation, _ key: RowKey, _ before: [SQLValue]?, _ after: [SQLValue]?) {
+            rows.append(
+                RowChange(
+                    table: layout.name, operation: operation, key: key, keyNames: layout.keyNames,
+                    columns: layout.columns, old: before, new: after))
+        }
+        for (key, values) in old {
+            if let after = new[key] {
+                if after != values { change(.update, key, values, after) }
+            } else {
+                change(.delete, key, values, nil)
+            }
+        }
+        for (key, values) in new where old[key] == nil { change(.insert, key, nil, values) }
+        return rows.sorted { $0.key!.sortsBefore($1.key!) }
     }
 
     /// The page (among the copies) whose cell's payload spills into

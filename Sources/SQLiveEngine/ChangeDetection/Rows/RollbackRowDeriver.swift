@@ -1,0 +1,248 @@
+import GRDBSQLite
+
+/// Derives each commit's changed rows in a rollback-journal file, where
+/// nothing is left of a commit's pages once it is done (the journal is
+/// deleted or blanked before a watcher can read it).
+///
+/// It keeps a copy of the wanted tables' pages (b-tree and overflow pages)
+/// as of the last commit it read. At each commit it reads those tables
+/// again — every page, from each table's root, through a connection of the
+/// lock-free observer VFS (`ObserverVFS`: one committed state of the file,
+/// proven whole, no lock a writer could meet) — and compares them with the
+/// copy: the rows on the pages that differ, old against new, are the
+/// commit's changes (`WALRowDeriver.compare`), an overflow page that
+/// differs counting for the page of the cell it belongs to. Reading the
+/// tables costs a read of their pages (mostly from the VFS's own copy,
+/// refreshed in a few large reads), not a run of any query.
+///
+/// Only a state one commit after the last one read is a commit's changes
+/// (the file change counter, offset 24 of the header, says how many came
+/// between): when several came before sqlive could read, the tables that
+/// changed are reported unknown for them. So is a table whose columns
+/// changed, and every table when the file could not be read whole.
+///
+/// Not thread-safe: confined to the watcher's thread.
+final class RollbackRowDeriver {
+    private let raw: RawConnection
+    private struct Table {
+        var layout: TableLayout
+        var usable: Int
+        var encoding: SQLiteRecord.TextEncoding
+        var pages: [UInt32: [UInt8]]
+        /// Each overflow page's cell page.
+        var cellOf: [UInt32: UInt32]
+    }
+    /// The wanted tables as of `counter`, by lowercased name.
+    private var tables: [String: Table] = [:]
+    private var counter: UInt32?
+    private var filter: RowFeedFilter?
+
+    init(path: String) throws(SQLiveError) {
+        guard ObserverVFS.isRegistered else { throw .cannotOpen(path: path, reason: "the observer VFS is missing") }
+        do {
+            raw = try RawConnection(
+                path: ObserverVFS.uri(path: path, vfs: ObserverVFS.observer),
+                flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI)
+        } catch {
+            throw .cannotOpen(path: path, reason: "the change feed's connection: \(error.message)")
+        }
+    }
+
+    /// Reads the wanted tables now; the changes since the last reading, as
+    /// one commit's, or `nil` when there is nothing to tell (no commit
+    /// since). At the first reading there is no copy to compare with: the
+    /// commit that woke it is told unknown, and the feed starts there.
+    func read(_ wanted: RowFeedFilter) -> [RowChange]? {
+        let first = filter != wanted || counter == nil
+        filter = wanted
+        var state: State?
+        var failure = "the file kept changing while it was read"
+        // A writer that overtakes the reading makes it read again.
+        for _ in 0..<ObserverVFS.maximumAttempts where state == nil {
+            switch readState(wanted) {
+            case .success(let read): state = read
+            case .failure(let error): failure = error.reason
+            }
+        }
+        guard let state else {
+            // The copy can no longer be trusted: start again at the next commit.
+            counter = nil
+            tables = [:]
+            return tablesNamed(wanted).map { RowChange.unknown($0, reason: failure) }
+        }
+        defer {
+            counter = state.counter
+            tables = state.tables
+        }
+        guard !first, let counter else {
+            return state.tables.values.map(\.layout.name).sorted().map {
+                RowChange.unknown($0, reason: "the change feed starts at this commit (a rollback-journal file)")
+            }
+        }
+        let commits = state.counter &- counter
+        if commits == 0 { return nil }
+        var changes: [RowChange] = []
+        for (name, now) in state.tables.sorted(by: { $0.key < $1.key }) {
+            guard let before = tables[name] else { continue }
+            guard before.layout == now.layout else {
+                changes.append(.unknown(now.layout.name, reason: "its columns changed"))
+                continue
+            }
+            let rows = Self.changes(from: before, to: now)
+            guard let rows else {
+                changes.append(.unknown(now.layout.name, reason: "a page of it does not read as one of its b-tree"))
+                continue
+            }
+            guard commits == 1 || rows.isEmpty else {
+                changes.append(
+                    .unknown(
+                        now.layout.name,
+                        reason: "\(commits) commits came together before sqlive could read them; their rows, together: "
+                            + "\(rows.count) changed"))
+                continue
+            }
+            changes += rows
+        }
+        return changes
+    }
+
+    /// What the caller named, or the tables known, for unknown rows.
+    private func tablesNamed(_ wanted: RowFeedFilter) -> [String] {
+        switch wanted {
+        case .tables(let names): names.sorted()
+        case .all: tables.values.map(\.layout.name).sorted()
+        }
+    }
+
+    // MARK: - Reading
+
+    private struct State {
+        var counter: UInt32
+        var tables: [String: Table]
+    }
+
+    private struct Failure: Error {
+        var reason: String
+    }
+
+    private func readState(_ wanted: RowFeedFilter) -> Result<State, Failure> {
+        guard raw.execute("BEGIN") else { return .failure(Failure(reason: "cannot begin a read")) }
+        defer { _ = raw.execute("COMMIT") }
+        var roots: [String: UInt32] = [:]
+        let layouts: [String: TableLayout]
+        let encodingLayouts: (layouts: [String: TableLayout], encoding: SQLiteRecord.TextEncoding)
+        do throws(RawSQLiteError) {
+            let statement = try RawStatement(on: raw.handle, "SELECT name, rootpage FROM main.sqlite_schema WHERE type = 'table'")
+            while true {
+                let code = statement.step()
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else { throw RawSQLiteError(code: code, on: raw.handle) }
+                let name = sqlite3_column_text(statement.handle, 0).map { String(cString: $0) } ?? ""
+                roots[name.lowercased()] = UInt32(truncatingIfNeeded: sqlite3_column_int64(statement.handle, 1))
+            }
+            encodingLayouts = try TableLayout.loadAll(raw.handle)
+            layouts = encodingLayouts.layouts
+        } catch {
+            return .failure(Failure(reason: "reading the schema: \(error.message)"))
+        }
+        guard let header = bytes(count: 100, at: 0) else {
+            return .failure(Failure(reason: "the file was written while it was read"))
+        }
+        let counter = header.withUnsafeBytes { $0.bigEndianUInt32(at: 24) }
+        let rawPageSize = Int(header.withUnsafeBytes { $0.bigEndianUInt16(at: 16) })
+        let pageSize = rawPageSize == 1 ? 65536 : rawPageSize
+        let usable = pageSize - Int(header[20])
+        let pageCount = header.withUnsafeBytes { $0.bigEndianUInt32(at: 28) }
+        var tables: [String: Table] = [:]
+        for (name, layout) in layouts where wanted.includes(layout.name) {
+            guard let root = roots[name], root >= 1 else { continue }
+            switch walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount) {
+            case .success(let (pages, cellOf)):
+                tables[name] = Table(
+                    layout: layout, usable: usable, encoding: encodingLayouts.encoding, pages: pages, cellOf: cellOf)
+            case .failure(let failure):
+                return .failure(failure)
+            }
+        }
+        return .success(State(counter: counter, tables: tables))
+    }
+
+    /// Every page of a b-tree, from its root: interior pages' children,
+    /// cells' overflow chains.
+    private func walk(_ root: UInt32, pageSize: Int, usable: Int, pageCount: UInt32)
+        -> Result<(pages: [UInt32: [UInt8]], cellOf: [UInt32: UInt32]), Failure>
+    {
+        var pages: [UInt32: [UInt8]] = [:]
+        var cellOf: [UInt32: UInt32] = [:]
+        var stack = [root]
+        while let next = stack.popLast() {
+            guard pages[next] == nil, next >= 1, next <= pageCount else {
+                return .failure(Failure(reason: "page \(next) is linked twice or lies past the end"))
+            }
+            guard let content = bytes(count: pageSize, at: Int64(next - 1) * Int64(pageSize)) else {
+                return .failure(Failure(reason: "the file was written while it was read"))
+            }
+            pages[next] = content
+            guard let node = content.withUnsafeBytes({ BTreePage($0, page: next, usableSize: usable, pageCount: pageCount) })
+            else { return .failure(Failure(reason: "page \(next) is not a b-tree page")) }
+            stack += node.children
+            for first in node.overflows {
+                var link = first
+                while link != 0 {
+                    guard pages[link] == nil, link <= pageCount,
+                        let overflow = bytes(count: pageSize, at: Int64(link - 1) * Int64(pageSize))
+                    else { return .failure(Failure(reason: "overflow page \(link) cannot be read")) }
+                    pages[link] = overflow
+                    cellOf[link] = next
+                    link = overflow.withUnsafeBytes { $0.bigEndianUInt32(at: 0) }
+                }
+            }
+        }
+        return .success((pages, cellOf))
+    }
+
+    /// Bytes of the file as the read transaction's state of it has them,
+    /// through the observer VFS (`nil` when a writer overtook the reading).
+    private func bytes(count: Int, at offset: Int64) -> [UInt8]? {
+        guard let (file, methods) = DatabaseHeader.openFile(of: raw.handle), let xRead = methods.xRead else { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        return xRead(file, &bytes, Int32(count), offset) == SQLITE_OK ? bytes : nil
+    }
+
+    // MARK: - Comparing
+
+    /// The rows that changed between two readings of a table; `nil` when a
+    /// page does not read as its b-tree's.
+    private static func changes(from before: Table, to now: Table) -> [RowChange]? {
+        var cellPages = Set<UInt32>()
+        for page in Set(before.pages.keys).union(now.pages.keys) where before.pages[page] != now.pages[page] {
+            // The page itself (read as a b-tree page in each version where it
+            // is one), and the cell pages it was an overflow page of.
+            cellPages.insert(page)
+            if let cell = before.cellOf[page] { cellPages.insert(cell) }
+            if let cell = now.cellOf[page] { cellPages.insert(cell) }
+        }
+        guard !cellPages.isEmpty else { return [] }
+        guard let old = rows(of: before, on: cellPages), let new = rows(of: now, on: cellPages) else { return nil }
+        return WALRowDeriver.compare(old, new, layout: now.layout)
+    }
+
+    private static func rows(of table: Table, on pages: Set<UInt32>) -> [RowKey: [SQLValue]]? {
+        var rows: [RowKey: [SQLValue]] = [:]
+        for page in pages {
+            // A page of the b-tree in this reading (not an overflow page, not gone).
+            guard let bytes = table.pages[page], table.cellOf[page] == nil else { continue }
+            let read = bytes.withUnsafeBytes {
+                BTreeCells.read(
+                    $0, page: page, usableSize: table.usable, pageCount: UInt32.max,
+                    readPage: { table.pages[$0] })
+            }
+            guard case .success(let cells) = read else { return nil }
+            for cell in cells.cells {
+                guard let (key, values) = table.layout.row(cell, encoding: table.encoding) else { return nil }
+                guard rows.updateValue(values, forKey: key) == nil else { return nil }
+            }
+        }
+        return rows
+    }
+}

@@ -14,24 +14,35 @@ enum ChangeFeed: Scenario {
     static let name = "change-feed"
 
     static func run(quick: Bool, directory: URL) async throws -> ResultTable {
+        var table = try await run(quick: quick, directory: directory, journalMode: "WAL")
+        let rollback = try await run(quick: quick, directory: directory, journalMode: "DELETE")
+        for row in rollback.rows {
+            var row = row
+            row.metric += ", DELETE journal"
+            table.rows.append(row)
+        }
+        table.checks += rollback.checks.map { "DELETE journal: " + $0 }
+        return table
+    }
+
+    static func run(quick: Bool, directory: URL, journalMode: String) async throws -> ResultTable {
         let rows = quick ? 20_000 : 1_000_000
         let updates = quick ? 10 : 50
         let bulk = quick ? 2_000 : 10_000
         var table = ResultTable(
             scenario: name,
-            note: "`rowChanges(tables: [\"items\"])` over a \(rows)-row table (WAL); \(updates) one-row UPDATEs by "
+            note: "`rowChanges(tables: [\"items\"])` over a \(rows)-row table (WAL, then a DELETE-journal copy); \(updates) one-row UPDATEs by "
                 + "another connection (GRDB at its defaults, in this process), 20 ms apart, timed from the writer's "
                 + "commit to the commit's rows delivered; the anchor reads the whole table with the sqlite3 shell "
                 + "(what finding the change takes without a feed). Then 5 UPDATEs of \(bulk) rows each by the "
                 + "sqlite3 shell: this process's CPU per changed row.")
         let path = try makeDatabase(
-            directory, "feed.sqlite",
+            directory, "feed-\(journalMode).sqlite",
             """
             CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT, qty INTEGER);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT \(rows))
             INSERT INTO items SELECT i, 'item ' || i, i % 97 FROM n;
-            PRAGMA wal_checkpoint(TRUNCATE);
-            """)
+            """, journalMode: journalMode)
         let fileMiB = Double((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) / 1_048_576
         let heapBefore = heapMiB()
         let database = try await LiveDatabase.open(.file(path))

@@ -145,7 +145,7 @@ struct DatabaseDump {
         let names = columns.compactMap { $0[0].textValue }
         for candidate in ["rowid", "_rowid_", "oid"]
         where !names.contains(where: { sqlite3_stricmp($0, candidate) == 0 }) {
-            let known = try database.writer.writeWithoutTransaction { db in
+            let known = database.writer.writeWithoutTransaction { db in
                 sqlite3_table_column_metadata(db.sqliteConnection, nil, table, candidate, nil, nil, nil, nil, nil)
             }
             return known == SQLITE_OK ? candidate : nil

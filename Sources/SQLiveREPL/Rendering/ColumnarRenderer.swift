@@ -57,7 +57,7 @@ struct ColumnarRenderer: RowRenderer {
     mutating func row(_ row: some RowValues, into output: inout OutputBuffer) {
         if rowCount == 0 {
             for (index, name) in columns.enumerated() {
-                Array(name.utf8).withUnsafeBufferPointer { add($0[...], column: index) }
+                _ = Array(name.utf8).withUnsafeBufferPointer { add($0[...], column: index) }
             }
         }
         rowCount += 1

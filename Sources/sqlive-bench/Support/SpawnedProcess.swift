@@ -31,8 +31,6 @@ final class SpawnedProcess: @unchecked Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        var opened: [Int32] = []
-        defer { for descriptor in opened { close(descriptor) } }
         func attach(_ stream: Any?, to target: Int32, reading: Bool) {
             switch stream {
             case let pipe as Pipe:

@@ -102,6 +102,44 @@ struct ChangeFeedServerTests {
         #expect(await child.child.exit() == 0)
     }
 
+    @Test(
+        "Watching with the feed fails no commit of a writer with no busy timeout, and tells every commit",
+        arguments: ["wal", "delete"])
+    func feedHarmsNoWriter(mode: String) async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("harm.sqlite")
+        try await SQLite3CLI.run(
+            path, "PRAGMA journal_mode=\(mode); CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT, b BLOB);")
+        let child = try PipedChild(SQLiveBinary.path, [path, "--changes"])
+        let lines = Lines(child)
+        var warmed = false
+        for attempt in 0..<100 where !warmed {
+            try await SQLite3CLI.run(path, "INSERT INTO t(v) VALUES ('warm \(attempt)');")
+            try await Task.sleep(for: .milliseconds(100))
+            warmed = lines.all.contains { $0.contains("\"op\":\"insert\"") }
+        }
+        try #require(warmed, "no row came: \(lines.all)")
+        let before = lines.all.count
+        // 300 commits as fast as the shell makes them, at its defaults (no
+        // busy timeout, -bail): one "database is locked" fails the run.
+        let script = (1...300).map { "INSERT INTO t(id, v, b) VALUES (\(1000 + $0), 'v\($0)', randomblob(\($0 % 7 == 0 ? 5000 : 10)));" }
+            .joined(separator: "\n")
+        try await SQLite3CLI.run(path, script)
+        // Every commit is told: its row, or the table unknown for commits read together.
+        try await lines.wait("the last commit") { lines in
+            lines[before...].contains { $0.contains("\"rowid\":1300}") || $0.contains("\"op\":\"unknown\"") }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let rows = try lines.all[before...].map(Self.parse)
+        let inserted = rows.filter { $0["op"] == "insert" }.compactMap { $0["key"]?["rowid"]?.integerValue }
+        #expect(Set(inserted).count == inserted.count, "a row told twice")
+        #expect(inserted.allSatisfy { (1001...1300).contains($0) })
+        #expect(rows.allSatisfy { $0["op"] == "insert" || $0["op"] == "unknown" })
+        if mode == "wal" { #expect(inserted.count == 300, "WAL: every commit read from the log") }
+        child.child.send(SIGINT)
+        #expect(await child.child.exit() == 0)
+    }
+
     @Test("changes/subscribe: changes/rows for each commit, until changes/unsubscribe")
     func jsonRPC() async throws {
         let directory = try TemporaryDirectory()

@@ -75,9 +75,6 @@ final class ExternalChangeWatcher: Sendable {
     let statistics = Locked(WALPrecisionStatistics())
     /// Wakes the thread to stop.
     private let stopSignal: WakePipe
-    /// Wakes the thread when the change feed gains a subscriber.
-    private let feedSignal: WakePipe?
-    private let feedObserver: (feed: RowFeed, id: Int)?
     private let exited = DispatchSemaphore(value: 0)
     // Mutable State: guarded by the mutex; `stop` and `deinit` race to join.
     private let joined = Locked(false)
@@ -117,21 +114,15 @@ final class ExternalChangeWatcher: Sendable {
 
         do {
             stopSignal = try WakePipe()
-            feedSignal = rowFeed == nil ? nil : try WakePipe()
         } catch {
             throw .cannotOpen(path: path, reason: error.description)
-        }
-        if let rowFeed, let feedSignal {
-            feedObserver = (rowFeed, rowFeed.observe { feedSignal.post() })
-        } else {
-            feedObserver = nil
         }
 
         let loop = Loop(
             probe: probe, schema: schema, ledger: ledger, emit: emit, lastVersion: baseline,
             lastIdentity: status?.identity, lastModification: status?.modification,
             lastPermissions: status?.permissions, lastSettled: settled,
-            stop: stopSignal.readDescriptor, feedSignal: feedSignal, mode: requested,
+            stop: stopSignal.readDescriptor, mode: requested,
             fallbackPolling: fallbackPolling, walPrecision: walPrecision, tracker: tracker, precision: precision,
             statistics: statistics, rowFeed: rowFeed)
         let exited = exited
@@ -152,7 +143,6 @@ final class ExternalChangeWatcher: Sendable {
             return !joined
         }
         guard first else { return }
-        if let feedObserver { feedObserver.feed.forget(feedObserver.id) }
         stopSignal.post()
         exited.wait()
     }
@@ -195,7 +185,6 @@ extension ExternalChangeWatcher {
         var inotifyDue: (at: ContinuousClock.Instant, safetyPoll: Duration)?
         let fallbackPolling: Duration
         let stop: Int32
-        let feedSignal: WakePipe?
         var schedule: ProbeSchedule<ContinuousClock.Instant>
         let clock = ContinuousClock()
         var damage = DamageCheck()
@@ -217,7 +206,7 @@ extension ExternalChangeWatcher {
             emit: @escaping @Sendable (Finding) -> Void,
             lastVersion: Int64, lastIdentity: DataVersionProbe.FileIdentity?,
             lastModification: DataVersionProbe.Modification?, lastPermissions: DataVersionProbe.Permissions?,
-            lastSettled: Int, stop: Int32, feedSignal: WakePipe?,
+            lastSettled: Int, stop: Int32,
             mode: Mode, fallbackPolling: Duration, walPrecision: Bool, tracker: WALChangeTracker?,
             precision: Locked<ExternalPrecision>, statistics: Locked<WALPrecisionStatistics>, rowFeed: RowFeed?
         ) {
@@ -240,7 +229,6 @@ extension ExternalChangeWatcher {
             self.lastSettled = lastSettled
             self.fallbackPolling = fallbackPolling
             self.stop = stop
-            self.feedSignal = feedSignal
             let now = clock.now
             switch mode {
             case .inotify(let safetyPoll):
@@ -268,18 +256,16 @@ extension ExternalChangeWatcher {
         func run() {
             var descriptors = [
                 pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: feedSignal?.readDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: -1, events: Int16(POLLIN), revents: 0),
             ]
             while true {
                 if let due = inotifyDue, clock.now >= due.at {
                     startInotify(safetyPoll: due.safetyPoll)
-                    descriptors[2].fd = events?.descriptor ?? -1
+                    descriptors[1].fd = events?.descriptor ?? -1
                     // What was written before the descriptor existed is read now.
                     read()
                 }
-                // poll(2) skips a negative descriptor.
-                let count = nfds_t(3)
+                let count = nfds_t(events == nil ? 1 : 2)
                 var next = schedule.nextReading()
                 if let due = inotifyDue { next = min(next, due.at) }
                 let wait = next - clock.now
@@ -294,11 +280,7 @@ extension ExternalChangeWatcher {
                 let ready = poll(&descriptors, count, milliseconds)
                 if ready < 0 && errno != EINTR { return }
                 if descriptors[0].revents != 0 { return }
-                if descriptors[1].revents != 0 {
-                    feedSignal?.drain()
-                    prepareRows()
-                }
-                if let events, descriptors[2].revents != 0 {
+                if let events, descriptors[1].revents != 0 {
                     let events = events.take()
                     if events.database { writes.fileWasWritten(at: clock.now) }
                     if events.relevant { schedule.eventDidArrive(at: clock.now) }
@@ -365,24 +347,6 @@ extension ExternalChangeWatcher {
             case .failed(let message):
                 Log.monitor.debug("reading data_version: \(message)")
                 schedule.didRead(at: now, busy: false)
-            }
-        }
-
-        /// A subscriber came: copies what the feed now wants, as the file is,
-        /// so that the next commit's rows are read against it.
-        private func prepareRows() {
-            guard let rowFeed, let wanted = rowFeed.wanted, let file = probe.fileState() else { return }
-            if file.isWAL {
-                tracker?.rowFilter = wanted
-                tracker?.prepareRows()
-            } else if lastVersion & (1 << 40) != 0 {
-                // The change counter of the last commit read (`DataVersionProbe.read`).
-                do throws(SQLiveError) {
-                    if rollbackRows == nil { rollbackRows = try RollbackRowDeriver(path: probe.path) }
-                    rollbackRows!.prime(wanted, at: UInt32(truncatingIfNeeded: lastVersion))
-                } catch {
-                    Log.monitor.warning("the change feed: \(error)")
-                }
             }
         }
 

@@ -106,23 +106,6 @@ final class RollbackRowDeriver {
         return changes
     }
 
-    /// Copies the wanted tables as the file is now, when they are not
-    /// copied yet (a new subscriber), so that the next commit is read
-    /// against them and not told unknown — but only when the file is still
-    /// at `counter` (the commit the watcher read last): a copy taken after a
-    /// commit the watcher has not read yet would hide that commit's rows.
-    func prime(_ wanted: RowFeedFilter, at expected: UInt32) {
-        guard filter != wanted || counter == nil else { return }
-        for _ in 0..<ObserverVFS.maximumAttempts {
-            guard case .success(let state) = readState(wanted) else { continue }
-            guard state.counter == expected else { return }
-            filter = wanted
-            counter = state.counter
-            tables = state.tables
-            return
-        }
-    }
-
     /// What the caller named, or the tables known, for unknown rows.
     private func tablesNamed(_ wanted: RowFeedFilter) -> [String] {
         switch wanted {

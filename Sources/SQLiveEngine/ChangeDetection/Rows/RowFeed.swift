@@ -106,24 +106,6 @@ final class RowFeed: Sendable {
         var finished = false
     }
     private let state = Locked(State())
-    /// Called at each subscription: the watchers, which then copy what
-    /// the new subscriber wants before its first commit.
-    private let watchers = Locked<[Int: @Sendable () -> Void]>([:])
-    private let nextWatcher = Locked(0)
-
-    /// Calls `wake` at each subscription, until `forget` with the answer.
-    func observe(_ wake: @escaping @Sendable () -> Void) -> Int {
-        let id = nextWatcher.withLock { next in
-            defer { next += 1 }
-            return next
-        }
-        watchers.withLock { $0[id] = wake }
-        return id
-    }
-
-    func forget(_ id: Int) {
-        watchers.withLock { _ = $0.removeValue(forKey: id) }
-    }
 
     /// What the subscribers want derived; `nil` when no one subscribes
     /// (the watcher then derives nothing).
@@ -155,7 +137,6 @@ final class RowFeed: Sendable {
         continuation.onTermination = { [weak self] _ in
             self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
         }
-        for wake in watchers.withLock({ Array($0.values) }) { wake() }
         return stream
     }
 

@@ -86,9 +86,7 @@ final class WALChangeTracker {
         return derived
     }
 
-    /// Starts deriving rows (or stops, without a filter) from where the
-    /// reading stands, and copies the wanted tables' pages.
-    func prepareRows() {
+    private func readCommits() -> Changes {
         takeBuiltMap()
         if rowFilter == nil {
             deriver = nil
@@ -97,10 +95,6 @@ final class WALChangeTracker {
             deriver!.start(at: reader.position)
         }
         if let deriver, let rowFilter, let map { deriver.fill(map, filter: rowFilter, position: reader.position) }
-    }
-
-    private func readCommits() -> Changes {
-        prepareRows()
         var tables = Set<String>()
         var fallback: String?
         var commits = 0

@@ -11,7 +11,7 @@ import Testing
 /// stream, and its timer sleeps on swift-clocks' `TestClock`, which
 /// suspends the sleeper until the test advances it: the timing rules are
 /// checked without waiting.
-@Suite("Refresh scheduler on a test clock", .timeLimit(.minutes(1)))
+@Suite("Refresh scheduler on a test clock", .timeLimit(.minutes(5)))
 struct RefreshSchedulerTests {
     @Test("Leading edge, coalescing within the window, one refresh when the clock passes it")
     func timing() async throws {

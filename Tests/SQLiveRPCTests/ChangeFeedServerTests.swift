@@ -52,6 +52,18 @@ struct ChangeFeedServerTests {
         var description: String
     }
 
+    /// Writes with the sqlite3 shell until the feed prints an inserted
+    /// row: it reads rows once its page map is built.
+    static func warmUp(_ path: String, _ lines: Lines, insert: (Int) -> String) async throws {
+        var warmed = false
+        for attempt in 0..<100 where !warmed {
+            try await SQLite3CLI.run(path, insert(attempt))
+            try await Task.sleep(for: .milliseconds(100))
+            warmed = lines.all.contains { $0.contains("\"op\":\"insert\"") }
+        }
+        try #require(warmed, "no row came: \(lines.all)")
+    }
+
     static func parse(_ line: String) throws -> JSONValue {
         try JSONCoding.decode(JSONValue.self, from: Array(line.utf8))
     }
@@ -63,14 +75,7 @@ struct ChangeFeedServerTests {
         try await SQLite3CLI.run(path, Self.schema)
         let child = try PipedChild(SQLiveBinary.path, [path, "--changes", "--table", "t", "--table", "KV"])
         let lines = Lines(child)
-        // Until the feed reads rows (it builds its page map first).
-        var warmed = false
-        for attempt in 0..<100 where !warmed {
-            try await SQLite3CLI.run(path, "INSERT INTO t(id, name) VALUES (\(1000 + attempt), 'warm');")
-            try await Task.sleep(for: .milliseconds(100))
-            warmed = lines.all.contains { $0.contains("\"op\":\"insert\"") }
-        }
-        try #require(warmed, "no row came: \(lines.all)")
+        try await Self.warmUp(path, lines) { "INSERT INTO t(id, name) VALUES (\(1000 + $0), 'warm');" }
         let before = lines.all.count
         try await SQLite3CLI.run(
             path,
@@ -112,18 +117,14 @@ struct ChangeFeedServerTests {
             path, "PRAGMA journal_mode=\(mode); CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT, b BLOB);")
         let child = try PipedChild(SQLiveBinary.path, [path, "--changes"])
         let lines = Lines(child)
-        var warmed = false
-        for attempt in 0..<100 where !warmed {
-            try await SQLite3CLI.run(path, "INSERT INTO t(v) VALUES ('warm \(attempt)');")
-            try await Task.sleep(for: .milliseconds(100))
-            warmed = lines.all.contains { $0.contains("\"op\":\"insert\"") }
-        }
-        try #require(warmed, "no row came: \(lines.all)")
+        try await Self.warmUp(path, lines) { "INSERT INTO t(v) VALUES ('warm \($0)');" }
         let before = lines.all.count
         // 300 commits as fast as the shell makes them, at its defaults (no
         // busy timeout, -bail): one "database is locked" fails the run.
-        let script = (1...300).map { "INSERT INTO t(id, v, b) VALUES (\(1000 + $0), 'v\($0)', randomblob(\($0 % 7 == 0 ? 5000 : 10)));" }
-            .joined(separator: "\n")
+        let script = (1...300).map {
+            "INSERT INTO t(id, v, b) VALUES (\(1000 + $0), 'v\($0)', randomblob(\($0 % 7 == 0 ? 5000 : 10)));"
+        }
+        .joined(separator: "\n")
         try await SQLite3CLI.run(path, script)
         // Every commit is told: its row, or the table unknown for commits read together.
         try await lines.wait("the last commit") { lines in

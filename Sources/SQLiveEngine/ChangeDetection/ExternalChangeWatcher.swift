@@ -334,7 +334,8 @@ extension ExternalChangeWatcher {
                     if wanted == nil || file?.isWAL == true { rollbackRows = nil }
                     let tables = changedTables(file)
                     if let rowFeed, let wanted {
-                        deliverRows(rowFeed, wanted, cause: startedAfter != lastSettled ? .local : .external)
+                        deliverRows(
+                            rowFeed, wanted, file: file, cause: startedAfter != lastSettled ? .local : .external)
                     }
                     emit(.commit(mayBeLocal: startedAfter != lastSettled, schema: schema, tables: tables))
                 } else if writes.versionUnchanged(at: now) {
@@ -353,13 +354,15 @@ extension ExternalChangeWatcher {
         /// Hands the feed the changed rows of the commits just read from the
         /// WAL; where they cannot be read (not in WAL mode, no wal-index),
         /// it says that the wanted tables' rows are unknown.
-        private func deliverRows(_ feed: RowFeed, _ wanted: RowFeedFilter, cause: ChangeCause) {
+        private func deliverRows(
+            _ feed: RowFeed, _ wanted: RowFeedFilter, file: DataVersionProbe.FileState?, cause: ChangeCause
+        ) {
             if let tracker, tracker.isAvailable, tracker.rowFilter != nil {
                 for changes in tracker.takeDerivedRows() { feed.deliver(cause: cause, changes) }
                 return
             }
             var reason = "the WAL cannot be read"
-            if probe.fileState()?.isWAL == false {
+            if file?.isWAL == false {
                 do throws(SQLiveError) {
                     if rollbackRows == nil { rollbackRows = try RollbackRowDeriver(path: probe.path) }
                     // Nothing to tell at its first reading (it starts from there).

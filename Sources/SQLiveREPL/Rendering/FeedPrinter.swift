@@ -46,6 +46,12 @@ struct FeedPrinter {
         zip(columns, values).map { "\($0)=\(literal($1))" }.joined(separator: ", ")
     }
 
+    private static func quoted(_ text: String) -> String {
+        var output = OutputBuffer(capacity: text.utf8.count + 2)
+        SQLiteText.appendQuoted(text, to: &output)
+        return String(decoding: output.bytes, as: UTF8.self)
+    }
+
     /// A value as SQL writes it, cut to `valueWidth` characters.
     static func literal(_ value: SQLValue) -> String {
         let text: String =
@@ -53,7 +59,7 @@ struct FeedPrinter {
             case .null: "NULL"
             case .integer(let integer): String(integer)
             case .real(let real): SQLValue.format(real: real)
-            case .text(let text): "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+            case .text(let text): quoted(text)
             case .blob(let data):
                 data.count > valueWidth / 2
                     ? "X'\(data.prefix(8).map { String(format: "%02X", $0) }.joined())…' (\(data.count) bytes)"

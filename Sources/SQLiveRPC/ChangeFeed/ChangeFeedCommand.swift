@@ -1,5 +1,7 @@
 import Foundation
 import SQLiveEngine
+import SQLiveLocks
+import SystemPackage
 
 /// `sqlive DATABASE --changes [--table NAME]...`: one JSON line per
 /// changed row of every commit by any process (`ChangeFeedJSON`), written
@@ -48,16 +50,12 @@ public enum ChangeFeedCommand {
 
     /// Writes all of `bytes` to standard output; false once it is closed.
     private static func write(_ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += written
+        do {
+            try bytes.withUnsafeBytes { try FileDescriptor.standardOutput.writeEverything($0) }
+            return true
+        } catch {
+            return false
         }
-        return true
     }
 }
 

@@ -31,7 +31,8 @@ enum ChangeFeed: Scenario {
         let bulk = quick ? 2_000 : 10_000
         var table = ResultTable(
             scenario: name,
-            note: "`rowChanges(tables: [\"items\"])` over a \(rows)-row table (WAL, then a DELETE-journal copy); \(updates) one-row UPDATEs by "
+            note:
+                "`rowChanges(tables: [\"items\"])` over a \(rows)-row table (WAL, then a DELETE-journal copy); \(updates) one-row UPDATEs by "
                 + "another connection (GRDB at its defaults, in this process), 20 ms apart, timed from the writer's "
                 + "commit to the commit's rows delivered; the anchor reads the whole table with the sqlite3 shell "
                 + "(what finding the change takes without a feed). Then 5 UPDATEs of \(bulk) rows each by the "

@@ -132,7 +132,8 @@ final class RollbackRowDeriver {
         let layouts: [String: TableLayout]
         let encodingLayouts: (layouts: [String: TableLayout], encoding: SQLiteRecord.TextEncoding)
         do throws(RawSQLiteError) {
-            let statement = try RawStatement(on: raw.handle, "SELECT name, rootpage FROM main.sqlite_schema WHERE type = 'table'")
+            let statement = try RawStatement(
+                on: raw.handle, "SELECT name, rootpage FROM main.sqlite_schema WHERE type = 'table'")
             while true {
                 let code = statement.step()
                 if code == SQLITE_DONE { break }
@@ -183,7 +184,10 @@ final class RollbackRowDeriver {
                 return .failure(Failure(reason: "the file was written while it was read"))
             }
             pages[next] = content
-            guard let node = content.withUnsafeBytes({ BTreePage($0, page: next, usableSize: usable, pageCount: pageCount) })
+            guard
+                let node = content.withUnsafeBytes({
+                    BTreePage($0, page: next, usableSize: usable, pageCount: pageCount)
+                })
             else { return .failure(Failure(reason: "page \(next) is not a b-tree page")) }
             stack += node.children
             for first in node.overflows {
@@ -204,7 +208,9 @@ final class RollbackRowDeriver {
     /// Bytes of the file as the read transaction's state of it has them,
     /// through the observer VFS (`nil` when a writer overtook the reading).
     private func bytes(count: Int, at offset: Int64) -> [UInt8]? {
-        guard let (file, methods) = DatabaseHeader.openFile(of: raw.handle), let xRead = methods.xRead else { return nil }
+        guard let (file, methods) = DatabaseHeader.openFile(of: raw.handle), let xRead = methods.xRead else {
+            return nil
+        }
         var bytes = [UInt8](repeating: 0, count: count)
         return xRead(file, &bytes, Int32(count), offset) == SQLITE_OK ? bytes : nil
     }

@@ -67,21 +67,7 @@ extension TableLayout {
         while true {
             switch statement.step() {
             case SQLITE_ROW:
-                rows.append(
-                    (0..<statement.columnCount).map { column in
-                        let index = Int32(column)
-                        switch sqlite3_column_type(statement.handle, index) {
-                        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement.handle, index))
-                        case SQLITE_FLOAT: return .real(sqlite3_column_double(statement.handle, index))
-                        case SQLITE_TEXT:
-                            return .text(sqlite3_column_text(statement.handle, index).map { String(cString: $0) } ?? "")
-                        case SQLITE_BLOB:
-                            let count = Int(sqlite3_column_bytes(statement.handle, index))
-                            guard let bytes = sqlite3_column_blob(statement.handle, index) else { return .blob(Data()) }
-                            return .blob(Data(bytes: bytes, count: count))
-                        default: return .null
-                        }
-                    })
+                rows.append(SQLValue.row(of: statement.handle, columnCount: statement.columnCount))
             case SQLITE_DONE:
                 return rows
             case let code:

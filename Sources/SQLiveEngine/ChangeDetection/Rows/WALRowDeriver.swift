@@ -320,10 +320,13 @@ final class WALRowDeriver {
         // tables, a b-tree with no layout) that the commit wrote.
         for page in written {
             for role in [before[page] ?? .unknown, map.role(of: page)] {
-                guard case .btree(let owner) = role, map.layouts[owner] == nil || isShadow(owner, map) else { continue }
+                guard case .btree(let owner) = role else { continue }
                 let tree = map.owners[Int(owner)]
-                // An index changes with its table, which is read.
-                if map.layouts[owner] == nil && !tree.tables.contains(tree.name) { continue }
+                // A table's own b-tree with a layout is read as rows; an
+                // index (named after no table it stands for, no layout)
+                // changes with its table. A shadow table (a layout, named
+                // after no table it stands for) or a table with no layout is not.
+                guard tree.tables.contains(tree.name) == (map.layouts[owner] == nil) else { continue }
                 for table in tree.tables where filter.includes(table) && unknown[table] == nil {
                     unknown[table] = "the rows of \(table) are not stored in a table sqlive can read"
                 }
@@ -389,12 +392,6 @@ final class WALRowDeriver {
         return nil
     }
 
-    /// Whether a b-tree with a layout is a virtual table's shadow table
-    /// (it stands for a table of another name).
-    private func isShadow(_ owner: Int32, _ map: PageMap) -> Bool {
-        let tree = map.owners[Int(owner)]
-        return !tree.tables.contains(tree.name)
-    }
 }
 
 extension RowKey {

@@ -358,7 +358,11 @@ extension ExternalChangeWatcher {
             _ feed: RowFeed, _ wanted: RowFeedFilter, file: DataVersionProbe.FileState?, cause: ChangeCause
         ) {
             if let tracker, tracker.isAvailable, tracker.rowFilter != nil {
-                for changes in tracker.takeDerivedRows() { feed.deliver(cause: cause, changes) }
+                for commit in tracker.takeDerivedRows() {
+                    feed.deliver(
+                        cause: cause, from: commit.from, to: commit.to, derived: tracker.rowFilter ?? wanted,
+                        commit.changes)
+                }
                 return
             }
             var reason = "the WAL cannot be read"
@@ -366,7 +370,9 @@ extension ExternalChangeWatcher {
                 do throws(SQLiveError) {
                     if rollbackRows == nil { rollbackRows = try RollbackRowDeriver(path: probe.path) }
                     // Nothing to tell at its first reading (it starts from there).
-                    if let changes = rollbackRows!.read(wanted) { feed.deliver(cause: cause, changes) }
+                    if let read = rollbackRows!.read(wanted) {
+                        feed.deliver(cause: cause, from: read.from, to: read.to, derived: wanted, read.changes)
+                    }
                     return
                 } catch {
                     reason = error.description
@@ -377,7 +383,7 @@ extension ExternalChangeWatcher {
                 case .all: ["*"]
                 case .tables(let names): names.sorted()
                 }
-            feed.deliver(cause: cause, tables.map { RowChange.unknown($0, reason: reason) })
+            feed.deliver(cause: cause, derived: wanted, tables.map { RowChange.unknown($0, reason: reason) })
         }
 
         /// The tables the commits since the last reading wrote, from the

@@ -78,9 +78,19 @@ final class LiveQueryCenter: Sendable {
         }
         reader = try LiveQueryReader(session: session, location: location, configuration: configuration)
         resolver = ExternalCommitResolver(session: session, clock: ContinuousClock(), ledger: ledger)
+        // Live queries kept from the change feed's rows: a watched file's.
+        var inbox: MaintenanceInbox?
+        var baseReader: MaintainedBaseReader?
+        if let rowFeed, let path = location.filePath, reader.committed != nil,
+            options.externalDetection != .disabled, !location.isImmutable, options.maintainsFromRows
+        {
+            inbox = MaintenanceInbox { tables, cause in continuation.yield(.rowsDerived(tables, cause)) }
+            baseReader = MaintainedBaseReader(path: DatabaseLocation.resolvingSymbolicLinks(path))
+            rowFeed.attach(inbox)
+        }
         scheduler = RefreshScheduler(
             reader: reader, tracer: tracer, events: events, interest: interest, prefetch: prefetch, options: options,
-            clock: ContinuousClock())
+            clock: ContinuousClock(), inbox: inbox, baseReader: baseReader)
     }
 
     /// Starts observing: the recorder on the session's connection, the
@@ -194,6 +204,12 @@ final class LiveQueryCenter: Sendable {
             group.addTask {
                 for await batch in scheduler.refreshes {
                     await scheduler.refresh(batch)
+                }
+            }
+            group.addTask {
+                // Kept queries' bases, one at a time.
+                for await definition in scheduler.baseReads {
+                    await scheduler.readBase(definition)
                 }
             }
             group.addTask {

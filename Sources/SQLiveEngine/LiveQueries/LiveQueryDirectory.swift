@@ -165,7 +165,7 @@ public final class LiveQueryDirectory: Sendable {
         let precision = live.precision
         return handles.compactMap { handle in
             guard var info = infos[handle.id] else { return nil }
-            info.precision = precision
+            if info.precision != .rows { info.precision = precision }
             return info
         }
     }

@@ -24,6 +24,10 @@ enum LiveQueryFetcher {
         /// For a read at commit (`LocalPrefetch`): when its job began, before
         /// its snapshot was taken (`LocalPrefetch.reads`).
         var begunAt: Int?
+        /// Where the file stood when it was read, at the latest: a result
+        /// kept from rows is delivered only once it is that far
+        /// (`MaintainedState`).
+        var position: FilePosition?
     }
 
     /// A kept statement was prepared again by SQLite with other columns.
@@ -56,9 +60,11 @@ enum LiveQueryFetcher {
         knownRegion: DatabaseRegion?, recordsPages: Bool, wantsKey: Bool = false, byteCap: Int? = nil
     ) throws -> Fetched {
         guard recordsPages else {
-            return try fetch(
+            var fetched = try fetch(
                 definition, db, rowCap: rowCap, tracer: tracer, knownRegion: knownRegion, wantsKey: wantsKey,
                 byteCap: byteCap)
+            fetched.position = FilePosition.latest(db.sqliteConnection)
+            return fetched
         }
         var (fetched, dependency) = try ObserverVFS.recordingPages(db) {
             try fetch(
@@ -66,6 +72,7 @@ enum LiveQueryFetcher {
                 byteCap: byteCap)
         }
         fetched.dependency = dependency
+        fetched.position = FilePosition.latest(db.sqliteConnection)
         return fetched
     }
 

@@ -71,7 +71,7 @@ public final class LiveQueryHandle: Sendable {
     public func info() async -> LiveQueryInfo? {
         guard let database, let scheduler = try? scheduler() else { return nil }
         var info = await scheduler.infos([id])[id]
-        info?.precision = database.live.precision
+        if info?.precision != .rows { info?.precision = database.live.precision }
         return info
     }
 

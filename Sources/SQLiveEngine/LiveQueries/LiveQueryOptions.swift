@@ -1,3 +1,4 @@
+import Foundation
 /// How live queries are scheduled and how other writers are detected.
 public struct LiveQueryOptions: Sendable {
     /// How changes made by other connections and processes are noticed.
@@ -50,6 +51,12 @@ public struct LiveQueryOptions: Sendable {
     /// back the others' updates. It goes back when a read there takes
     /// less than half of this.
     public var ownConnectionAfter: Duration?
+    /// Whether live queries of the shapes `MaintainedPlan` allows are kept
+    /// from the rows each commit changed instead of run again
+    /// (`precision: "rows"`). On by default; the benchmark and the tests
+    /// turn it off to compare. `SQLIVE_MAINTAIN=0` in the environment turns
+    /// it off too.
+    public var maintainsFromRows: Bool
 
     public init(
         coalescingWindow: Duration = .milliseconds(15),
@@ -61,8 +68,10 @@ public struct LiveQueryOptions: Sendable {
         resultByteCap: Int? = nil,
         readAtCommitLimit: Duration? = .microseconds(500),
         refreshBudget: Duration? = .seconds(30),
-        ownConnectionAfter: Duration? = .milliseconds(100)
+        ownConnectionAfter: Duration? = .milliseconds(100),
+        maintainsFromRows: Bool = ProcessInfo.processInfo.environment["SQLIVE_MAINTAIN"] != "0"
     ) {
+        self.maintainsFromRows = maintainsFromRows
         self.refreshBudget = refreshBudget
         self.ownConnectionAfter = ownConnectionAfter
         self.readAtCommitLimit = readAtCommitLimit

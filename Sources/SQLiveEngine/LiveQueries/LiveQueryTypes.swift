@@ -205,6 +205,9 @@ public struct LiveQueryInfo: Hashable, Sendable {
 
 /// How a commit by another connection or process is matched to live queries.
 public enum ExternalPrecision: String, Hashable, Sendable {
+    /// By the rows it changed: the query is kept from them, not run again
+    /// (`MaintainedPlan`'s shapes, over one table of a watched file).
+    case rows
     /// By the tables it changed: only the queries that read them refresh.
     case tables
     /// Not matched: every live query refreshes (unchanged results are not

@@ -147,7 +147,12 @@ extension RefreshScheduler {
     /// The members' infos, by registration (the ones still members).
     func infos(_ ids: [LiveQueryID]) -> [LiveQueryID: LiveQueryInfo] {
         var infos: [LiveQueryID: LiveQueryInfo] = [:]
-        for id in ids { infos[id] = registry.info(id) }
+        for id in ids {
+            infos[id] = registry.info(id)
+            if let definition = registry.queries[id]?.definition, isMaintained(definition) {
+                infos[id]?.precision = .rows
+            }
+        }
         return infos
     }
 

@@ -25,7 +25,9 @@ extension RefreshScheduler {
     /// closure or inside it: an interrupted or locked read is retried after
     /// the window; any other failure is delivered as the queries' error,
     /// and the next change tries again.
-    func refresh(_ batch: Batch) async {
+    func refresh(_ incoming: Batch) async {
+        // Those kept from rows apply the commits' rows instead.
+        let batch = applyMaintained(incoming)
         var retry: [LiveQueryDefinition] = []
         var read = Set<LiveQueryDefinition>()
         let prefetched = self.prefetched
@@ -333,6 +335,9 @@ extension RefreshScheduler {
     ) {
         let reduced = registry.reduce(
             outcome, for: definition, pending: pending, now: Date(), readAt: prefetch.reads.next())
+        if case .success(let fetched) = outcome, !fetched.skipped {
+            noteDelivered(definition, at: fetched.position)
+        }
         if reduced.newRegion != nil {
             syncInterest(definition)
         } else {

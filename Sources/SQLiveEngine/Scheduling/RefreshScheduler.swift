@@ -91,11 +91,24 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// theirs held the shared one too long (RefreshScheduler+Lanes.swift).
     /// A key of `registry.evaluations`, or running (it retires then).
     var ownLanes: [LiveQueryDefinition: OwnLane] = [:]
+    /// The evaluations kept from the change feed's rows, and where their
+    /// rows and bases come from (RefreshScheduler+Maintained.swift); `nil`
+    /// for a database with no watched file.
+    var maintenance: [LiveQueryDefinition: Maintenance] = [:]
+    let inbox: MaintenanceInbox?
+    let baseReader: MaintainedBaseReader?
+    /// Requests to read a kept query's base (`readBase`).
+    nonisolated let baseReads: AsyncStream<LiveQueryDefinition>
+    let baseReadRequests: AsyncStream<LiveQueryDefinition>.Continuation
 
     init(
         reader: LiveQueryReader, tracer: StatementTracer, events: Broadcaster<LiveQueryNotice>, interest: Interest,
-        prefetch: LocalPrefetch? = nil, options: LiveQueryOptions, clock: C
+        prefetch: LocalPrefetch? = nil, options: LiveQueryOptions, clock: C,
+        inbox: MaintenanceInbox? = nil, baseReader: MaintainedBaseReader? = nil
     ) {
+        self.inbox = options.maintainsFromRows ? inbox : nil
+        self.baseReader = options.maintainsFromRows ? baseReader : nil
+        (baseReads, baseReadRequests) = AsyncStream.makeStream()
         self.prefetch = prefetch ?? LocalPrefetch(options: options, tracer: tracer)
         self.reader = reader
         self.tracer = tracer
@@ -117,17 +130,22 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     func syncInterest(_ definition: LiveQueryDefinition) {
         if let evaluation = registry.evaluations[definition] {
             interest.set(definition, region: evaluation.region, tables: evaluation.tables)
+            syncMaintenance(definition)
             syncPrefetch(definition)
         } else {
             interest.remove(definition)
             prefetch.set(definition, nil)
             retireLaneIfUnused(definition)
+            syncMaintenance(definition)
         }
     }
 
     /// What sqlive's own commits may do for an evaluation, after each of its reads.
     func syncPrefetch(_ definition: LiveQueryDefinition) {
-        guard let evaluation = registry.evaluations[definition] else {
+        // A query kept from rows is never read at the commit.
+        guard let evaluation = registry.evaluations[definition],
+            maintenance[definition].map({ $0.unsupported != nil }) ?? true
+        else {
             prefetch.set(definition, nil)
             return
         }
@@ -162,6 +180,8 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         refreshRequests.finish()
         releaseRequests.finish()
         laneRequests.finish()
+        baseReadRequests.finish()
+        baseReader?.stop()
     }
 
     // MARK: - Mark
@@ -191,10 +211,21 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             cause = .external
         case .local, .localUnobserved, .rolledBack: cause = .local
         case .external, .presumedExternal: cause = .external
+        case .rowsDerived(_, let rowsCause): cause = rowsCause
         case .schemaChanged(let schemaCause): cause = schemaCause
         }
         let presumed = if case .presumedExternal = signal { true } else { false }
-        let active = registry.markPaused(registry.definitions(affectedBy: signal), cause: cause)
+        var affected = registry.definitions(affectedBy: signal)
+        switch signal {
+        case .rowsDerived(let tables, _):
+            affected = affected.filter { maintenance[$0] != nil }
+        case .damage, .schemaChanged:
+            for definition in affected where maintenance[definition]?.state != nil {
+                resync(definition, "the schema changed or the file was damaged")
+            }
+        default: break
+        }
+        let active = registry.markPaused(affected, cause: cause)
         perform(
             machine.keysDidChange(
                 active, cause: cause, keepsPendingCause: presumed, tables: signal.tables, at: clock.now))

@@ -52,7 +52,7 @@ final class RollbackRowDeriver {
     /// one commit's, or `nil` when there is nothing to tell (no commit
     /// since). At the first reading there is no copy to compare with: the
     /// commit that woke it is told unknown, and the feed starts there.
-    func read(_ wanted: RowFeedFilter) -> [RowChange]? {
+    func read(_ wanted: RowFeedFilter) -> Read? {
         let first = filter != wanted || counter == nil
         filter = wanted
         var state: State?
@@ -68,16 +68,19 @@ final class RollbackRowDeriver {
             // The copy can no longer be trusted: start again at the next commit.
             counter = nil
             tables = [:]
-            return tablesNamed(wanted).map { RowChange.unknown($0, reason: failure) }
+            return Read(from: nil, to: nil, changes: tablesNamed(wanted).map { RowChange.unknown($0, reason: failure) })
         }
         defer {
             counter = state.counter
             tables = state.tables
         }
+        let to = FilePosition(wal: false, value: state.counter)
         guard !first, let counter else {
-            return state.tables.values.map(\.layout.name).sorted().map {
-                RowChange.unknown($0, reason: "the change feed starts at this commit (a rollback-journal file)")
-            }
+            return Read(
+                from: nil, to: to,
+                changes: state.tables.values.map(\.layout.name).sorted().map {
+                    RowChange.unknown($0, reason: "the change feed starts at this commit (a rollback-journal file)")
+                })
         }
         let commits = state.counter &- counter
         if commits == 0 { return nil }
@@ -103,7 +106,15 @@ final class RollbackRowDeriver {
             }
             changes += rows
         }
-        return changes
+        return Read(from: FilePosition(wal: false, value: counter), to: to, changes: changes)
+    }
+
+    /// The changes between two readings, with the file change counter of
+    /// each (`nil` when unknown).
+    struct Read {
+        var from: FilePosition?
+        var to: FilePosition?
+        var changes: [RowChange]
     }
 
     /// What the caller named, or the tables known, for unknown rows.

@@ -106,17 +106,27 @@ final class RowFeed: Sendable {
         var finished = false
     }
     private let state = Locked(State())
+    /// The live queries maintained from rows (set once, by the live-query
+    /// center, before the watcher starts).
+    private let inbox = Locked<MaintenanceInbox?>(nil)
+
+    /// Hands every commit to the maintained live queries too.
+    func attach(_ inbox: MaintenanceInbox?) {
+        self.inbox.withLock { $0 = inbox }
+    }
 
     /// What the subscribers want derived; `nil` when no one subscribes
     /// (the watcher then derives nothing).
     var wanted: RowFeedFilter? {
-        state.withLock { state in
+        var wanted: RowFeedFilter? = state.withLock { state in
             var wanted: RowFeedFilter?
             for subscriber in state.subscribers.values {
                 wanted = wanted.map { $0.union(subscriber.filter) } ?? subscriber.filter
             }
             return wanted
         }
+        if let kept = inbox.withLock({ $0 })?.wanted { wanted = wanted.map { $0.union(kept) } ?? kept }
+        return wanted
     }
 
     /// Each commit's changed rows of the tables the filter names, from now
@@ -142,7 +152,17 @@ final class RowFeed: Sendable {
 
     /// Hands one commit's changes (every wanted table's) to each subscriber,
     /// filtered; a commit with none of a subscriber's tables is not sent to it.
-    func deliver(cause: ChangeCause, _ changes: [RowChange]) {
+    ///
+    /// - parameters:
+    ///   - from, to: the file's positions before and after the commit (or
+    ///     the commits read together), when known, for the maintained live
+    ///     queries (`MaintenanceInbox`).
+    ///   - derived: the tables whose rows were derived.
+    func deliver(
+        cause: ChangeCause, from: FilePosition? = nil, to: FilePosition? = nil, derived: RowFeedFilter = .all,
+        _ changes: [RowChange]
+    ) {
+        inbox.withLock { $0 }?.deliver(cause: cause, from: from, to: to, derived: derived, changes)
         state.withLock { state in
             state.commits += 1
             for subscriber in state.subscribers.values {

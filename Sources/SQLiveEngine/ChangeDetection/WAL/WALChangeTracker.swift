@@ -41,7 +41,15 @@ final class WALChangeTracker {
     var rowFilter: RowFeedFilter?
     private var deriver: WALRowDeriver?
     /// Each commit's changed rows, since `takeDerivedRows`.
-    private var derived: [[RowChange]] = []
+    private var derived: [DerivedCommit] = []
+
+    /// One commit's changed rows, with the wal-index change counter before
+    /// and after it (`nil` when unknown).
+    struct DerivedCommit {
+        var from: FilePosition?
+        var to: FilePosition?
+        var changes: [RowChange]
+    }
     /// The tables of the last map, for a commit whose rows are unknown
     /// while there is no map.
     private var knownTables: [String] = []
@@ -81,7 +89,7 @@ final class WALChangeTracker {
 
     /// The changed rows of each commit the readings since the last call
     /// read, in order (with `rowFilter` set).
-    func takeDerivedRows() -> [[RowChange]] {
+    func takeDerivedRows() -> [DerivedCommit] {
         defer { derived = [] }
         return derived
     }
@@ -99,6 +107,8 @@ final class WALChangeTracker {
         var fallback: String?
         var commits = 0
         var frames = 0
+        // Each commit adds one to the wal-index's change counter.
+        let startChange = reader.position?.change
         defer {
             statistics.withLock {
                 $0.commits += commits
@@ -129,10 +139,13 @@ final class WALChangeTracker {
                     failure = lastFallback ?? "no page map yet"
                 }
                 if let deriver, let rowFilter {
+                    let to = startChange.map { FilePosition(wal: true, value: $0 &+ UInt32(commits)) }
                     derived.append(
-                        deriver.derive(
-                            pages, salt: salt, before: before, map: map, failure: failure, filter: rowFilter,
-                            knownTables: knownTables))
+                        DerivedCommit(
+                            from: to.map { FilePosition(wal: true, value: $0.value &- 1) }, to: to,
+                            changes: deriver.derive(
+                                pages, salt: salt, before: before, map: map, failure: failure, filter: rowFilter,
+                                knownTables: knownTables)))
                     deriver.didRead(pages, salt: salt, map: map, filter: rowFilter)
                 }
                 if let waiting, waiting.snapshot.salt == salt, waiting.snapshot.frame == frame { install() }
@@ -153,9 +166,11 @@ final class WALChangeTracker {
             // Commits may have gone unread: their rows are unknown.
             if let rowFilter, deriver != nil {
                 derived.append(
-                    knownTables.filter(rowFilter.includes).map {
-                        RowChange.unknown($0, reason: "the WAL could not be read: \(reason)")
-                    })
+                    DerivedCommit(
+                        from: nil, to: nil,
+                        changes: knownTables.filter(rowFilter.includes).map {
+                            RowChange.unknown($0, reason: "the WAL could not be read: \(reason)")
+                        }))
                 deriver!.start(at: reader.position)
             }
             return .all(reason)

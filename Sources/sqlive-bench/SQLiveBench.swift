@@ -18,7 +18,7 @@ struct RunCommand: AsyncParsableCommand {
 
     nonisolated(unsafe) static let scenarios: [any Scenario.Type] = [
         ExternalLatency.self, ObserverEffect.self, LongStatement.self, LocalLatency.self, Burst.self, FanOut.self,
-        ExternalFanOut.self, Registration.self, BigResult.self, ChangeFeed.self,
+        ExternalFanOut.self, Registration.self, BigResult.self, ChangeFeed.self, KeptLive.self,
         Scripts.self, Output.self,
         RPC.self, LanguageServerScale.self,
         Footprint.self,

@@ -35,10 +35,13 @@ struct LiveRobustnessTests {
     func failingRead(fault: Fault) async throws {
         let directory = try TemporaryDirectory()
         // Every refresh reads on the live queries' connection, where the
-        // fault is: none is read at the commit (LocalPrefetch).
+        // fault is: none is read at the commit (LocalPrefetch), none is kept
+        // from rows (MaintainedState).
         let database = try await LiveDatabase.open(
             .file(try await makeDatabaseFile(in: directory, mode: .wal, playersSchema)),
-            options: .init(liveQueries: LiveQueryOptions(safetyPollInterval: .seconds(3600), readAtCommitLimit: nil)))
+            options: .init(
+                liveQueries: LiveQueryOptions(
+                    safetyPollInterval: .seconds(3600), readAtCommitLimit: nil, maintainsFromRows: false)))
         let recorder = EventRecorder(database)
         _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM players"))
         _ = try await database.directory.register(name: "g", LiveQueryDefinition(sql: "SELECT count(*) FROM games"))

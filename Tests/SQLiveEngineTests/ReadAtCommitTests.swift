@@ -24,7 +24,7 @@ struct ReadAtCommitTests {
             options: .init(
                 liveQueries: LiveQueryOptions(
                     externalDetection: watchOthers ? .automatic : .disabled, safetyPollInterval: .seconds(3600),
-                    readAtCommitLimit: limit)))
+                    readAtCommitLimit: limit, maintainsFromRows: false)))
     }
 
     @Test("In WAL mode an own commit's refresh is the read at commit, with the rows a fresh read gives")

@@ -32,7 +32,7 @@ struct WALPrecisionLiveTests {
     func oneOfTen(kind: WriterProcess.Kind) async throws {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(in: directory, mode: .wal, Self.schema)
-        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let database = try await LiveDatabase.open(.file(path), options: rerunOnly)
         let recorder = EventRecorder(database)
         try await Self.register(database)
         #expect(await database.directory.list().allSatisfy { $0.precision == .tables })
@@ -66,7 +66,7 @@ struct WALPrecisionLiveTests {
     func rollbackJournal() async throws {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(in: directory, mode: .delete, Self.schema)
-        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let database = try await LiveDatabase.open(.file(path), options: rerunOnly)
         let recorder = EventRecorder(database)
         try await Self.register(database)
         #expect(await database.directory.list().allSatisfy { $0.precision == .all })
@@ -85,7 +85,7 @@ struct WALPrecisionLiveTests {
     func rollbackJournalPages(journal: WriterJournal) async throws {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(in: directory, mode: .delete, Self.schema)
-        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let database = try await LiveDatabase.open(.file(path), options: rerunOnly)
         let recorder = EventRecorder(database)
         try await Self.register(database)
         let writer = try SQLite3CLI.Session(path)
@@ -117,7 +117,7 @@ struct WALPrecisionLiveTests {
     func schemaChange() async throws {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(in: directory, mode: .wal, Self.schema)
-        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let database = try await LiveDatabase.open(.file(path), options: rerunOnly)
         let recorder = EventRecorder(database)
         try await Self.register(database)
         try await SQLite3CLI.run(path, "ALTER TABLE t4 ADD COLUMN w; UPDATE t5 SET v = 7 WHERE id = 1;")
@@ -156,7 +156,7 @@ struct WALPrecisionLiveTests {
     func droppedTable() async throws {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(in: directory, mode: .wal, Self.schema)
-        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let database = try await LiveDatabase.open(.file(path), options: rerunOnly)
         let recorder = EventRecorder(database)
         try await Self.register(database)
         try await SQLite3CLI.run(path, "DROP TABLE t7;")
@@ -179,7 +179,7 @@ struct WALPrecisionLiveTests {
         let path = try await makeDatabaseFile(
             in: directory, mode: .wal,
             WALPrecisionTests.richSchema.joined(separator: ";\n") + ";")
-        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let database = try await LiveDatabase.open(.file(path), options: rerunOnly)
         let recorder = EventRecorder(database)
         let tables = Self.richTables
         let initial = try await Self.registerRichQueries(database)
@@ -230,7 +230,7 @@ struct WALPrecisionLiveTests {
         let directory = try TemporaryDirectory()
         let path = try await makeDatabaseFile(
             in: directory, mode: .delete, WALPrecisionTests.richSchema.joined(separator: ";\n") + ";")
-        let database = try await LiveDatabase.open(.file(path), options: noSafetyPoll)
+        let database = try await LiveDatabase.open(.file(path), options: rerunOnly)
         let recorder = EventRecorder(database)
         let tables = Self.richTables
         let initial = try await Self.registerRichQueries(database)
@@ -286,3 +286,8 @@ struct WALPrecisionLiveTests {
         }
     }
 }
+
+/// These tests are about queries run again, matched to commits by table:
+/// none is kept from rows (`MaintainedQueryTests` are about those).
+private let rerunOnly = LiveDatabase.Options(
+    liveQueries: LiveQueryOptions(safetyPollInterval: .seconds(3600), maintainsFromRows: false))

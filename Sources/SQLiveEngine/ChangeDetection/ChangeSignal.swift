@@ -31,17 +31,11 @@ enum ChangeSignal: Sendable {
     /// (a checkpoint, or a write from outside SQLite): what connections
     /// cached of it may be stale.
     case fileWritten
-    /// The change feed derived a commit's rows of these tables (lowercased)
-    /// for the live queries kept from rows (`MaintenanceInbox`): those of
-    /// them that read the tables apply it.
-    case rowsDerived(Set<String>, ChangeCause)
-
     /// The tables the change wrote, lowercased, when known.
     var tables: Set<String>? {
         switch self {
         case .local(let kinds): Set(kinds.map { $0.tableName.lowercased() })
         case .external(let tables), .presumedExternal(let tables): tables
-        case .rowsDerived(let tables, _): tables
         default: nil
         }
     }

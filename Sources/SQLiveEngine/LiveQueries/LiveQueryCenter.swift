@@ -84,7 +84,7 @@ final class LiveQueryCenter: Sendable {
         if let rowFeed, let path = location.filePath, reader.committed != nil,
             options.externalDetection != .disabled, !location.isImmutable, options.maintainsFromRows
         {
-            inbox = MaintenanceInbox { tables, cause in continuation.yield(.rowsDerived(tables, cause)) }
+            inbox = MaintenanceInbox()
             baseReader = MaintainedBaseReader(path: DatabaseLocation.resolvingSymbolicLinks(path))
             rowFeed.attach(inbox)
         }

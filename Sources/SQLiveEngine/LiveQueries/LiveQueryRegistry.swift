@@ -251,7 +251,7 @@ struct LiveQueryRegistry {
             Array(Set(kinds.flatMap { index.keys(modifiedBy: $0) }))
         case .rolledBack:
             evaluations.values.filter { $0.home == .session }.map(\.definition)
-        case .external(let tables?), .presumedExternal(let tables?), .rowsDerived(let tables, _):
+        case .external(let tables?), .presumedExternal(let tables?):
             // A region reads a table when an insert into it could change it.
             Array(index.keys(readingAnyOf: tables))
         case .localUnobserved, .external(nil), .presumedExternal(nil), .schemaChanged, .damage, .fileWritten:

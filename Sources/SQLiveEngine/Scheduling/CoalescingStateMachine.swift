@@ -80,8 +80,17 @@ struct CoalescingStateMachine<Key: Hashable & Sendable, Instant: InstantProtocol
         _ keys: some Sequence<Key>, cause: ChangeCause, keepsPendingCause: Bool = false, events: Int = 1,
         tables: Set<String>? = nil, at now: Instant
     ) -> Action {
+        keysDidChange(keys.map { ($0, events) }, cause: cause, keepsPendingCause: keepsPendingCause, tables: tables, at: now)
+    }
+
+    /// The same, with each key's count of notifications (0: marked, but
+    /// not one more notification: one already counted the same change).
+    mutating func keysDidChange(
+        _ counted: [(Key, Int)], cause: ChangeCause, keepsPendingCause: Bool = false, tables: Set<String>? = nil,
+        at now: Instant
+    ) -> Action {
         var any = false
-        for key in keys {
+        for (key, events) in counted {
             any = true
             if pending[key] == nil {
                 pending[key] = Pending(events: events, cause: cause, tables: tables)

@@ -20,8 +20,12 @@ extension RefreshScheduler {
         var reading = false
         /// Why it is not kept (it is then run again as any other).
         var unsupported: String?
-        /// Where the last delivered result stood, at the latest (`nil`: unknown).
+        /// Where the last delivered result stood, at the latest (`nil`:
+        /// unknown): a kept state is delivered only once it is that far.
         var deliveredUpTo: FilePosition?
+        /// Where the last delivered result stood exactly, when it was the
+        /// kept state's (a result run again is known only by an upper bound).
+        var deliveredAt: FilePosition?
         var resyncs = 0
         var applied = 0
     }
@@ -78,7 +82,7 @@ extension RefreshScheduler {
     func readBase(_ definition: LiveQueryDefinition) async {
         guard let baseReader, let kept = maintenance[definition], kept.reading, !isShutDown else { return }
         let rowCap = definition.maxRows ?? self.rowCap
-        let read = await baseReader.read(kept.plan, sql: definition.sql, rowCap: rowCap)
+        let read = await baseReader.read(kept.plan, sql: definition.sql, rowCap: rowCap, byteCap: byteCap)
         guard var kept = maintenance[definition], kept.reading else { return }
         kept.reading = false
         switch read {
@@ -107,73 +111,92 @@ extension RefreshScheduler {
     func noteDelivered(_ definition: LiveQueryDefinition, at position: FilePosition?) {
         guard maintenance[definition] != nil else { return }
         maintenance[definition]!.deliveredUpTo = position
+        maintenance[definition]!.deliveredAt = nil
         if position == nil, maintenance[definition]!.state != nil {
             resync(definition, "a result was read at an unknown position")
         }
     }
 
-    /// Applies the inbox to the batch's kept evaluations; returns the
-    /// batch's rest, to run again (those not kept, or that could not go on).
-    func applyMaintained(_ batch: Batch) -> Batch {
-        guard let inbox, !maintenance.isEmpty, damage == nil else { return batch }
-        var rest = batch
-        var results: [(LiveQueryDefinition, LiveQueryFetcher.Fetched)] = []
+    /// Applies the inbox to the batch's kept evaluations and delivers their
+    /// states; returns what the refresh must run again.
+    ///
+    /// One refresh shows one state of the file: the kept states are
+    /// delivered only when the whole batch is kept, after the inbox has the
+    /// commits up to where the file stood when the refresh began (sqlive's
+    /// own commit is signalled before the watcher has read it: the refresh
+    /// waits for it, 250 ms at most). Otherwise — anything else in the
+    /// batch to run, a state read again, groups that tie, a state behind
+    /// the last result delivered — the whole batch is run again, the kept
+    /// states going on from their rows.
+    func applyMaintained(_ batch: Batch) async -> Batch {
+        guard let inbox, let baseReader, !maintenance.isEmpty, damage == nil else { return batch }
+        var kept = batch.keys.filter { maintenance[$0]?.state != nil }
         for (definition, _) in batch {
-            guard var kept = maintenance[definition], let state = kept.state else { continue }
-            let clock = ContinuousClock()
-            let started = clock.now
-            let (entries, lost) = inbox.entries(after: kept.consumed)
-            var failure: String? = lost ? "the inbox dropped commits it had not applied" : nil
-            var changed = false
-            for entry in entries where failure == nil {
-                kept.consumed = entry.sequence
-                guard let to = entry.to else {
-                    failure = "a commit's position is unknown"
-                    break
-                }
-                guard let after = to.isAfter(state.position) else {
-                    failure = "the journal mode changed"
-                    break
-                }
-                if !after { continue }
-                guard entry.from == state.position else {
-                    failure = "the commits since its base were not all read one by one"
-                    break
-                }
-                guard entry.derived.includes(state.plan.table) else {
-                    failure = "a commit's rows of its table were not derived"
-                    break
-                }
-                let mine = entry.changes.filter { $0.table.lowercased() == state.plan.table.lowercased() }
-                switch state.apply(mine, at: to) {
-                case nil: break
-                case .result?: changed = true
-                case .rerun?: changed = true
-                case .resync(let reason)?:
-                    failure = reason
-                }
-                kept.applied += 1
+            // A base that could not be read (the file kept changing): again, at this change.
+            if let kept = maintenance[definition], kept.state == nil, !kept.reading, kept.unsupported == nil {
+                requestBase(definition)
             }
-            maintenance[definition] = kept
-            if let failure {
-                resync(definition, failure)
+        }
+        guard !kept.isEmpty else { return batch }
+        var runAll = rerunsKept || kept.count < batch.keys.filter({ registry.evaluations[$0]?.home == .committed }).count
+        rerunsKept = false
+        if !runAll {
+            // Where the file stands: every commit up to there must be applied.
+            let clock = ContinuousClock()
+            let deadline = clock.now + .milliseconds(250)
+            if let target = baseReader.currentPosition() {
+                while !isShutDown {
+                    if let last = inbox.lastPosition, last == target || last.isAfter(target) == true { break }
+                    if clock.now > deadline || inbox.lastPosition.map({ $0.wal != target.wal }) == true {
+                        runAll = true
+                        break
+                    }
+                    try? await Task.sleep(for: .milliseconds(1))
+                }
+            } else {
+                runAll = true
+            }
+            kept = kept.filter { maintenance[$0]?.state != nil }
+            if isShutDown { return [:] }
+        }
+        if kept.count < batch.keys.filter({ registry.evaluations[$0]?.home == .committed }).count { runAll = true }
+        let clock = ContinuousClock()
+        let started = clock.now
+        var results: [(LiveQueryDefinition, LiveQueryFetcher.Fetched)] = []
+        // One list of commits for the whole batch (the watcher adds to the
+        // inbox meanwhile): every state ends at the same one.
+        let floor = kept.compactMap { maintenance[$0]?.consumed }.min() ?? 0
+        let (entries, lost) = inbox.entries(after: floor)
+        for definition in kept {
+            guard let (state, changed) = advance(definition, entries: entries, lost: lost) else {
+                runAll = true
                 continue
             }
-            // Delivered once it is at least where the last delivery was.
-            if let upTo = kept.deliveredUpTo, upTo != state.position, upTo.isAfter(state.position) != false {
-                rest[definition] = nil
+            let progress = maintenance[definition]!
+            // Delivered only once it is at least where the last delivery was.
+            if let upTo = progress.deliveredUpTo, upTo != state.position, upTo.isAfter(state.position) != false {
+                runAll = true
                 continue
             }
             let current = registry.evaluations[definition]?.result
-            guard changed || current == nil || kept.deliveredUpTo != state.position else {
-                rest[definition] = nil
+            let behind = !registry.membersAreCurrent(definition)
+            guard changed || behind || current == nil || progress.deliveredAt != state.position else { continue }
+            // Groups that tie under ORDER BY: SQLite orders them, this time.
+            guard let result = state.result else {
+                runAll = true
                 continue
             }
-            // Groups that tie under ORDER BY: SQLite orders them, this time.
-            guard let result = state.result else { continue }
-            rest[definition] = nil
-            maintenance[definition]!.deliveredUpTo = state.position
-            guard result != current else { continue }
+            if let byteCap, result.printedByteCount > byteCap {
+                // Too large to send: running it again says so.
+                resync(definition, "its result is larger than a message may be")
+                runAll = true
+                continue
+            }
+            guard result != current || behind else {
+                maintenance[definition]!.deliveredUpTo = state.position
+                maintenance[definition]!.deliveredAt = state.position
+                continue
+            }
             let evaluation = registry.evaluations[definition]
             results.append(
                 (
@@ -184,15 +207,63 @@ extension RefreshScheduler {
                         position: state.position)
                 ))
         }
+        trimInbox()
+        if runAll { return batch }
         if !results.isEmpty {
             deliveringTogether {
                 for (definition, fetched) in results {
                     deliver(.success(fetched), for: definition, pending: batch[definition]!)
                 }
             }
+            for (definition, fetched) in results { maintenance[definition]?.deliveredAt = fetched.position }
         }
-        trimInbox()
-        return rest
+        return [:]
+    }
+
+    /// Applies the inbox's commits after a kept state's position; the state
+    /// and whether its result changed, or `nil` when it cannot go on (it
+    /// reads its base again).
+    private func advance(_ definition: LiveQueryDefinition, entries: [MaintenanceInbox.Entry], lost: Bool)
+        -> (MaintainedState, Bool)?
+    {
+        guard var kept = maintenance[definition], let state = kept.state else { return nil }
+        var failure: String? =
+            lost || (entries.first.map { $0.sequence > kept.consumed + 1 } ?? false)
+            ? "the inbox dropped commits it had not applied" : nil
+        var changed = false
+        for entry in entries where failure == nil && entry.sequence > kept.consumed {
+            kept.consumed = entry.sequence
+            guard let to = entry.to else {
+                failure = "a commit's position is unknown"
+                break
+            }
+            guard let after = to.isAfter(state.position) else {
+                failure = "the journal mode changed"
+                break
+            }
+            if !after { continue }
+            guard entry.from == state.position else {
+                failure = "the commits since its base were not all read one by one"
+                break
+            }
+            guard entry.derived.includes(state.plan.table) else {
+                failure = "a commit's rows of its table were not derived"
+                break
+            }
+            let mine = entry.changes.filter { $0.table.lowercased() == state.plan.table.lowercased() }
+            switch state.apply(mine, at: to) {
+            case nil: break
+            case .result?, .rerun?: changed = true
+            case .resync(let reason)?: failure = reason
+            }
+            kept.applied += 1
+        }
+        maintenance[definition] = kept
+        if let failure {
+            resync(definition, failure)
+            return nil
+        }
+        return (state, changed)
     }
 
     /// Drops the inbox entries every kept evaluation has passed.
@@ -224,5 +295,12 @@ struct MaintenanceCounts: Hashable, Sendable, CustomStringConvertible {
 
     var description: String {
         "applied \(applied), read again \(resyncs)\(kept ? "" : ", not kept")\(unsupported.map { ": \($0)" } ?? "")"
+    }
+}
+
+extension LiveQueryResult {
+    /// What its rows weigh printed (`SQLValue.printedByteCount`).
+    var printedByteCount: Int {
+        rows.reduce(0) { total, row in total + 2 + row.reduce(0) { $0 + $1.printedByteCount } }
     }
 }

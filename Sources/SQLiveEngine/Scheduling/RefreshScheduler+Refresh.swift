@@ -27,7 +27,7 @@ extension RefreshScheduler {
     /// and the next change tries again.
     func refresh(_ incoming: Batch) async {
         // Those kept from rows apply the commits' rows instead.
-        let batch = applyMaintained(incoming)
+        let batch = await applyMaintained(incoming)
         var retry: [LiveQueryDefinition] = []
         var read = Set<LiveQueryDefinition>()
         let prefetched = self.prefetched

@@ -95,6 +95,9 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// rows and bases come from (RefreshScheduler+Maintained.swift); `nil`
     /// for a database with no watched file.
     var maintenance: [LiveQueryDefinition: Maintenance] = [:]
+    /// The next refresh runs kept queries again too (the file was written
+    /// outside a commit); their states go on.
+    var rerunsKept = false
     let inbox: MaintenanceInbox?
     let baseReader: MaintainedBaseReader?
     /// Requests to read a kept query's base (`readBase`).
@@ -211,18 +214,22 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             cause = .external
         case .local, .localUnobserved, .rolledBack: cause = .local
         case .external, .presumedExternal: cause = .external
-        case .rowsDerived(_, let rowsCause): cause = rowsCause
         case .schemaChanged(let schemaCause): cause = schemaCause
         }
         let presumed = if case .presumedExternal = signal { true } else { false }
         var affected = registry.definitions(affectedBy: signal)
+        // A query kept from rows is refreshed as any other (the refresh
+        // applies its rows instead of running it); what it cannot follow
+        // makes it read its base again.
         switch signal {
-        case .rowsDerived(let tables, _):
-            affected = affected.filter { maintenance[$0] != nil }
         case .damage, .schemaChanged:
             for definition in affected where maintenance[definition]?.state != nil {
                 resync(definition, "the schema changed or the file was damaged")
             }
+        case .fileWritten:
+            // Written outside a commit (a checkpoint, or damage SQLite's
+            // header does not show): run again, as every query is.
+            rerunsKept = true
         default: break
         }
         let active = registry.markPaused(affected, cause: cause)

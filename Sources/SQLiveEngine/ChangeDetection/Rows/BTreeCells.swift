@@ -25,7 +25,13 @@ enum BTreeCells {
         case notBTree
         /// An overflow page could not be read (or is not what a chain needs).
         case overflowUnreadable(UInt32)
+        /// A payload larger than `largestPayload`: not read, its rows unknown.
+        case tooLarge
     }
+
+    /// The largest payload read (16 MiB): a row past it is told unknown
+    /// rather than copied (a 70 MB blob would cost three copies of it).
+    static let largestPayload = 16 << 20
 
     /// Reads every cell of a page version.
     ///
@@ -66,6 +72,7 @@ enum BTreeCells {
                 offset += keyLength
             }
             guard payloadSize <= 0x7FFF_FFFF else { return .failure(.notBTree) }
+            guard payloadSize <= largestPayload else { return .failure(.tooLarge) }
             let size = Int(payloadSize)
             if size <= maxLocal {
                 guard offset + size <= usableSize else { return .failure(.notBTree) }

@@ -263,6 +263,8 @@ final class WALRowDeriver {
             case .failure(.overflowUnreadable(let overflow)):
                 unknown[layout.name] =
                     unknown[layout.name] ?? "overflow page \(overflow) is out of reach (a checkpoint overtook)"
+            case .failure(.tooLarge):
+                unknown[layout.name] = unknown[layout.name] ?? "a row of page \(page) is over 16 MiB"
             case .success(let cells):
                 covered.formUnion(cells.overflowPages)
                 for cell in cells.cells {

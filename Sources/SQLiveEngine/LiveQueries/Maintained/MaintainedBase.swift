@@ -36,6 +36,9 @@ final class MaintainedBaseReader: Sendable {
     // Mutable State: guarded by the mutex; the running read's connection
     // (to interrupt it), and whether the reader stopped.
     private let state = Locked<(connection: OpaquePointer?, stopped: Bool)>((nil, false))
+    /// A connection of its own that tells where the file stands
+    /// (`currentPosition`), opened at the first question; used under the lock.
+    private let probe = Locked<RawConnection?>(nil)
 
     enum Failure: Error, Sendable {
         /// The query cannot be kept (said once, not tried again until redefined).
@@ -53,12 +56,40 @@ final class MaintainedBaseReader: Sendable {
             state.stopped = true
             if let connection = state.connection { sqlite3_interrupt(connection) }
         }
+        probe.withLock { $0 = nil }
     }
 
-    func read(_ plan: MaintainedPlan, sql: String, rowCap: Int) async -> Result<MaintainedBase, Failure> {
+    /// Where the file stands now (a read transaction of a lock-free
+    /// observer connection: no lock a writer could meet); `nil` when it
+    /// cannot be read.
+    func currentPosition() -> FilePosition? {
+        guard !state.withLock({ $0.stopped }) else { return nil }
+        return probe.withLock { probe -> FilePosition? in
+            if probe == nil {
+                probe = try? RawConnection(
+                    path: ObserverVFS.uri(path: path, vfs: ObserverVFS.observer),
+                    flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI)
+            }
+            guard let raw = probe, raw.execute("BEGIN") else { return nil }
+            defer { raw.execute("COMMIT") }
+            guard raw.execute("SELECT count(*) FROM sqlite_schema") else { return nil }
+            return FilePosition.latest(raw.handle)
+        }
+    }
+
+    func read(_ plan: MaintainedPlan, sql: String, rowCap: Int, byteCap: Int?) async -> Result<
+        MaintainedBase, Failure
+    > {
         await withCheckedContinuation { continuation in
             queue.async { [self] in
-                continuation.resume(returning: readNow(plan, sql: sql, rowCap: rowCap))
+                let read = readNow(plan, sql: sql, rowCap: rowCap)
+                if case .success(let base) = read, let byteCap,
+                    base.rows.reduce(0, { $0 + $1.reduce(0) { $0 + $1.printedByteCount } }) > byteCap
+                {
+                    continuation.resume(returning: .failure(.unsupported("its rows are larger than a message may be")))
+                    return
+                }
+                continuation.resume(returning: read)
             }
         }
     }

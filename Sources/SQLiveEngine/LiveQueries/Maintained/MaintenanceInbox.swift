@@ -4,7 +4,8 @@ import SQLiveLocks
 /// rows until each has applied them (`MaintainedState`).
 ///
 /// The watcher's thread delivers every commit it derived rows for, in
-/// order, before it reports the commit (`RowFeed.deliver`); each entry says
+/// order, before it reports the commit (`RowFeed.deliver`); a refresh
+/// waits until the inbox has the commits up to where the file stands. Each entry says
 /// which span of positions it covers and which tables were derived for it,
 /// so that a kept result applies exactly the commits after its base — a
 /// gap, an overlap or a table not derived make it read its base again.
@@ -29,20 +30,15 @@ final class MaintenanceInbox: Sendable {
         var next = 1
         /// The tables of the kept queries, lowercased.
         var tables: [String: Int] = [:]
+        var last: FilePosition?
     }
     // Mutable State: guarded by the mutex; the watcher's thread delivers,
     // the scheduler's actor takes, trims and says what it wants.
     private let state = Locked(State())
-    /// Called after each delivery with the tables it changed: the
-    /// scheduler marks the kept queries that read them.
-    private let changed: @Sendable (Set<String>, ChangeCause) -> Void
     /// The most entries kept: past it the oldest go, and a kept query that
     /// had not applied them reads its base again.
     static let capacity = 4096
 
-    init(changed: @escaping @Sendable (Set<String>, ChangeCause) -> Void) {
-        self.changed = changed
-    }
 
     /// The tables to derive, `nil` for none.
     var wanted: RowFeedFilter? {
@@ -69,20 +65,19 @@ final class MaintenanceInbox: Sendable {
     func deliver(
         cause: ChangeCause, from: FilePosition?, to: FilePosition?, derived: RowFeedFilter, _ changes: [RowChange]
     ) {
-        let touched: Set<String>? = state.withLock { state in
-            guard !state.tables.isEmpty else { return nil }
+        state.withLock { state in
+            guard !state.tables.isEmpty else { return }
             let mine = changes.filter { state.tables[$0.table.lowercased()] != nil }
             state.entries.append(
                 Entry(sequence: state.next, from: from, to: to, derived: derived, changes: mine))
             state.next += 1
+            state.last = to
             if state.entries.count > Self.capacity { state.entries.removeFirst(state.entries.count - Self.capacity) }
-            // The tables changed, and those not derived (their kept
-            // queries find the gap at once).
-            return Set(mine.map { $0.table.lowercased() })
-                .union(state.tables.keys.filter { !derived.includes($0) })
         }
-        if let touched, !touched.isEmpty { changed(touched, cause) }
     }
+
+    /// The position of the last commit delivered (`nil`: none, or unknown).
+    var lastPosition: FilePosition? { state.withLock { $0.last } }
 
     /// The entries after `sequence`, and whether any between were dropped.
     func entries(after sequence: Int) -> (entries: [Entry], lost: Bool) {

@@ -1,0 +1,141 @@
+import Foundation
+import GRDB
+import SQLiveEngine
+import SQLiveLocks
+
+/// Live queries kept from rows (`precision: "rows"`) against the same
+/// queries run again at each commit, over a 1,000,000-row table, in WAL and
+/// in a DELETE journal: a `GROUP BY` aggregate and a filtered
+/// `ORDER BY … LIMIT 50` (no index serves either), one registered at a
+/// time. One-row UPDATEs by another connection (GRDB at its defaults, in
+/// this process) that change the query's result, timed from the writer's
+/// commit to the live query's change event; the anchor is one run of the
+/// query by the sqlite3 shell. Also the writer's commit time (p99) with
+/// the live query watching, against no watcher.
+enum KeptLive: Scenario {
+    static let name = "kept-live"
+
+    static let queries: [(label: String, sql: String)] = [
+        ("GROUP BY aggregate", "SELECT grp, count(*), sum(qty), avg(qty), max(qty) FROM items GROUP BY grp"),
+        ("filtered ORDER BY … LIMIT 50", "SELECT id, name, price FROM items WHERE qty > 10 ORDER BY price DESC LIMIT 50"),
+    ]
+
+    static func run(quick: Bool, directory: URL) async throws -> ResultTable {
+        let rows = quick ? 20_000 : 1_000_000
+        let updates = quick ? 5 : 30
+        var table = ResultTable(
+            scenario: name,
+            note:
+                "A live query over a \(rows)-row table `items(id, grp, qty, name, price)` (\(queries.map { "`\($0.sql)`" }.joined(separator: "; "))), "
+                + "kept from rows or run again (`maintainsFromRows` off), in WAL and DELETE journal mode; \(updates) one-row UPDATEs "
+                + "that change its result by another connection (GRDB at its defaults, in this process), 50 ms apart, "
+                + "timed from the writer's commit to the change event. The anchor is the sqlite3 shell running the "
+                + "query once; the writer's p99 commit time is compared with the same UPDATEs and no watcher.")
+        for journalMode in ["WAL", "DELETE"] {
+            let path = try makeDatabase(
+                directory, "kept-\(journalMode).sqlite",
+                """
+                CREATE TABLE items(id INTEGER PRIMARY KEY, grp INTEGER, qty INTEGER, name TEXT, price INTEGER);
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT \(rows))
+                INSERT INTO items SELECT i, i % 100, i % 97, 'item ' || i, (i * 7919) % 1000003 FROM n;
+                """, journalMode: journalMode)
+            let sqlite3 = ChildProcess.executable(named: "sqlite3") ?? "/usr/bin/sqlite3"
+            var next = 0
+            // The writer alone, for its commit times.
+            var alone = Samples()
+            do {
+                let writer = try DatabaseQueue(path: path)
+                for _ in 0..<updates {
+                    next += 1
+                    let target = next * 7919 % rows + 1
+                    let started = Monotonic.now()
+                    try await writer.write { db in
+                        try db.execute(sql: "UPDATE items SET qty = qty + 1 WHERE id = ?", arguments: [target])
+                    }
+                    alone.append(Monotonic.now() - started)
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                try writer.close()
+            }
+            for query in queries {
+                var rerun = Samples()
+                for _ in 0..<(quick ? 2 : 5) {
+                    let (seconds, status) = try ChildProcess.time([sqlite3, path, query.sql])
+                    guard status == 0 else { throw BenchmarkCheckFailed(description: "sqlite3 failed: \(query.sql)") }
+                    rerun.append(Int64(seconds * 1e9))
+                }
+                var figures: [(kept: Bool, latency: Samples, commits: Samples, cpu: Double)] = []
+                for kept in [true, false] {
+                    var options = LiveDatabase.Options()
+                    options.liveQueries.maintainsFromRows = kept
+                    let database = try await LiveDatabase.open(.file(path), options: options)
+                    let events = database.directory.events()
+                    let arrivals = Locked<[Int64]>([])
+                    let listener = Task {
+                        for await event in events {
+                            if case .changed = event { arrivals.withLock { $0.append(Monotonic.now()) } }
+                        }
+                    }
+                    _ = try await database.directory.register(name: "q", LiveQueryDefinition(sql: query.sql))
+                    let writer = try DatabaseQueue(path: path)
+                    if kept {
+                        // Until its base is read (the first commit may read it again in DELETE mode).
+                        try await waitUntil("the query kept from rows") {
+                            next += 1
+                            let target = next * 7919 % rows + 1
+                            try await writer.write { db in
+                                try db.execute(sql: "UPDATE items SET qty = qty + 1 WHERE id = ?", arguments: [target])
+                            }
+                            try await Task.sleep(for: .milliseconds(300))
+                            return await database.directory.list().first?.precision == .rows
+                        }
+                    }
+                    try await Task.sleep(for: .milliseconds(200))
+                    var latency = Samples()
+                    var commits = Samples()
+                    let cpuBefore = cpuSeconds()
+                    for _ in 0..<updates {
+                        next += 1
+                        let target = next * 7919 % rows + 1
+                        let seen = arrivals.withLock { $0.count }
+                        let sql = "UPDATE items SET qty = 50 + \(next % 40), price = \(2_000_000 + next) WHERE id = ?"
+                        let started = Monotonic.now()
+                        try await writer.write { db in
+                            // Changes the aggregate's group, and brings the row into the top 50.
+                            try db.execute(sql: sql, arguments: [target])
+                        }
+                        let committed = Monotonic.now()
+                        commits.append(committed - started)
+                        try await waitUntil("the change of row \(target)") { arrivals.withLock { $0.count > seen } }
+                        latency.append(arrivals.withLock { $0[seen] } - committed)
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                    let cpu = (cpuSeconds() - cpuBefore) / Double(updates) * 1e3
+                    let precision = await database.directory.list().first?.precision
+                    try writer.close()
+                    listener.cancel()
+                    await database.close()
+                    if kept, precision != .rows {
+                        throw BenchmarkCheckFailed(description: "\(query.label) was not kept from rows (\(String(describing: precision)))")
+                    }
+                    figures.append((kept, latency, commits, cpu))
+                }
+                let label = "\(query.label), \(journalMode)"
+                for figure in figures {
+                    let how = figure.kept ? "kept from rows" : "run again"
+                    table.add(
+                        "\(label), \(how): p50 commit → change (ms)", figure.latency.percentile(50),
+                        anchor: rerun.percentile(50), "sqlite3 shell running the query")
+                    table.add(
+                        "\(label), \(how): p99 commit → change (ms)", figure.latency.percentile(99),
+                        anchor: rerun.percentile(50), "sqlite3 shell running the query")
+                    table.add(
+                        "\(label), \(how): writer's p99 commit (ms)", figure.commits.percentile(99),
+                        anchor: alone.percentile(99), "the same UPDATEs, no watcher")
+                    table.add("\(label), \(how): this process's CPU per commit (ms)", figure.cpu)
+                }
+            }
+        }
+        return table
+    }
+}

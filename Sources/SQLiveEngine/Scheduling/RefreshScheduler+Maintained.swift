@@ -35,7 +35,8 @@ extension RefreshScheduler {
         guard let inbox else { return }
         guard let evaluation = registry.evaluations[definition] else {
             if let gone = maintenance.removeValue(forKey: definition) {
-                inbox.unwant(gone.plan.table)
+                // (One given up on stopped wanting its table then.)
+                if gone.unsupported == nil { inbox.unwant(gone.plan.table) }
                 trimInbox()
             }
             return
@@ -73,6 +74,7 @@ extension RefreshScheduler {
         // One that keeps failing is run again from now on.
         if kept.resyncs > 20, kept.resyncs * 2 > kept.applied {
             kept.unsupported = "it had to be read whole too often (\(reason))"
+            inbox?.unwant(kept.plan.table)
         }
         maintenance[definition] = kept
         requestBase(definition)
@@ -98,6 +100,7 @@ extension RefreshScheduler {
         case .failure(.failed(let reason)):
             Log.scheduler.debug("reading a kept live query's base: \(reason)")
             kept.resyncs += 1
+            if kept.resyncs > 40 { kept.unsupported = "its base could not be read: \(reason)" }
         }
         maintenance[definition] = kept
         if kept.unsupported != nil {
@@ -105,6 +108,12 @@ extension RefreshScheduler {
             syncPrefetch(definition)
         }
         trimInbox()
+        if kept.state == nil, kept.unsupported == nil, !isShutDown {
+            // The file kept changing, say: again, a moment later (one
+            // base at a time: the next request waits for this one).
+            try? await Task.sleep(for: .milliseconds(100))
+            requestBase(definition)
+        }
     }
 
     /// Notes where a result delivered by running the query stood.

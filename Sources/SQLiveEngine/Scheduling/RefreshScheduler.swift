@@ -217,7 +217,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         case .schemaChanged(let schemaCause): cause = schemaCause
         }
         let presumed = if case .presumedExternal = signal { true } else { false }
-        var affected = registry.definitions(affectedBy: signal)
+        let affected = registry.definitions(affectedBy: signal)
         // A query kept from rows is refreshed as any other (the refresh
         // applies its rows instead of running it); what it cannot follow
         // makes it read its base again.

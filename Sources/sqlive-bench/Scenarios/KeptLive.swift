@@ -135,6 +135,29 @@ enum KeptLive: Scenario {
                     table.add("\(label), \(how): this process's CPU per commit (ms)", figure.cpu)
                 }
             }
+            if journalMode == "WAL" {
+                // The memory a kept result of every row holds, against the table on disk.
+                let fileMiB = Double((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) / 1_048_576
+                let before = heapMiB()
+                let database = try await LiveDatabase.open(.file(path))
+                _ = try await database.directory.register(
+                    name: "all", LiveQueryDefinition(sql: "SELECT id, qty FROM items", maxRows: rows + 1_000))
+                let writer = try DatabaseQueue(path: path)
+                try await waitUntil("the whole result kept from rows") {
+                    next += 1
+                    let target = next * 7919 % rows + 1
+                    try await writer.write { db in
+                        try db.execute(sql: "UPDATE items SET qty = qty + 1 WHERE id = ?", arguments: [target])
+                    }
+                    try await Task.sleep(for: .milliseconds(500))
+                    return await database.directory.list().first?.precision == .rows
+                }
+                let kept = heapMiB() - before
+                try writer.close()
+                await database.close()
+                table.add(
+                    "heap of a kept result of all \(rows) rows (MiB), WAL", kept, anchor: fileMiB, "the table's file")
+            }
         }
         return table
     }

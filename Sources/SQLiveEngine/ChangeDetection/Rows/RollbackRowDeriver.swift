@@ -84,7 +84,9 @@ final class RollbackRowDeriver {
         }
         let commits = state.counter &- counter
         if commits == 0 { return nil }
-        var changes: [RowChange] = []
+        var changes: [RowChange] = state.tooLarge.sorted().map {
+            .unknown($0, reason: "a row of it is over 16 MiB: its pages are not read")
+        }
         for (name, now) in state.tables.sorted(by: { $0.key < $1.key }) {
             guard let before = tables[name] else { continue }
             guard before.layout == now.layout else {
@@ -130,10 +132,15 @@ final class RollbackRowDeriver {
     private struct State {
         var counter: UInt32
         var tables: [String: Table]
+        /// Tables with a row over 16 MiB: not read.
+        var tooLarge: Set<String> = []
     }
 
     private struct Failure: Error {
         var reason: String
+        /// A row too large to read (`BTreeCells.largestPayload`): its table
+        /// is told unknown, the others are read.
+        var tooLarge = false
     }
 
     private func readState(_ wanted: RowFeedFilter) -> Result<State, Failure> {
@@ -166,17 +173,20 @@ final class RollbackRowDeriver {
         let usable = pageSize - Int(header[20])
         let pageCount = header.withUnsafeBytes { $0.bigEndianUInt32(at: 28) }
         var tables: [String: Table] = [:]
+        var tooLarge = Set<String>()
         for (name, layout) in layouts where wanted.includes(layout.name) {
             guard let root = roots[name], root >= 1 else { continue }
             switch walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount) {
             case .success(let (pages, cellOf)):
                 tables[name] = Table(
                     layout: layout, usable: usable, encoding: encodingLayouts.encoding, pages: pages, cellOf: cellOf)
+            case .failure(let failure) where failure.tooLarge:
+                tooLarge.insert(layout.name)
             case .failure(let failure):
                 return .failure(failure)
             }
         }
-        return .success(State(counter: counter, tables: tables))
+        return .success(State(counter: counter, tables: tables, tooLarge: tooLarge))
     }
 
     /// Every page of a b-tree, from its root: interior pages' children,
@@ -203,7 +213,12 @@ final class RollbackRowDeriver {
             stack += node.children
             for first in node.overflows {
                 var link = first
+                var chain = 0
                 while link != 0 {
+                    chain += 1
+                    if chain * pageSize > BTreeCells.largestPayload {
+                        return .failure(Failure(reason: "a row of it is over 16 MiB", tooLarge: true))
+                    }
                     guard pages[link] == nil, link <= pageCount,
                         let overflow = bytes(count: pageSize, at: Int64(link - 1) * Int64(pageSize))
                     else { return .failure(Failure(reason: "overflow page \(link) cannot be read")) }

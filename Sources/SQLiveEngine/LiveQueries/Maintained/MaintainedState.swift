@@ -44,6 +44,8 @@ final class MaintainedState {
     struct Window {
         /// The first rows in the query's order: rowid, sort key, output row.
         var entries: [(rowid: Int64, sort: [SQLValue], row: [SQLValue])] = []
+        /// Each kept row's sort key, by rowid (none in the table's order,
+        /// where the rowid is the key).
         var sortOf: [Int64: [SQLValue]] = [:]
         /// Every row the query has (before LIMIT).
         var matching: Int
@@ -102,7 +104,7 @@ final class MaintainedState {
             for row in base.rows {
                 let entry = Self.entry(row, plan)
                 window.entries.append(entry)
-                window.sortOf[entry.rowid] = entry.sort
+                if !plan.order.isEmpty { window.sortOf[entry.rowid] = entry.sort }
             }
             kind = .rows(window)
         case .groups:
@@ -324,7 +326,16 @@ final class MaintainedState {
         _ window: inout Window, touched: [Int64], before: [[SQLValue]], after: [[SQLValue]]
     ) -> Outcome {
         for rowid in touched {
-            guard let sort = window.sortOf.removeValue(forKey: rowid) else { continue }
+            // In the table's order the rowid finds it; otherwise its sort key does.
+            let sort: [SQLValue]
+            if plan.order.isEmpty {
+                sort = []
+                let at = index(of: sort, rowid: rowid, in: window.entries)
+                guard at < window.entries.count, window.entries[at].rowid == rowid else { continue }
+            } else {
+                guard let kept = window.sortOf.removeValue(forKey: rowid) else { continue }
+                sort = kept
+            }
             let at = index(of: sort, rowid: rowid, in: window.entries)
             guard at < window.entries.count, window.entries[at].rowid == rowid else {
                 return .resync("the kept rows lost their order")
@@ -341,7 +352,7 @@ final class MaintainedState {
             }
             if !window.complete, window.entries.isEmpty { continue }
             window.entries.insert(entry, at: index(of: entry.sort, rowid: entry.rowid, in: window.entries))
-            window.sortOf[entry.rowid] = entry.sort
+            if !plan.order.isEmpty { window.sortOf[entry.rowid] = entry.sort }
         }
         if window.entries.count > window.keep {
             for dropped in window.entries[window.keep...] { window.sortOf[dropped.rowid] = nil }

@@ -260,6 +260,13 @@ extension RefreshScheduler {
                 break
             }
             let mine = entry.changes.filter { $0.table.lowercased() == state.plan.table.lowercased() }
+            if mine.contains(where: { $0.reason?.hasPrefix(BTreeCells.tooLargeReason) == true }) {
+                // Reading its base would copy that row: run it again from now on.
+                kept.unsupported = "its table has a row over 16 MiB"
+                inbox?.unwant(state.plan.table)
+                failure = kept.unsupported
+                break
+            }
             switch state.apply(mine, at: to) {
             case nil: break
             case .result?, .rerun?: changed = true

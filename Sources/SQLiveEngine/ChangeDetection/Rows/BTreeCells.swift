@@ -32,6 +32,9 @@ enum BTreeCells {
     /// The largest payload read (16 MiB): a row past it is told unknown
     /// rather than copied (a 70 MB blob would cost three copies of it).
     static let largestPayload = 16 << 20
+    /// How the feed says why a table's rows are unknown for that reason
+    /// (a live query kept from rows then stops keeping it).
+    static let tooLargeReason = "a row over 16 MiB is not read"
 
     /// Reads every cell of a page version.
     ///

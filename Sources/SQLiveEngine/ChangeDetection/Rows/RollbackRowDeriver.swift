@@ -85,7 +85,7 @@ final class RollbackRowDeriver {
         let commits = state.counter &- counter
         if commits == 0 { return nil }
         var changes: [RowChange] = state.tooLarge.sorted().map {
-            .unknown($0, reason: "a row of it is over 16 MiB: its pages are not read")
+            .unknown($0, reason: BTreeCells.tooLargeReason)
         }
         for (name, now) in state.tables.sorted(by: { $0.key < $1.key }) {
             guard let before = tables[name] else { continue }
@@ -210,6 +210,10 @@ final class RollbackRowDeriver {
                     BTreePage($0, page: next, usableSize: usable, pageCount: pageCount)
                 })
             else { return .failure(Failure(reason: "page \(next) is not a b-tree page")) }
+            // A row too large to copy: its overflow pages are not even read.
+            if node.largestPayload > UInt64(BTreeCells.largestPayload) {
+                return .failure(Failure(reason: BTreeCells.tooLargeReason, tooLarge: true))
+            }
             stack += node.children
             for first in node.overflows {
                 var link = first
@@ -217,7 +221,7 @@ final class RollbackRowDeriver {
                 while link != 0 {
                     chain += 1
                     if chain * pageSize > BTreeCells.largestPayload {
-                        return .failure(Failure(reason: "a row of it is over 16 MiB", tooLarge: true))
+                        return .failure(Failure(reason: BTreeCells.tooLargeReason, tooLarge: true))
                     }
                     guard pages[link] == nil, link <= pageCount,
                         let overflow = bytes(count: pageSize, at: Int64(link - 1) * Int64(pageSize))

@@ -264,7 +264,7 @@ final class WALRowDeriver {
                 unknown[layout.name] =
                     unknown[layout.name] ?? "overflow page \(overflow) is out of reach (a checkpoint overtook)"
             case .failure(.tooLarge):
-                unknown[layout.name] = unknown[layout.name] ?? "a row of page \(page) is over 16 MiB"
+                unknown[layout.name] = unknown[layout.name] ?? "\(BTreeCells.tooLargeReason) (page \(page))"
             case .success(let cells):
                 covered.formUnion(cells.overflowPages)
                 for cell in cells.cells {

@@ -19,6 +19,8 @@ struct BTreePage {
     var children: [UInt32] = []
     /// The first overflow page of each cell that does not fit.
     var overflows: [UInt32] = []
+    /// The largest payload of its cells, in bytes.
+    var largestPayload: UInt64 = 0
 
     /// Parses a b-tree page; `nil` when the bytes are not a well-formed one.
     ///
@@ -59,6 +61,7 @@ struct BTreePage {
             }
             guard let (payload, length) = Self.varint(bytes, at: offset, limit: usableSize) else { return nil }
             offset += length
+            largestPayload = max(largestPayload, payload)
             if kind == .leafTable {
                 guard let (_, rowidLength) = Self.varint(bytes, at: offset, limit: usableSize) else { return nil }
                 offset += rowidLength

@@ -80,15 +80,7 @@ enum KeptLive: Scenario {
                     let writer = try DatabaseQueue(path: path)
                     if kept {
                         // Until its base is read (the first commit may read it again in DELETE mode).
-                        try await waitUntil("the query kept from rows") {
-                            next += 1
-                            let target = next * 7919 % rows + 1
-                            try await writer.write { db in
-                                try db.execute(sql: "UPDATE items SET qty = qty + 1 WHERE id = ?", arguments: [target])
-                            }
-                            try await Task.sleep(for: .milliseconds(300))
-                            return await database.directory.list().first?.precision == .rows
-                        }
+                        try await untilKept(database, writer, rows: rows, next: &next)
                     }
                     try await Task.sleep(for: .milliseconds(200))
                     var latency = Samples()
@@ -143,15 +135,7 @@ enum KeptLive: Scenario {
                 _ = try await database.directory.register(
                     name: "all", LiveQueryDefinition(sql: "SELECT id, qty FROM items", maxRows: rows + 1_000))
                 let writer = try DatabaseQueue(path: path)
-                try await waitUntil("the whole result kept from rows") {
-                    next += 1
-                    let target = next * 7919 % rows + 1
-                    try await writer.write { db in
-                        try db.execute(sql: "UPDATE items SET qty = qty + 1 WHERE id = ?", arguments: [target])
-                    }
-                    try await Task.sleep(for: .milliseconds(500))
-                    return await database.directory.list().first?.precision == .rows
-                }
+                try await untilKept(database, writer, rows: rows, next: &next)
                 let kept = heapMiB() - before
                 try writer.close()
                 await database.close()
@@ -160,5 +144,22 @@ enum KeptLive: Scenario {
             }
         }
         return table
+    }
+
+    /// One-row UPDATEs until the database's one live query is kept from rows.
+    private static func untilKept(_ database: LiveDatabase, _ writer: DatabaseQueue, rows: Int, next: inout Int)
+        async throws
+    {
+        var counter = next
+        defer { next = counter }
+        try await waitUntil("the query kept from rows") {
+            counter += 1
+            let target = counter * 7919 % rows + 1
+            try await writer.write { db in
+                try db.execute(sql: "UPDATE items SET qty = qty + 1 WHERE id = ?", arguments: [target])
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            return await database.directory.list().first?.precision == .rows
+        }
     }
 }

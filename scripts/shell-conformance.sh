@@ -128,10 +128,14 @@ Suites: bookworm bookworm-updates
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
+            # A new source list: its index is fetched even if the tools'
+            # install above updated the others already.
+            apt_updated=0
             apt_update
         fi
         say "fetching Debian's sqlite3 source package into $cache"
         if ! (cd "$cache" && apt-get source --download-only -qq sqlite3 >/dev/null 2>&1); then
+            apt_updated=0
             apt_update
             (cd "$cache" && apt-get source --download-only -qq sqlite3 >/dev/null) ||
                 die "apt-get source --download-only sqlite3 failed"

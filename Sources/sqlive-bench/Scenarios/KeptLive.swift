@@ -90,7 +90,8 @@ enum KeptLive: Scenario {
                         next += 1
                         let target = next * 7919 % rows + 1
                         let seen = arrivals.withLock { $0.count }
-                        let sql = "UPDATE items SET qty = 50 + \(next % 40), price = \(2_000_000 + next) WHERE id = ?"
+                        // A new quantity (the group's sum and maximum change) and price (the row joins the top 50).
+                        let sql = "UPDATE items SET qty = \(100 + next), price = \(2_000_000 + next) WHERE id = ?"
                         let started = Monotonic.now()
                         try await writer.write { db in
                             // Changes the aggregate's group, and brings the row into the top 50.

@@ -31,7 +31,9 @@ enum KeptLive: Scenario {
                 + "that change its result by another connection (GRDB at its defaults, in this process), 50 ms apart, "
                 + "timed from the writer's commit to the change event. The anchor is the sqlite3 shell running the "
                 + "query once; the writer's p99 commit time is compared with the same UPDATEs and no watcher.")
-        for journalMode in ["WAL", "DELETE"] {
+        // SQLIVE_BENCH_KEPT_ONLY=1: the kept WAL side alone (for a profiler).
+        let keptOnly = ProcessInfo.processInfo.environment["SQLIVE_BENCH_KEPT_ONLY"] == "1"
+        for journalMode in keptOnly ? ["WAL"] : ["WAL", "DELETE"] {
             let path = try makeDatabase(
                 directory, "kept-\(journalMode).sqlite",
                 """
@@ -65,7 +67,7 @@ enum KeptLive: Scenario {
                     rerun.append(Int64(seconds * 1e9))
                 }
                 var figures: [(kept: Bool, latency: Samples, commits: Samples, cpu: Double)] = []
-                for kept in [true, false] {
+                for kept in keptOnly ? [true] : [true, false] {
                     var options = LiveDatabase.Options()
                     options.liveQueries.maintainsFromRows = kept
                     let database = try await LiveDatabase.open(.file(path), options: options)
@@ -133,7 +135,7 @@ enum KeptLive: Scenario {
                     table.add("\(label), \(how): this process's CPU per commit (ms)", figure.cpu)
                 }
             }
-            if journalMode == "WAL" {
+            if journalMode == "WAL", !keptOnly {
                 // The memory a kept result of every row holds, against the table on disk.
                 let fileMiB = Double((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) / 1_048_576
                 let before = heapMiB()

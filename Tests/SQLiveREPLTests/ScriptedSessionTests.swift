@@ -537,7 +537,7 @@ struct ScriptedSessionTests {
         #expect(output.stderr == "Error: timed out: no change of n within 0.5 s\n")
         #expect(
             output.stdout.contains(
-                /\nn\|players\|1\|[0-9]+\|[^|]*\|[0-9.]+\|[0-9]+ VM steps, [0-9]+ (B|KB)\|paused\|committed\|rows\|SELECT count\(\*\) AS n FROM players\n/
+                /\nn\|players\|1\|[0-9]+\|[^|]*\|[0-9.]+\|[0-9]+ VM steps, [0-9]+ (B|KB)\|paused\|committed\|(?:rows|tables|all)\|SELECT count\(\*\) AS n FROM players\n/
             ))
         #expect(output.stdout.hasSuffix("-- n v2 (local, coalesced 1)\nn\n4\n"))
     }

@@ -200,6 +200,8 @@ extension ExternalChangeWatcher {
         let rowFeed: RowFeed?
         /// Derives rows in a rollback-journal mode, while the feed has a subscriber.
         var rollbackRows: RollbackRowDeriver?
+        /// Which tables a rollback-journal commit changed (table precision).
+        var rollbackTables: RollbackRowDeriver?
 
         init(
             probe: DataVersionProbe, schema: String, ledger: LocalCommitLedger,
@@ -389,6 +391,10 @@ extension ExternalChangeWatcher {
         /// The tables the commits since the last reading wrote, from the
         /// WAL; `nil` when unknown (not in WAL mode, or not provable).
         private func changedTables(_ file: DataVersionProbe.FileState?) -> Set<String>? {
+            if walPrecision, let file, !file.isWAL {
+                return rollbackChangedTables()
+            }
+            rollbackTables = nil
             guard walPrecision, let file, file.isWAL else {
                 precision.withLock { $0 = .all }
                 return nil
@@ -408,6 +414,26 @@ extension ExternalChangeWatcher {
             case .tables(let tables): return tables
             case .all: return nil
             }
+        }
+
+        /// A rollback-journal file's commit: the tables whose pages it
+        /// changed, compared with a copy of every table's pages kept from
+        /// the last commit (`RollbackRowDeriver.changedTables`; a file of
+        /// 16 MiB at most); `nil` (every live query) when that cannot be said.
+        private func rollbackChangedTables() -> Set<String>? {
+            if rollbackTables == nil {
+                do throws(SQLiveError) {
+                    rollbackTables = try RollbackRowDeriver(path: probe.path)
+                } catch {
+                    precision.withLock { $0 = .all }
+                    return nil
+                }
+            }
+            let tables = rollbackTables!.changedTables()
+            // The first reading (and a schema change) say nothing; a file too
+            // large is not matched by table at all.
+            precision.withLock { $0 = rollbackTables!.matchesTables ? .tables : .all }
+            return tables
         }
 
         /// The size of the `-wal` file, in WAL mode (0 otherwise).

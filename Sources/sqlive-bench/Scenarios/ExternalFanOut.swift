@@ -17,6 +17,8 @@ enum ExternalFanOut: Scenario {
         /// The same, over bulk commits (hundreds of frames each).
         var bulk: WALPrecisionStatistics
         var commits: Int
+        /// This process's CPU per single-row commit (ms): watcher, scheduler, refreshes.
+        var cpuPerCommit: Double = 0
     }
 
     static func run(quick: Bool, directory: URL) async throws -> ResultTable {
@@ -34,11 +36,17 @@ enum ExternalFanOut: Scenario {
             "without WAL precision")
         table.add("refreshes per external commit", precise.refreshesPerCommit, anchor: 10, "ideal")
         table.add(
-            "refreshes per external commit, DELETE journal (pages compared)", rollback.refreshesPerCommit,
+            "refreshes per external commit, DELETE journal (tables from pages compared)", rollback.refreshesPerCommit,
             anchor: everything.refreshesPerCommit, "refresh everything")
         table.add(
             "p50 latency, commit sent → last of 10 updates, DELETE journal (ms)", rollback.latency.percentile(50),
             anchor: everything.latency.percentile(50), "WAL, without WAL precision")
+        table.add(
+            "CPU per external commit, DELETE journal (ms)", rollback.cpuPerCommit, anchor: precise.cpuPerCommit,
+            "WAL, with WAL precision")
+        table.add(
+            "CPU per external commit (ms)", precise.cpuPerCommit, anchor: everything.cpuPerCommit,
+            "without WAL precision")
         table.add(
             "p50 latency, commit sent → last of 10 updates (ms)", precise.latency.percentile(50),
             anchor: everything.latency.percentile(50), "without WAL precision")
@@ -96,6 +104,7 @@ enum ExternalFanOut: Scenario {
         let before = await database.directory.list().map(\.refreshes).reduce(0, +)
         let statisticsBefore = database.walPrecisionStatistics()
         var latency = Samples()
+        let cpuBefore = cpuSeconds()
         for value in 1...Int64(commits) {
             let start = Monotonic.now()
             input.fileHandleForWriting.write(Data("INSERT INTO t42(v) VALUES (\(value));\n".utf8))
@@ -104,6 +113,7 @@ enum ExternalFanOut: Scenario {
             }
             latency.append(arrivals.withLock { $0[value]!.last } - start)
         }
+        let cpuPerCommit = (cpuSeconds() - cpuBefore) / Double(commits) * 1000
         try await Task.sleep(for: .milliseconds(200))
         let after = await database.directory.list().map(\.refreshes).reduce(0, +)
         let total = database.walPrecisionStatistics()
@@ -129,6 +139,6 @@ enum ExternalFanOut: Scenario {
         await database.close()
         return Run(
             refreshesPerCommit: Double(after - before) / Double(commits), latency: latency, statistics: statistics,
-            bulk: bulk, commits: commits)
+            bulk: bulk, commits: commits, cpuPerCommit: cpuPerCommit)
     }
 }

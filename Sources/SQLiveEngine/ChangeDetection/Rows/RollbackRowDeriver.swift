@@ -119,6 +119,62 @@ final class RollbackRowDeriver {
         var changes: [RowChange]
     }
 
+    /// The file's size past which `changedTables` does not read it (each
+    /// commit would cost a read of that much): commits are then not
+    /// matched by table.
+    static let tableMatchingLimit = 16 << 20
+    /// The last reading's cookie, for `changedTables`.
+    private var cookie: UInt32?
+    /// Whether `changedTables` holds a copy to compare the next commit with
+    /// (the file is within the limit and was read whole).
+    private(set) var matchesTables = false
+
+    /// Reads every table now, for table precision (not rows): the tables
+    /// whose pages differ from the last reading, lowercased — the union over
+    /// the commits since, however many came together — or `nil` when that
+    /// cannot be said: the first reading, the schema changed (its cookie, a
+    /// table's columns, a table came or went), a row over 16 MiB, a file
+    /// over `tableMatchingLimit`, one that could not be read whole.
+    ///
+    /// Use a deriver of its own for it: it keeps every table's pages.
+    func changedTables() -> Set<String>? {
+        defer { matchesTables = counter != nil }
+        let first = filter != .all || counter == nil
+        filter = .all
+        var state: State?
+        attempts: for _ in 0..<ObserverVFS.maximumAttempts {
+            switch readState(.all, limit: Self.tableMatchingLimit) {
+            case .success(let read):
+                state = read
+                break attempts
+            case .failure(let failure) where failure.tooLarge:
+                break attempts
+            case .failure:
+                continue
+            }
+        }
+        guard let state else {
+            counter = nil
+            tables = [:]
+            return nil
+        }
+        defer {
+            counter = state.counter
+            cookie = state.cookie
+            tables = state.tables
+        }
+        guard !first, let counter, state.counter != counter else { return first ? nil : [] }
+        guard state.cookie == cookie, state.tooLarge.isEmpty, Set(state.tables.keys) == Set(tables.keys) else {
+            return nil
+        }
+        var changed = Set<String>()
+        for (name, now) in state.tables {
+            guard let before = tables[name], before.layout == now.layout else { return nil }
+            if before.pages != now.pages { changed.insert(name) }
+        }
+        return changed
+    }
+
     /// What the caller named, or the tables known, for unknown rows.
     private func tablesNamed(_ wanted: RowFeedFilter) -> [String] {
         switch wanted {
@@ -131,6 +187,10 @@ final class RollbackRowDeriver {
 
     private struct State {
         var counter: UInt32
+        /// The schema cookie (offset 40).
+        var cookie: UInt32 = 0
+        /// The file's size in bytes, by its header.
+        var bytes = 0
         var tables: [String: Table]
         /// Tables with a row over 16 MiB: not read.
         var tooLarge: Set<String> = []
@@ -143,7 +203,7 @@ final class RollbackRowDeriver {
         var tooLarge = false
     }
 
-    private func readState(_ wanted: RowFeedFilter) -> Result<State, Failure> {
+    private func readState(_ wanted: RowFeedFilter, limit: Int? = nil) -> Result<State, Failure> {
         guard raw.execute("BEGIN") else { return .failure(Failure(reason: "cannot begin a read")) }
         defer { _ = raw.execute("COMMIT") }
         var roots: [String: UInt32] = [:]
@@ -172,6 +232,9 @@ final class RollbackRowDeriver {
         let pageSize = rawPageSize == 1 ? 65536 : rawPageSize
         let usable = pageSize - Int(header[20])
         let pageCount = header.withUnsafeBytes { $0.bigEndianUInt32(at: 28) }
+        if let limit, Int(pageCount) * pageSize > limit {
+            return .failure(Failure(reason: "the file is over \(limit >> 20) MiB", tooLarge: true))
+        }
         var tables: [String: Table] = [:]
         var tooLarge = Set<String>()
         for (name, layout) in layouts where wanted.includes(layout.name) {
@@ -186,7 +249,10 @@ final class RollbackRowDeriver {
                 return .failure(failure)
             }
         }
-        return .success(State(counter: counter, tables: tables, tooLarge: tooLarge))
+        return .success(
+            State(
+                counter: counter, cookie: header.withUnsafeBytes { $0.bigEndianUInt32(at: 40) },
+                bytes: Int(pageCount) * pageSize, tables: tables, tooLarge: tooLarge))
     }
 
     /// Every page of a b-tree, from its root: interior pages' children,

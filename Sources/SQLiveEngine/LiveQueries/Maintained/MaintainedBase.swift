@@ -82,7 +82,7 @@ final class MaintainedBaseReader: Sendable {
     > {
         await withCheckedContinuation { continuation in
             queue.async { [self] in
-                let read = readNow(plan, sql: sql, rowCap: rowCap)
+                let read = readNow(plan, sql: sql, rowCap: rowCap, byteCap: byteCap)
                 if case .success(let base) = read, let byteCap,
                     base.rows.reduce(0, { $0 + $1.reduce(0) { $0 + $1.printedByteCount } }) > byteCap
                 {
@@ -95,7 +95,9 @@ final class MaintainedBaseReader: Sendable {
     }
 
     /// On the calling thread.
-    func readNow(_ plan: MaintainedPlan, sql: String, rowCap: Int) -> Result<MaintainedBase, Failure> {
+    func readNow(_ plan: MaintainedPlan, sql: String, rowCap: Int, byteCap: Int? = nil) -> Result<
+        MaintainedBase, Failure
+    > {
         let raw: RawConnection
         do {
             raw = try RawConnection(
@@ -110,8 +112,15 @@ final class MaintainedBaseReader: Sendable {
             return true
         }
         guard registered else { return .failure(.failed("stopped")) }
-        defer { state.withLock { $0.connection = nil } }
+        defer {
+            // Unregistered (under the lock) before the connection closes,
+            // so `stop` never interrupts a closed one.
+            state.withLock { $0.connection = nil }
+            withExtendedLifetime(raw) {}
+        }
         sqlite3_busy_timeout(raw.handle, 0)
+        // A value larger than a message may be is not even loaded.
+        if let byteCap { sqlite3_limit(raw.handle, SQLITE_LIMIT_LENGTH, Int32(clamping: byteCap)) }
         do throws(Failure) {
             let wal = try Self.text(raw, "PRAGMA journal_mode")?.lowercased() == "wal"
             let storage = WALStorage(connection: raw.handle)
@@ -199,12 +208,15 @@ final class MaintainedBaseReader: Sendable {
         do {
             statement = try raw.prepare(sql)
         } catch {
+            // A lock or an interrupt: not now. Anything else: never.
+            if [SQLITE_BUSY, SQLITE_LOCKED, SQLITE_INTERRUPT].contains(error.code & 0xFF) { throw .failed(error.message) }
             throw .unsupported("SQLite cannot prepare what keeps it: \(error.message)")
         }
         for (index, argument) in arguments.enumerated() { argument.bind(to: statement.handle, at: Int32(index + 1)) }
         do {
             return try RowEvaluator.rows(of: statement, on: raw)
         } catch {
+            if sqlite3_errcode(raw.handle) & 0xFF == SQLITE_TOOBIG { throw .unsupported(error.message) }
             throw .failed(error.message)
         }
     }

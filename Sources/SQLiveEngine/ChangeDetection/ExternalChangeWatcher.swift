@@ -429,7 +429,11 @@ extension ExternalChangeWatcher {
                     return nil
                 }
             }
-            let tables = rollbackTables!.changedTables()
+            var tables = rollbackTables!.changedTables()
+            // Called for a changed counter: a reading that saw no change read
+            // the state before the commit (a writer still writing its pages
+            // after its counter), and says nothing of it.
+            if tables?.isEmpty == true { tables = nil }
             // The first reading (and a schema change) say nothing; a file too
             // large is not matched by table at all.
             precision.withLock { $0 = rollbackTables!.matchesTables ? .tables : .all }

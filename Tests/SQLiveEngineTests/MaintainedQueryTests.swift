@@ -16,15 +16,20 @@ struct MaintainedQueryTests {
         #expect(top.order.map(\.output) == [1, 0] && top.order[0].descending && top.limit == 20)
         let grouped = try #require(plan("SELECT g, count(*), sum(x), avg(x) FROM t p WHERE s > 'a' GROUP BY g"))
         #expect(grouped.kind == .groups && grouped.keys == ["g"] && grouped.arguments == ["x"])
-        #expect(grouped.columns == [.key(0), .aggregate(.countAll, argument: nil), .aggregate(.sum, argument: 0),
-            .aggregate(.avg, argument: 0)])
+        #expect(
+            grouped.columns == [
+                .key(0), .aggregate(.countAll, argument: nil), .aggregate(.sum, argument: 0),
+                .aggregate(.avg, argument: 0),
+            ])
         let ordered = try #require(plan("SELECT g, count(*) AS n FROM t GROUP BY g ORDER BY n DESC LIMIT 3"))
         #expect(ordered.order.map(\.output) == [1])
         for sql in [
-            "SELECT * FROM t", "SELECT a.x FROM a JOIN b", "SELECT x FROM a, b", "SELECT x FROM t WHERE y IN (SELECT 1)",
+            "SELECT * FROM t", "SELECT a.x FROM a JOIN b", "SELECT x FROM a, b",
+            "SELECT x FROM t WHERE y IN (SELECT 1)",
             "SELECT DISTINCT x FROM t", "SELECT x FROM t LIMIT 5 OFFSET 2", "SELECT random() FROM t",
             "SELECT x FROM t WHERE y = ?", "SELECT g, count(*) FROM t GROUP BY g HAVING count(*) > 1",
-            "SELECT sum(x) * 2 FROM t", "SELECT x, sum(y) FROM t GROUP BY g", "SELECT x FROM t ORDER BY x COLLATE NOCASE",
+            "SELECT sum(x) * 2 FROM t", "SELECT x, sum(y) FROM t GROUP BY g",
+            "SELECT x FROM t ORDER BY x COLLATE NOCASE",
             "SELECT g, count(*) FROM t GROUP BY g ORDER BY max(x)", "WITH c AS (SELECT 1) SELECT * FROM c",
             "SELECT x, row_number() OVER () FROM t", "SELECT x FROM main.t",
         ] {
@@ -58,7 +63,8 @@ struct MaintainedQueryTests {
         let directory = try TemporaryDirectory()
         var setup = "CREATE TABLE t(id INTEGER PRIMARY KEY, g INTEGER, x INTEGER, s TEXT, r REAL);\n"
         for id in 1...300 {
-            setup += "INSERT INTO t VALUES (\(id), \(id % 5), \(id * 37 % 101), '\(Self.word(id))', \(Double(id) / 8));\n"
+            setup +=
+                "INSERT INTO t VALUES (\(id), \(id % 5), \(id * 37 % 101), '\(Self.word(id))', \(Double(id) / 8));\n"
         }
         let path = try await makeDatabaseFile(in: directory, mode: mode, setup)
         let database = try await LiveDatabase.open(.file(path))
@@ -90,7 +96,8 @@ struct MaintainedQueryTests {
                     if current == rows { break }
                     if ContinuousClock.now > deadline {
                         Issue.record(
-                            "round \(round) (\(script)): \(query.name) shows \(current.prefix(5)) instead of \(rows.prefix(5))")
+                            "round \(round) (\(script)): \(query.name) shows \(current.prefix(5)) instead of \(rows.prefix(5))"
+                        )
                         await writer.finish()
                         await database.close()
                         return
@@ -112,7 +119,9 @@ struct MaintainedQueryTests {
         let results = await delivered.value
         for query in Self.queries {
             for rows in results[query.name] ?? [] {
-                #expect(truths[query.name]!.contains(rows), "\(query.name) delivered a result it never had: \(rows.prefix(5))")
+                #expect(
+                    truths[query.name]!.contains(rows),
+                    "\(query.name) delivered a result it never had: \(rows.prefix(5))")
             }
         }
         // Kept, not run again: each kept shape applied most commits.
@@ -139,12 +148,16 @@ struct MaintainedQueryTests {
                 defer { nextID += 1 }
                 let g = Int.random(in: 0..<6, using: &random)
                 let x = Int.random(in: -5..<110, using: &random)
-                let s = Int.random(in: 0..<8, using: &random) == 0 ? "NULL" : "'\(word(Int.random(in: 0..<125, using: &random)))'"
-                return "INSERT INTO t VALUES (\(nextID), \(g), \(x), \(s), \(Double(Int.random(in: 0..<400, using: &random)) / 4))"
+                let s =
+                    Int.random(in: 0..<8, using: &random) == 0
+                    ? "NULL" : "'\(word(Int.random(in: 0..<125, using: &random)))'"
+                return
+                    "INSERT INTO t VALUES (\(nextID), \(g), \(x), \(s), \(Double(Int.random(in: 0..<400, using: &random)) / 4))"
             case 2, 3, 4:
                 return "UPDATE t SET x = \(Int.random(in: -5..<110, using: &random)) WHERE id = \(id)"
             case 5:
-                return "UPDATE t SET g = \(Int.random(in: 0..<6, using: &random)), s = '\(word(id * 7))' WHERE id = \(id)"
+                return
+                    "UPDATE t SET g = \(Int.random(in: 0..<6, using: &random)), s = '\(word(id * 7))' WHERE id = \(id)"
             case 6:
                 return "DELETE FROM t WHERE id = \(id)"
             case 7:

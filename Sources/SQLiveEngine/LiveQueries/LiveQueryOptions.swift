@@ -1,4 +1,5 @@
 import Foundation
+
 /// How live queries are scheduled and how other writers are detected.
 public struct LiveQueryOptions: Sendable {
     /// How changes made by other connections and processes are noticed.

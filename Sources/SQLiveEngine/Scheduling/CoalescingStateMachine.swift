@@ -80,7 +80,8 @@ struct CoalescingStateMachine<Key: Hashable & Sendable, Instant: InstantProtocol
         _ keys: some Sequence<Key>, cause: ChangeCause, keepsPendingCause: Bool = false, events: Int = 1,
         tables: Set<String>? = nil, at now: Instant
     ) -> Action {
-        keysDidChange(keys.map { ($0, events) }, cause: cause, keepsPendingCause: keepsPendingCause, tables: tables, at: now)
+        keysDidChange(
+            keys.map { ($0, events) }, cause: cause, keepsPendingCause: keepsPendingCause, tables: tables, at: now)
     }
 
     /// The same, with each key's count of notifications (0: marked, but

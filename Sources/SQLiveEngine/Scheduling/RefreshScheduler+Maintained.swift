@@ -147,7 +147,8 @@ extension RefreshScheduler {
             }
         }
         guard !kept.isEmpty else { return batch }
-        var runAll = rerunsKept || kept.count < batch.keys.filter({ registry.evaluations[$0]?.home == .committed }).count
+        var runAll =
+            rerunsKept || kept.count < batch.keys.filter({ registry.evaluations[$0]?.home == .committed }).count
         rerunsKept = false
         if !runAll {
             // Where the file stands: every commit up to there must be applied.
@@ -285,7 +286,8 @@ extension RefreshScheduler {
     /// Drops the inbox entries every kept evaluation has passed.
     func trimInbox() {
         guard let inbox else { return }
-        let floor = maintenance.values.filter { $0.unsupported == nil }.map(\.consumed).min() ?? (inbox.nextSequence - 1)
+        let floor =
+            maintenance.values.filter { $0.unsupported == nil }.map(\.consumed).min() ?? (inbox.nextSequence - 1)
         inbox.trim(through: floor)
     }
 }

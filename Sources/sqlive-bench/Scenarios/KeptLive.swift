@@ -17,7 +17,10 @@ enum KeptLive: Scenario {
 
     static let queries: [(label: String, sql: String)] = [
         ("GROUP BY aggregate", "SELECT grp, count(*), sum(qty), avg(qty), max(qty) FROM items GROUP BY grp"),
-        ("filtered ORDER BY … LIMIT 50", "SELECT id, name, price FROM items WHERE qty > 10 ORDER BY price DESC LIMIT 50"),
+        (
+            "filtered ORDER BY … LIMIT 50",
+            "SELECT id, name, price FROM items WHERE qty > 10 ORDER BY price DESC LIMIT 50"
+        ),
     ]
 
     static func run(quick: Bool, directory: URL) async throws -> ResultTable {
@@ -116,7 +119,8 @@ enum KeptLive: Scenario {
                     listener.cancel()
                     await database.close()
                     if kept, precision != .rows {
-                        throw BenchmarkCheckFailed(description: "\(query.label) was not kept from rows (\(String(describing: precision)))")
+                        throw BenchmarkCheckFailed(
+                            description: "\(query.label) was not kept from rows (\(String(describing: precision)))")
                     }
                     figures.append((kept, latency, commits, cpu))
                 }
@@ -137,7 +141,8 @@ enum KeptLive: Scenario {
             }
             if journalMode == "WAL", !keptOnly {
                 // The memory a kept result of every row holds, against the table on disk.
-                let fileMiB = Double((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) / 1_048_576
+                let fileMiB =
+                    Double((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) / 1_048_576
                 let before = heapMiB()
                 let database = try await LiveDatabase.open(.file(path))
                 _ = try await database.directory.register(

@@ -192,8 +192,9 @@ final class MaintainedBaseReader: Sendable {
         }
         let rows = try Self.rows(raw, MaintainedState.baseSQL(plan, rowCap: rowCap), [])
         var matching = rows.count
-        if plan.kind == .rows, case .integer(let count) = try Self.rows(raw, MaintainedState.countSQL(plan), [])
-            .first?.first
+        if plan.kind == .rows,
+            case .integer(let count) = try Self.rows(raw, MaintainedState.countSQL(plan), [])
+                .first?.first
         {
             matching = Int(count)
         }
@@ -209,7 +210,9 @@ final class MaintainedBaseReader: Sendable {
             statement = try raw.prepare(sql)
         } catch {
             // A lock or an interrupt: not now. Anything else: never.
-            if [SQLITE_BUSY, SQLITE_LOCKED, SQLITE_INTERRUPT].contains(error.code & 0xFF) { throw .failed(error.message) }
+            if [SQLITE_BUSY, SQLITE_LOCKED, SQLITE_INTERRUPT].contains(error.code & 0xFF) {
+                throw .failed(error.message)
+            }
             throw .unsupported("SQLite cannot prepare what keeps it: \(error.message)")
         }
         for (index, argument) in arguments.enumerated() { argument.bind(to: statement.handle, at: Int32(index + 1)) }

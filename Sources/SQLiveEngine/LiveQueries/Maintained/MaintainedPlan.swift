@@ -97,7 +97,10 @@ struct MaintainedPlan: Hashable, Sendable {
 
         func text(_ range: Range<Int>) -> String {
             guard !range.isEmpty else { return "" }
-            return String(decoding: bytes[tokens[range.lowerBound].range.lowerBound..<tokens[range.upperBound - 1].range.upperBound], as: UTF8.self)
+            return String(
+                decoding: bytes[
+                    tokens[range.lowerBound].range.lowerBound..<tokens[range.upperBound - 1].range.upperBound],
+                as: UTF8.self)
         }
 
         func fail(_ reason: String) -> Result<MaintainedPlan, Unsupported> { .failure(Unsupported(reason: reason)) }
@@ -115,11 +118,11 @@ struct MaintainedPlan: Hashable, Sendable {
                 case .semicolon: return fail("several statements")
                 case .word:
                     let name = word(index)!
-                    if ["OVER", "COLLATE", "DISTINCT", "WINDOW", "HAVING", "JOIN", "UNION", "EXCEPT", "INTERSECT",
+                    if [
+                        "OVER", "COLLATE", "DISTINCT", "WINDOW", "HAVING", "JOIN", "UNION", "EXCEPT", "INTERSECT",
                         "VALUES", "WITH", "OFFSET", "FILTER", "EXISTS", "MATCH", "REGEXP", "RAISE", "INDEXED",
                         "NATURAL",
-                    ].contains(name)
-                    {
+                    ].contains(name) {
                         return fail("it uses \(name)")
                     }
                     if name == "SELECT", index != 0 { return fail("it has a subquery") }
@@ -213,8 +216,11 @@ struct MaintainedPlan: Hashable, Sendable {
                 // An aggregate inside an expression: its value is not one row's.
                 for index in tokens.indices.dropLast() where tokens[index + 1].kind == .openParenthesis {
                     if let name = word(index)?.lowercased(),
-                        aggregates[name] != nil || ["group_concat", "string_agg", "json_group_array",
-                            "json_group_object"].contains(name)
+                        aggregates[name] != nil
+                            || [
+                                "group_concat", "string_agg", "json_group_array",
+                                "json_group_object",
+                            ].contains(name)
                     {
                         return fail("it aggregates inside an expression")
                     }
@@ -341,7 +347,8 @@ struct MaintainedPlan: Hashable, Sendable {
                 }
                 if depth == 1, token.kind == .comma { return nil }
             }
-            let argument = String(decoding: bytes[inner[2].range.lowerBound..<inner[inner.count - 2].range.upperBound], as: UTF8.self)
+            let argument = String(
+                decoding: bytes[inner[2].range.lowerBound..<inner[inner.count - 2].range.upperBound], as: UTF8.self)
             if inner.count == 3 { return nil }
             if argument == "*" { return function == .count ? (.countAll, nil) : nil }
             return (function, argument)

@@ -205,7 +205,9 @@ final class MaintainedState {
     }
 
     /// Where an entry goes: before the first entry that sorts after it.
-    private func index(of sort: [SQLValue], rowid: Int64, in entries: [(rowid: Int64, sort: [SQLValue], row: [SQLValue])])
+    private func index(
+        of sort: [SQLValue], rowid: Int64, in entries: [(rowid: Int64, sort: [SQLValue], row: [SQLValue])]
+    )
         -> Int
     {
         var low = 0
@@ -308,10 +310,12 @@ final class MaintainedState {
             case .rows(var window):
                 kind = .groups(Groups())  // (released while it changes: no copy)
                 defer { kind = .rows(window) }
-                return applyRows(&window, touched: changes.compactMap { change -> Int64? in
-                    if case .rowid(let rowid) = change.key { return rowid }
-                    return nil
-                }, before: before, after: after)
+                return applyRows(
+                    &window,
+                    touched: changes.compactMap { change -> Int64? in
+                        if case .rowid(let rowid) = change.key { return rowid }
+                        return nil
+                    }, before: before, after: after)
             case .groups(var groups):
                 kind = .rows(Window(matching: 0, complete: true, keep: 0))
                 defer { kind = .groups(groups) }
@@ -390,7 +394,9 @@ final class MaintainedState {
                 groups.groups[key]
                 ?? Group(
                     key: (new ?? gone)!.key, count: 0,
-                    arguments: plan.arguments.map { _ in Argument(count: 0, sum: 0, min: .null, max: .null, inexact: false) },
+                    arguments: plan.arguments.map { _ in
+                        Argument(count: 0, sum: 0, min: .null, max: .null, inexact: false)
+                    },
                     row: [], opaque: false)
             if group.opaque { return .resync("a changed group sums values that are not integers") }
             if let gone {
@@ -448,13 +454,18 @@ final class MaintainedState {
         var rows = groups.groups.values.map { (key: $0.key, row: row(of: $0)) }
         if plan.keys.isEmpty, rows.isEmpty {
             // No GROUP BY: one row, even over no rows.
-            rows = [([], plan.columns.map { column in
-                if case .aggregate(let function, _) = column, function == .count || function == .countAll {
-                    return .integer(0)
-                }
-                if case .aggregate(.total, _) = column { return .real(0) }
-                return .null
-            })]
+            rows = [
+                (
+                    [],
+                    plan.columns.map { column in
+                        if case .aggregate(let function, _) = column, function == .count || function == .countAll {
+                            return .integer(0)
+                        }
+                        if case .aggregate(.total, _) = column { return .real(0) }
+                        return .null
+                    }
+                )
+            ]
         }
         var tied = false
         rows.sort { a, b in
@@ -501,7 +512,9 @@ extension MaintainedPlan {
     private func arguments(of functions: Set<Aggregate>) -> Set<Int> {
         Set(
             columns.compactMap { column in
-                if case .aggregate(let function, let argument?) = column, functions.contains(function) { return argument }
+                if case .aggregate(let function, let argument?) = column, functions.contains(function) {
+                    return argument
+                }
                 return nil
             })
     }

@@ -39,7 +39,6 @@ final class MaintenanceInbox: Sendable {
     /// had not applied them reads its base again.
     static let capacity = 4096
 
-
     /// The tables to derive, `nil` for none.
     var wanted: RowFeedFilter? {
         state.withLock { $0.tables.isEmpty ? nil : .tables(Set($0.tables.keys)) }

@@ -27,6 +27,8 @@ extension RefreshScheduler {
         /// kept state's (a result run again is known only by an upper bound).
         var deliveredAt: FilePosition?
         var resyncs = 0
+        /// Base reads that failed since the last that did not.
+        var failedReads = 0
         var applied = 0
     }
 
@@ -89,6 +91,7 @@ extension RefreshScheduler {
         kept.reading = false
         switch read {
         case .success(let base):
+            kept.failedReads = 0
             do {
                 kept.state = try MaintainedState(plan: kept.plan, base: base, rowCap: rowCap)
             } catch {
@@ -99,8 +102,10 @@ extension RefreshScheduler {
             kept.unsupported = reason
         case .failure(.failed(let reason)):
             Log.scheduler.debug("reading a kept live query's base: \(reason)")
-            kept.resyncs += 1
-            if kept.resyncs > 40 { kept.unsupported = "its base could not be read: \(reason)" }
+            // Given up only when it fails again and again in a row (a busy
+            // writer overtakes some reads; each retries 64 times already).
+            kept.failedReads += 1
+            if kept.failedReads > 40 { kept.unsupported = "its base could not be read: \(reason)" }
         }
         maintenance[definition] = kept
         if kept.unsupported != nil {

@@ -36,6 +36,7 @@ final class MaintainedBaseReader: Sendable {
     // Mutable State: guarded by the mutex; the running read's connection
     // (to interrupt it), and whether the reader stopped.
     private let state = Locked<(connection: OpaquePointer?, stopped: Bool)>((nil, false))
+    private var isStopped: Bool { state.withLock { $0.stopped } }
     /// A connection of its own that tells where the file stands
     /// (`currentPosition`), opened at the first question; used under the lock.
     private let probe = Locked<RawConnection?>(nil)
@@ -124,23 +125,39 @@ final class MaintainedBaseReader: Sendable {
         do throws(Failure) {
             let wal = try Self.text(raw, "PRAGMA journal_mode")?.lowercased() == "wal"
             let storage = WALStorage(connection: raw.handle)
-            for _ in 0..<ObserverVFS.maximumAttempts {
+            var lastFailure = "the database kept changing while it was read"
+            for attempt in 1...ObserverVFS.maximumAttempts {
+                // A writer that overtook the read (a torn read, a journal
+                // taken for hot as it commits): again, in a new transaction.
+                if attempt > 1 { usleep(UInt32(min(attempt, 10)) * 1000) }
+                if isStopped { throw .failed("stopped") }
+                let torn = ObserverVFS.statistics(raw.handle).torn
                 let before = wal ? storage.indexHeader() : nil
                 guard raw.execute("BEGIN") else { throw .failed(raw.lastError) }
                 defer { raw.execute("COMMIT") }
-                _ = try Self.text(raw, "SELECT count(*) FROM sqlite_schema")
-                let position: FilePosition
-                if wal {
-                    guard let before, let after = storage.indexHeader(), before == after else { continue }
-                    position = FilePosition(wal: true, value: after.change)
-                } else {
-                    guard let header = DatabaseHeader.read(100, of: raw.handle), header.count == 100 else { continue }
-                    position = FilePosition(
-                        wal: false, value: header.withUnsafeBytes { $0.bigEndianUInt32(at: 24) })
+                let base: MaintainedBase
+                do throws(Failure) {
+                    _ = try Self.text(raw, "SELECT count(*) FROM sqlite_schema")
+                    let position: FilePosition
+                    if wal {
+                        guard let before, let after = storage.indexHeader(), before == after else { continue }
+                        position = FilePosition(wal: true, value: after.change)
+                    } else {
+                        guard let header = DatabaseHeader.read(100, of: raw.handle), header.count == 100 else {
+                            continue
+                        }
+                        position = FilePosition(
+                            wal: false, value: header.withUnsafeBytes { $0.bigEndianUInt32(at: 24) })
+                    }
+                    base = try readBase(raw, plan, sql: sql, rowCap: rowCap, at: position)
+                } catch .failed(let reason) {
+                    lastFailure = reason
+                    continue
                 }
-                return .success(try readBase(raw, plan, sql: sql, rowCap: rowCap, at: position))
+                guard ObserverVFS.statistics(raw.handle).torn == torn else { continue }
+                return .success(base)
             }
-            throw .failed("the database kept changing while it was read")
+            throw .failed(lastFailure)
         } catch {
             return .failure(error)
         }

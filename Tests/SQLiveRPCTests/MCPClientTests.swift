@@ -2,8 +2,9 @@ import Foundation
 import SQLiveTestSupport
 import Testing
 
-/// `sqlive --mcp` driven by the official MCP Python SDK (PyPI `mcp`): every
-/// tool, the bypass list in rollback-journal and WAL modes, a subscription
+/// `sqlive --mcp` driven by the official MCP Python SDK (PyPI `mcp`), in
+/// both eras of the protocol (2025-11-25's handshake and 2026-07-28's
+/// `server/discover` and `subscriptions/listen`): every tool, the bypass list in rollback-journal and WAL modes, a subscription
 /// that sees the sqlite3 shell's commit, the limits, cancellation, and
 /// `--allow-writes`. The scripts are in `Tests/MCPClients/python` and say how
 /// to run them by hand. `.ci/run` installs the SDK; without it, this test
@@ -28,8 +29,14 @@ struct MCPClientTests {
             ["-m", "pytest", "-q", "-p", "no:cacheprovider", Self.scripts.path],
             in: directory.url,
             environment: ["SQLIVE_BIN": SQLiveBinary.path, "PYTHONDONTWRITEBYTECODE": "1"])
+        // Installed unpinned: which version ran is printed.
+        let (_, version) = try await EditorClientTests.run(
+            try #require(EditorClientTests.python),
+            ["-c", "from importlib.metadata import version; print(version('mcp'))"], in: directory.url,
+            environment: [:])
+        print("MCP Python SDK (mcp) \(version.trimmingCharacters(in: .whitespacesAndNewlines))")
         #expect(status == 0, "the MCP SDK's tests failed:\n\(output)")
-        #expect(output.contains("23 passed"), "\(output)")
+        #expect(output.contains("30 passed"), "\(output)")
         #expect(!output.contains("skipped"), "\(output)")
     }
 }

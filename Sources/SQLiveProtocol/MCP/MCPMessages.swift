@@ -11,7 +11,8 @@ public enum MCPMessages {
     public static let requests: [any RequestType.Type] = [
         MCPInitializeRequest.self, MCPPingRequest.self, MCPToolsListRequest.self, MCPToolsCallRequest.self,
         MCPResourcesListRequest.self, MCPResourceTemplatesListRequest.self, MCPResourcesReadRequest.self,
-        MCPResourcesSubscribeRequest.self, MCPResourcesUnsubscribeRequest.self,
+        MCPResourcesSubscribeRequest.self, MCPResourcesUnsubscribeRequest.self, MCPServerDiscoverRequest.self,
+        MCPSubscriptionsListenRequest.self,
     ]
 }
 
@@ -150,6 +151,55 @@ public enum MCPResourcesUnsubscribeRequest: RequestType {
     public static let method = MCPProtocol.Method.resourcesUnsubscribe
     public typealias Params = MCPResourceParams
     public typealias Result = EmptyResult
+}
+
+/// `server/discover` (the stateless era): `{supportedVersions,
+/// capabilities, instructions, resultType, ttlMs, cacheScope}`.
+public enum MCPServerDiscoverRequest: RequestType {
+    public static let method = MCPProtocol.Method.serverDiscover
+    public typealias Params = EmptyParams
+    public typealias Result = JSONValue
+}
+
+/// `subscriptions/listen` (the stateless era): `{notifications:
+/// {resourceSubscriptions, resourcesListChanged, toolsListChanged,
+/// promptsListChanged}}`. Its first frame is
+/// `notifications/subscriptions/acknowledged`; the change notifications
+/// that follow carry its id in `_meta`; its result ends it.
+public enum MCPSubscriptionsListenRequest: RequestType {
+    public static let method = MCPProtocol.Method.subscriptionsListen
+
+    public struct Params: Codable, Sendable {
+        public var notifications: Filter?
+        /// The request's `_meta`: the connection adds the listen's id
+        /// (`io.modelcontextprotocol/subscriptionId`).
+        public var _meta: JSONValue?
+
+        public init(notifications: Filter? = nil, _meta: JSONValue? = nil) {
+            self.notifications = notifications
+            self._meta = _meta
+        }
+    }
+
+    /// What the client asks to be told; every field is opt-in.
+    public struct Filter: Codable, Sendable, Equatable {
+        public var resourceSubscriptions: [String]?
+        public var resourcesListChanged: Bool?
+        public var toolsListChanged: Bool?
+        public var promptsListChanged: Bool?
+
+        public init(
+            resourceSubscriptions: [String]? = nil, resourcesListChanged: Bool? = nil, toolsListChanged: Bool? = nil,
+            promptsListChanged: Bool? = nil
+        ) {
+            self.resourceSubscriptions = resourceSubscriptions
+            self.resourcesListChanged = resourcesListChanged
+            self.toolsListChanged = toolsListChanged
+            self.promptsListChanged = promptsListChanged
+        }
+    }
+
+    public typealias Result = JSONValue
 }
 
 /// `notifications/initialized` (client): the handshake is over; the server

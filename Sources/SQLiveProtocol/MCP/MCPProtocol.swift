@@ -4,14 +4,39 @@ import Foundation
 /// (docs/mcp.md): its versions, methods, notifications and error codes.
 ///
 /// Messages are JSON-RPC 2.0, one per line on standard input and output
-/// (MCP's stdio transport). The handshake era is served: `initialize`
-/// negotiates a version among `supportedVersions`. The stateless era
-/// (2026-07-28, `server/discover`) is not: its probe answers "method not
-/// found", which makes clients of both eras fall back to `initialize`.
+/// (MCP's stdio transport). Both eras of the protocol are served, chosen by
+/// a connection's first request (`MCPEra`):
+/// - the handshake era: `initialize` negotiates a version among
+///   `supportedVersions`, `resources/subscribe` asks for updates;
+/// - the stateless era (`modernVersions`, 2026-07-28): every request
+///   carries its version and capabilities in `params._meta`,
+///   `server/discover` tells what the server speaks, and
+///   `subscriptions/listen` asks for updates.
 public enum MCPProtocol {
     /// The versions `initialize` accepts, newest first; a client asking for
     /// another one is answered with the newest.
     public static let supportedVersions = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+
+    /// The versions of the stateless era, newest first.
+    public static let modernVersions = ["2026-07-28"]
+
+    /// The keys of a request's (or result's, or notification's) `_meta`
+    /// in the stateless era.
+    public enum Meta {
+        public static let protocolVersion = "io.modelcontextprotocol/protocolVersion"
+        public static let clientInfo = "io.modelcontextprotocol/clientInfo"
+        public static let clientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+        public static let logLevel = "io.modelcontextprotocol/logLevel"
+        public static let serverInfo = "io.modelcontextprotocol/serverInfo"
+        public static let subscriptionID = "io.modelcontextprotocol/subscriptionId"
+    }
+
+    /// The stateless era's error codes.
+    public enum ModernError {
+        /// The request's version is not one the server speaks; `data`:
+        /// `{supported, requested}`.
+        public static let unsupportedProtocolVersion = -32022
+    }
 
     public static var latestVersion: String { supportedVersions[0] }
 
@@ -32,6 +57,17 @@ public enum MCPProtocol {
         public static let resourcesRead = "resources/read"
         public static let resourcesSubscribe = "resources/subscribe"
         public static let resourcesUnsubscribe = "resources/unsubscribe"
+        public static let loggingSetLevel = "logging/setLevel"
+        /// The stateless era's: what the server speaks.
+        public static let serverDiscover = "server/discover"
+        /// The stateless era's: a stream of change notifications, until
+        /// either side ends it.
+        public static let subscriptionsListen = "subscriptions/listen"
+
+        /// The handshake era's methods that the stateless era removed.
+        public static let removedInModernEra: Set<String> = [
+            initialize, ping, loggingSetLevel, resourcesSubscribe, resourcesUnsubscribe,
+        ]
     }
 
     /// Notifications, both ways.
@@ -40,6 +76,9 @@ public enum MCPProtocol {
         public static let cancelled = "notifications/cancelled"
         public static let resourceUpdated = "notifications/resources/updated"
         public static let resourceListChanged = "notifications/resources/list_changed"
+        /// The stateless era's first frame of a `subscriptions/listen`:
+        /// what the server will send.
+        public static let subscriptionsAcknowledged = "notifications/subscriptions/acknowledged"
     }
 
     /// MCP's own error code for a resource that does not exist.

@@ -5,6 +5,7 @@ import SQLiveProtocol
 extension Dispatcher where Session == MCPSession {
     /// The Model Context Protocol's methods, over an MCP session.
     ///
+    /// Both eras' methods: `MCPEra` refuses those of the other era.
     /// `initialize`, `ping` and the lists only read the session's own
     /// tables: the reading thread answers them at once, in message order,
     /// so no notification precedes the answer to `initialize`. The
@@ -49,6 +50,11 @@ extension Dispatcher where Session == MCPSession {
             session.unsubscribe(params.uri)
             return EmptyResult()
         }
+        // The stateless era's (`MCPEra` refuses them in the other).
+        dispatcher.registerImmediate(MCPServerDiscoverRequest.self) { session, _ in session.discoverResult }
+        dispatcher.register(MCPSubscriptionsListenRequest.self, .concurrent) { session, params throws(ResponseError) in
+            try await session.listen(params)
+        }
         dispatcher.registerNotification(MCPInitializedNotification.self) { session, _ in
             session.didInitialize()
         }
@@ -66,7 +72,10 @@ extension ServedProtocol where Session == MCPSession {
             cancelNotification: MCPCancelledNotification.method,
             cancelledID: { params in params?["requestId"].flatMap(RequestID.init(json:)) },
             answersCancelled: false, progressCancelNotification: nil,
-            close: { session in await session.close() })
+            close: { session in await session.close() },
+            screen: { session, id, method, params in session.screen(id: id, method: method, params: params) },
+            decorate: { session, method, answer in session.decorate(method: method, answer) },
+            endOfInput: { session in session.inputEnded() })
     }
 }
 
@@ -76,13 +85,8 @@ extension MCPSession {
         let version = MCPProtocol.negotiate(params.protocolVersion)
         return [
             "protocolVersion": .string(version),
-            "capabilities": [
-                "tools": ["listChanged": false],
-                "resources": ["subscribe": true, "listChanged": true],
-            ],
-            "serverInfo": [
-                "name": "sqlive", "title": "sqlive: live SQLite queries", "version": .string(SQLiveVersion.current),
-            ],
+            "capabilities": Self.capabilities,
+            "serverInfo": Self.serverInfo,
             "instructions": .string(instructions),
         ]
     }

@@ -9,7 +9,9 @@ extension MCPSession {
             sqlive serves the SQLite database \(shownPath), \(mode). Start with the `schema` tool. `query` runs \
             one statement (CTEs, EXPLAIN and PRAGMAs that read work); `explain` with `advise: true` shows the plan \
             and the indexes that would help. `watch` keeps a query's result live as the resource \
-            sqlive://live/{name}: subscribe to it to be told when it changes, whoever writes the database. \
+            sqlive://live/{name}, whoever writes the database: `wait` returns at its next change with what \
+            changed (the way to "watch until the app writes X"), and a client that subscribes or listens to \
+            the resource is told of each change. \
             Every call has a time limit, a row cap and a size cap; `truncated` says when rows were left out.
             """
     }

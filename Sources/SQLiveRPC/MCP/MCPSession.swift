@@ -32,8 +32,8 @@ final class MCPSession: Sendable {
     let unavailable: String?
 
     // Mutable State: guarded by the mutex; changed by the lane (tools), the
-    // reading thread (subscriptions, lifecycle) and the forwarders.
-    private struct State {
+    // reading thread (subscriptions, lifecycle, the era) and the forwarders.
+    struct State {
         /// Turns the directory's events into resource updates.
         var liveForwarder: Task<Void, Never>?
         /// The change feed's latest commits, from the first `changes` call on.
@@ -43,8 +43,13 @@ final class MCPSession: Sendable {
         var initialized = false
         var schemaForwarder: Task<Void, Never>?
         var closed = false
+        /// The protocol's era, decided by the first request.
+        var era = MCPEra()
+        /// The stateless era's open `subscriptions/listen` requests, by key.
+        var listeners: [Int: Listener] = [:]
+        var nextListener = 0
     }
-    private let state = Locked(State())
+    let state = Locked(State())
 
     /// What `wait` waits on: how many events (changes and failures) the
     /// forwarder saw for each live query, and whether the session closed.
@@ -200,21 +205,49 @@ final class MCPSession: Sendable {
         state.withLock { $0.initialized = true }
     }
 
-    /// Tells a subscribed client that a resource changed.
+    /// Tells a subscribed client that a resource changed: a subscription
+    /// of the handshake era, or each listen that asked for the resource.
     func resourceChanged(_ uri: String) {
-        let subscribed = state.withLock { $0.initialized && !$0.closed && $0.subscriptions.contains(uri) }
-        guard subscribed else { return }
-        writer.send(
-            OutgoingMessage.notification(
-                method: MCPProtocol.Notification.resourceUpdated, params: JSONValue.object(["uri": .string(uri)])))
+        let (subscribed, listens) = state.withLock { state -> (Bool, [JSONValue]) in
+            guard state.initialized, !state.closed else { return (false, []) }
+            if state.era.isModern {
+                return (false, state.listeners.values.filter { $0.wants(uri) }.map(\.id))
+            }
+            return (state.subscriptions.contains(uri), [])
+        }
+        if subscribed {
+            writer.send(
+                OutgoingMessage.notification(
+                    method: MCPProtocol.Notification.resourceUpdated, params: JSONValue.object(["uri": .string(uri)])))
+        }
+        for id in listens {
+            writer.send(
+                OutgoingMessage.notification(
+                    method: MCPProtocol.Notification.resourceUpdated,
+                    params: JSONValue.object(["uri": .string(uri), "_meta": Listener.stamp(id)])))
+        }
     }
 
     /// Tells the client that the list of resources changed.
     func resourceListChanged() {
-        guard state.withLock({ $0.initialized && !$0.closed }) else { return }
-        writer.send(
-            OutgoingMessage.notification(
-                method: MCPProtocol.Notification.resourceListChanged, params: JSONValue.object([:])))
+        let (handshake, listens) = state.withLock { state -> (Bool, [JSONValue]) in
+            guard state.initialized, !state.closed else { return (false, []) }
+            if state.era.isModern {
+                return (false, state.listeners.values.filter { $0.filter.resourcesListChanged == true }.map(\.id))
+            }
+            return (true, [])
+        }
+        if handshake {
+            writer.send(
+                OutgoingMessage.notification(
+                    method: MCPProtocol.Notification.resourceListChanged, params: JSONValue.object([:])))
+        }
+        for id in listens {
+            writer.send(
+                OutgoingMessage.notification(
+                    method: MCPProtocol.Notification.resourceListChanged,
+                    params: JSONValue.object(["_meta": Listener.stamp(id)])))
+        }
     }
 
     func subscribe(_ uri: String) throws(ResponseError) {
@@ -285,6 +318,7 @@ final class MCPSession: Sendable {
     func close() async {
         let (live, schema, changeLog) = state.withLock { state in
             state.closed = true
+            for listener in state.listeners.values { listener.end.finish() }
             return (state.liveForwarder, state.schemaForwarder, state.changeLog)
         }
         changeLog?.stop()

@@ -115,7 +115,9 @@ enum MCPToolCatalog {
                 description:
                     "Registers a named live query: one read-only statement whose result sqlive keeps current "
                     + "whoever writes the database (this server, the app, another process). Its result is the "
-                    + "resource sqlive://live/{name}; subscribe to it to be told when it changes.",
+                    + "resource sqlive://live/{name}. Then call `wait` to be handed its next change (what most "
+                    + "clients need: they do not pass resource updates on), or subscribe to the resource. Use "
+                    + "`query` instead for a one-off answer.",
                 input: [
                     "name": ["type": "string", "description": "A name for the live query."],
                     "sql": ["type": "string", "description": "One read-only SQL statement."],

@@ -38,6 +38,19 @@ struct ServedProtocol<Session: Sendable>: Sendable {
     var progressCancelNotification: String?
     /// Ends the session once the requests are done.
     var close: @Sendable (Session) async -> Void
+    /// Screens each request before it is scheduled: its params as served,
+    /// or the error that answers it (MCP's eras); nil: every request is
+    /// served as it came.
+    var screen: (@Sendable (Session, RequestID, _ method: String, JSONValue?) -> Result<JSONValue?, ResponseError>)? =
+        nil
+    /// Rewrites each answer before it is sent (MCP's stateless era stamps
+    /// its results); nil: as the handler gave it.
+    var decorate: (@Sendable (Session, _ method: String, Dispatcher<Session>.Answer) -> Dispatcher<Session>.Answer)? =
+        nil
+    /// Called as soon as the input ends, before the requests still running
+    /// are waited for: ends the requests that only end with the session
+    /// (MCP's `subscriptions/listen`).
+    var endOfInput: (@Sendable (Session) -> Void)? = nil
 }
 
 /// Reads messages, schedules requests, and ends the session, for one
@@ -153,6 +166,7 @@ final class Connection<Session: Sendable>: Sendable {
         } else {
             // End of input: the requests already read are answered.
             ServerLog.debug("end of input")
+            served.endOfInput?(session)
             if await !queue.waitForAll(timeout: .seconds(60)) {
                 cancelAll()
                 _ = await queue.waitForAll(timeout: .seconds(2))
@@ -329,6 +343,16 @@ final class Connection<Session: Sendable>: Sendable {
     private func handleRequest(
         id: RequestID, method: String, params: JSONValue?, respond: @escaping @Sendable (OutgoingMessage) -> Void
     ) {
+        var params = params
+        if let screen = served.screen {
+            switch screen(session, id, method, params) {
+            case .success(let screened):
+                params = screened
+            case .failure(let refusal):
+                respond(OutgoingMessage.response(id: id, error: refusal))
+                return
+            }
+        }
         // The lifecycle's verdict and the request's entry in one visit to
         // the lock, which the lane takes too when requests end.
         let handler = served.dispatcher.handler(for: method)
@@ -357,11 +381,15 @@ final class Connection<Session: Sendable>: Sendable {
         }
         guard let handler, let request else { return }
         let session = self.session
+        let decorate = served.decorate
+        let finish: @Sendable (Dispatcher<Session>.Answer) -> Dispatcher<Session>.Answer = { answer in
+            decorate?(session, method, answer) ?? answer
+        }
         let work: ScheduledWork
         let (scheduling, call) = handler.call(params)
         switch call {
         case .immediate(let body):
-            request.reply(body(session))
+            request.reply(finish(body(session)))
             finished(request)
             handler.afterAnswer?(session)
             return
@@ -372,7 +400,7 @@ final class Connection<Session: Sendable>: Sendable {
                 if case .failure = result, work.isCancelled {
                     request.reply(.failure(.requestCancelled))
                 } else {
-                    request.reply(result)
+                    request.reply(finish(result))
                 }
             }
             work =
@@ -385,7 +413,7 @@ final class Connection<Session: Sendable>: Sendable {
                 if case .failure = result, Task.isCancelled {
                     request.reply(.failure(.requestCancelled))
                 } else {
-                    request.reply(result)
+                    request.reply(finish(result))
                 }
             }
         }

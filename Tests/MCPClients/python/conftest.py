@@ -90,3 +90,10 @@ def database(tmp_path: pathlib.Path) -> pathlib.Path:
     path = tmp_path / "games.sqlite"
     make_database(path)
     return path
+
+
+def pytest_report_header(config):
+    """Which SDK ran: it is installed unpinned, to keep pace with PyPI."""
+    from importlib.metadata import version
+
+    return f"MCP Python SDK (mcp) {version('mcp')}"

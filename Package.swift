@@ -17,6 +17,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         // File descriptors' writes (EINTR and EAGAIN handled once).
         .package(url: "https://github.com/apple/swift-system", from: "1.8.0"),
+        // HTTP and WebSocket for the network transports (`--mcp --http`):
+        // no dependencies of its own, no macros (docs/mcp.md says why
+        // this one, with the figures).
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
         // Tests only: a clock that suspends its sleepers until advanced.
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
         // Tests only: the one launcher of the tests' child processes.
@@ -61,6 +65,7 @@ let package = Package(
             dependencies: [
                 "SQLiveProtocol", "SQLiveEngine", "SQLiveLocks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "FlyingFox", package: "FlyingFox"),
             ]),
 
         // The interactive REPL and scripted sessions.

@@ -65,6 +65,15 @@ enum Main {
                 time: .milliseconds(Int64(line.timeLimit * 1000)), rows: line.maxRows, bytes: line.maxBytes)
             var options = MCPServer.Options(allowWrites: line.allowWrites, limits: limits)
             options.refreshBudget = line.refreshBudgetDuration
+            if let http = line.httpAddress {
+                guard let address = MCPHTTPServer.Address(http) else {
+                    FileHandle.standardError.write(
+                        Data("sqlive: Error: --http takes [HOST:]PORT, not \(http)\n".utf8))
+                    return 1
+                }
+                return await MCPHTTPServer.run(
+                    database: line.database, address: address, tokenFile: line.tokenFile, options: options)
+            }
             return await MCPServer.run(database: line.database, options: options)
         case .changes:
             return await ChangeFeedCommand.run(database: line.database, tables: line.changeTables)
@@ -162,6 +171,16 @@ struct SQLive: AsyncParsableCommand {
             "Print one JSON line per changed row of every commit by any process, until interrupted (--table NAME, repeatable, names the tables)."
     )
     var changes = false
+
+    @Option(
+        name: .customLong("http"),
+        help:
+            "With --mcp: serve MCP's streamable HTTP transport at http://HOST:PORT/mcp instead of stdin/stdout ([HOST:]PORT; 127.0.0.1 unless a host is given, port 0 for a free one); prints the URL and a bearer token."
+    )
+    var http: String?
+
+    @Option(help: "With --mcp --http: read the bearer token from this file instead of making one up.")
+    var tokenFile: String?
 
     @Flag(help: "With --mcp: let the agent's statements write.")
     var allowWrites = false

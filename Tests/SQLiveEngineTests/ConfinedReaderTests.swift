@@ -32,6 +32,19 @@ struct ConfinedReaderTests {
         "PRAGMA wal_checkpoint(TRUNCATE)",
         "PRAGMA query_only = OFF",
         "PRAGMA trusted_schema = ON",
+        "PRAGMA locking_mode = EXCLUSIVE",
+        "PRAGMA soft_heap_limit = 1",
+        "PRAGMA hard_heap_limit = 1",
+        "PRAGMA cache_size = 1",
+        "PRAGMA mmap_size = 0",
+        "PRAGMA busy_timeout = 60000",
+        "PRAGMA temp_store = MEMORY",
+        "PRAGMA case_sensitive_like = ON",
+        "PRAGMA reverse_unordered_selects = ON",
+        "PRAGMA automatic_index = OFF",
+        "PRAGMA threads = 8",
+        "PRAGMA optimize",
+        "PRAGMA shrink_memory",
         "ATTACH 'DIR/evil.sqlite' AS evil",
         "ATTACH ':memory:' AS scratch",
         "VACUUM INTO 'DIR/copy.sqlite'",
@@ -67,7 +80,7 @@ struct ConfinedReaderTests {
 
     @Test("Nothing that writes runs, and the file is unchanged", arguments: ["delete", "wal"])
     func refused(mode: String) async throws {
-        let fixture = await try Fixture(mode: mode)
+        let fixture = try await Fixture(mode: mode)
         let reader = try ConfinedReader(path: fixture.path)
         let (bytes, names) = (fixture.bytes, fixture.names)
         for sql in Self.attempts(in: fixture.directory.url.path) {
@@ -90,7 +103,7 @@ struct ConfinedReaderTests {
 
     @Test("SQLite's own refusals: not authorized, one statement per call")
     func messages() async throws {
-        let fixture = await try Fixture(mode: "delete")
+        let fixture = try await Fixture(mode: "delete")
         let reader = try ConfinedReader(path: fixture.path)
         for sql in ["ATTACH 'evil.sqlite' AS evil", "PRAGMA writable_schema = ON", "SELECT load_extension('x')"] {
             #expect {
@@ -107,7 +120,7 @@ struct ConfinedReaderTests {
 
     @Test("CTEs, EXPLAIN, read-only PRAGMAs and parameters work")
     func reads() async throws {
-        let fixture = await try Fixture(mode: "wal")
+        let fixture = try await Fixture(mode: "wal")
         let reader = try ConfinedReader(path: fixture.path)
         func rows(_ sql: String, _ parameters: QueryParameters = .none) throws -> [[SQLValue]] {
             guard case .rows(let rows) = try reader.run(sql, parameters: parameters) else { return [] }
@@ -129,7 +142,7 @@ struct ConfinedReaderTests {
 
     @Test("The row cap, the size cap and the time limit")
     func limits() async throws {
-        let fixture = await try Fixture(mode: "delete")
+        let fixture = try await Fixture(mode: "delete")
         let reader = try ConfinedReader(path: fixture.path)
         guard
             case .rows(let many) = try reader.run(
@@ -172,8 +185,8 @@ struct ConfinedReaderTests {
     /// an hour, fails "interrupted" at once; the next call runs.
     @Test("An interrupt before the statement starts stops it; the next call is not touched")
     func interruptBeforeTheStatement() async throws {
-        let fixture = await try Fixture(mode: "wal")
-        let readers = try ConfinedReaderPool(
+        let fixture = try await Fixture(mode: "wal")
+        let readers = ConfinedReaderPool(
             capacity: 1, first: try ConfinedReader(path: fixture.path)
         ) { () throws(SQLiveError) in try ConfinedReader(path: fixture.path) }
         let runaway = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
@@ -193,8 +206,8 @@ struct ConfinedReaderTests {
     /// are dropped, and the next call reads the new file.
     @Test("A pool reads the file the path leads to, after a replacement")
     func poolFollowsAReplacedFile() async throws {
-        let fixture = await try Fixture(mode: "delete")
-        let readers = try ConfinedReaderPool(
+        let fixture = try await Fixture(mode: "delete")
+        let readers = ConfinedReaderPool(
             capacity: 2, first: try ConfinedReader(path: fixture.path), path: fixture.path
         ) { () throws(SQLiveError) in try ConfinedReader(path: fixture.path) }
         let other = fixture.path + ".new"

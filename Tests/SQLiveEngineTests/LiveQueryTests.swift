@@ -200,6 +200,35 @@ struct LiveQueryTests {
         await database.close()
     }
 
+    @Test("Directories of their own (MCP sessions over HTTP): a name in each, one evaluation for both")
+    func directoriesShareEvaluations() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(playersSchema)
+        database.traceSettings = TraceSettings(enabled: true)
+        let trace = TraceRecorder(database)
+        let other = database.makeDirectory()
+        let sql = LiveQueryDefinition(sql: "SELECT count(*) FROM players")
+        _ = try await database.directory.register(name: "a", sql)
+        // The same name is free in another directory; its query is the same evaluation.
+        _ = try await other.register(name: "a", sql)
+        #expect(other.names == ["a"] && database.directory.names == ["a"])
+        var events = other.events().makeAsyncIterator()
+        try await trace.wait { $0.contains { $0.origin == .liveQuery } }
+        _ = try await database.execute("INSERT INTO players(gameID, name) VALUES (1, 'Zed')")
+        guard case .changed(let change) = await events.next() else {
+            Issue.record("no change")
+            return
+        }
+        #expect(change.name == "a" && change.result.rows == [[.integer(5)]])
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(trace.all.filter { $0.origin == .liveQuery }.count == 2)
+        // Unregistered in one, it lives on in the other.
+        await other.unregisterAll()
+        #expect(other.names.isEmpty && database.directory.names == ["a"])
+        #expect(try await database.directory.current(name: "a").snapshot.result.rows.count == 1)
+        await database.close()
+    }
+
     @Test("Pause stops the work; resume refreshes once if anything changed")
     func pauseResume() async throws {
         let database = try await LiveDatabase.open(.memory)

@@ -129,7 +129,7 @@ struct OutputParityTests {
         let attach = "ATTACH '\(directory.file("other.sqlite"))' AS other;"
         for arguments in [[".indexes"], [".indexes players"], [".indexes g%"], [".indices %s"], [".indexes none"]] {
             let ours = try await Processes.sqlive([database, "-c", attach, "-c"] + arguments, directory: directory)
-            let theirs = await try shell([database, attach] + arguments)
+            let theirs = try await shell([database, attach] + arguments)
             // sqlite3 pads every name to the widest; sqlive does not pad the last of a line.
             let trimmed = theirs.split(separator: "\n", omittingEmptySubsequences: false).map {
                 String($0.reversed().drop { $0 == " " }.reversed())

@@ -62,7 +62,7 @@ struct ProfilingTests {
 
     @Test(arguments: slow)
     func adviceIsWhatTheSQLite3ShellsExpertProposes(_ statement: String) async throws {
-        let (directory, database) = await try database()
+        let (directory, database) = try await database()
         let before = try await Processes.sqlite3Output(database, "SELECT sql FROM sqlite_schema ORDER BY name")
 
         let advised = try await sqlive(database, [".explain --advise \(statement)"], in: directory)
@@ -85,7 +85,7 @@ struct ProfilingTests {
     }
 
     @Test func aPlanThatSearchesNeedsNoAdvice() async throws {
-        let (directory, database) = await try database()
+        let (directory, database) = try await database()
         let output = try await sqlive(
             database, [".explain --advise SELECT name FROM players WHERE id = 7"], in: directory)
         #expect(
@@ -95,7 +95,7 @@ struct ProfilingTests {
     }
 
     @Test func hintsNameTheTableBehindAnAliasAndItsSize() async throws {
-        let (directory, database) = await try database()
+        let (directory, database) = try await database()
         let output = try await sqlive(database, [".explain \(Self.slow[0])"], in: directory)
         #expect(output.contains("`--SCAN s\n") || output.contains("|--SCAN s\n"), "\(output)")
         // No sqlite_stat1: the rows are counted.
@@ -107,7 +107,7 @@ struct ProfilingTests {
     }
 
     @Test func profileCountersAppearWhereTheyMustAndOnlyThere() async throws {
-        let (directory, database) = await try database()
+        let (directory, database) = try await database()
         let output = try await sqlive(
             database,
             [
@@ -134,7 +134,7 @@ struct ProfilingTests {
     }
 
     @Test func watchesShowEachLiveQuerysCost() async throws {
-        let (directory, database) = await try database()
+        let (directory, database) = try await database()
         let output = try await sqlive(
             database,
             [

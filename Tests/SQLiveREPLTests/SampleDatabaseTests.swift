@@ -109,7 +109,7 @@ struct SampleDatabaseTests {
         let output = try await build([database], in: directory)
         #expect(output.status == 0, "\(output.stderr)")
 
-        let counts = await try rowCounts(database)
+        let counts = try await rowCounts(database)
         #expect(counts.keys.sorted() == Self.tables.sorted())
         for table in Self.tables {
             #expect((counts[table] ?? 0) > 0, "\(table) is empty")
@@ -145,7 +145,7 @@ struct SampleDatabaseTests {
         let database = try await sampleDatabase(in: directory)
         let query = try sql(after: ".explain ", in: "explain.sql")
 
-        let before = await try plan(database, query)
+        let before = try await plan(database, query)
         #expect(before.contains("SCAN s\n") || before.contains("AUTOMATIC"), "\(before)")
         #expect(!before.contains("scores_playerID"))
 
@@ -154,7 +154,7 @@ struct SampleDatabaseTests {
         #expect(expert.contains(#/CREATE INDEX \w+ ON scores\(playerID\);/#), "\(expert)")
 
         try await Processes.sqlite3(database, "CREATE INDEX scores_playerID ON scores(playerID);")
-        let after = await try plan(database, query)
+        let after = try await plan(database, query)
         #expect(after.contains("SEARCH s USING INDEX scores_playerID (playerID=?)"), "\(after)")
         #expect(!after.contains("SCAN s\n"))
     }
@@ -183,7 +183,7 @@ struct SampleDatabaseTests {
 
         let forced = try await build(["--scale", "0.01", "--force", database], in: directory)
         #expect(forced.status == 0, "\(forced.stderr)")
-        let small = await try rowCounts(database)
+        let small = try await rowCounts(database)
         #expect(small.keys.sorted() == Self.tables.sorted())
         #expect((1..<100_000).contains(small.values.reduce(0, +)), "--scale 0.01 should build fewer rows: \(small)")
         // No partial build or journal left behind.
@@ -220,7 +220,7 @@ struct SampleDatabaseTests {
     @Test func explainScriptShowsScanThenSearchAndLeavesNoIndex() async throws {
         let directory = try TemporaryDirectory()
         let database = try await sampleDatabase(in: directory)
-        let indexesBefore = await try indexes(database)
+        let indexesBefore = try await indexes(database)
 
         let output = try await Processes.sqlive(
             [database, "-f", Self.script("explain.sql")], directory: directory, timeout: .seconds(120))
@@ -245,7 +245,7 @@ struct SampleDatabaseTests {
     @Test func profileScriptShowsTimeAndRowsOfEachStatement() async throws {
         let directory = try TemporaryDirectory()
         let database = try await sampleDatabase(in: directory)
-        let indexesBefore = await try indexes(database)
+        let indexesBefore = try await indexes(database)
         let slow = try sql(after: ".explain ", in: "explain.sql")
 
         let output = try await Processes.sqlive(

@@ -18,7 +18,7 @@ struct ScriptInputTests {
 
     @Test("A NUL byte fails the statement that holds it, with its line; the next statements run")
     func nulInPipedInput() async throws {
-        let (directory, database) = await try database()
+        let (directory, database) = try await database()
         let input = bytes(["SELECT 1;\nSELECT 'a", "b';\nSELECT 2;\n"], separatedBy: 0)
         let output = try await Processes.sqlive([database], input: input, directory: directory)
         #expect(output.stdout == "1\n2\n")
@@ -28,7 +28,7 @@ struct ScriptInputTests {
 
     @Test("A NUL byte at the very start is an error, and the rest still runs")
     func nulAtStart() async throws {
-        let (directory, database) = await try database()
+        let (directory, database) = try await database()
         let input = bytes(["", "\nSELECT 1;\n"], separatedBy: 0)
         let output = try await Processes.sqlive([database], input: input, directory: directory)
         // The NUL's line is part of the statement that ends on the next line.
@@ -43,7 +43,7 @@ struct ScriptInputTests {
 
     @Test("--bail stops at the statement that holds a NUL byte")
     func nulWithBail() async throws {
-        let (directory, database) = await try database()
+        let (directory, database) = try await database()
         let input = bytes(["SELECT 1;\nSELECT '", "';\nSELECT 2;\n"], separatedBy: 0)
         let output = try await Processes.sqlive(["--bail", database], input: input, directory: directory)
         #expect(output.stdout == "1\n")
@@ -52,7 +52,7 @@ struct ScriptInputTests {
 
     @Test("A NUL byte in a -f file and in a .read file is reported with the file's line")
     func nulInFiles() async throws {
-        let (directory, database) = await try database()
+        let (directory, database) = try await database()
         let script = directory.file("nul.sql")
         try bytes(
             ["INSERT INTO t VALUES ('kept');\nINSERT INTO t VALUES ('x", "y');\nSELECT count(*) FROM t;\n"],
@@ -71,7 +71,7 @@ struct ScriptInputTests {
 
     @Test("Text that is not UTF-8 is refused with its line and column, and never stored altered")
     func latin1IsRefused() async throws {
-        let (directory, database) = await try database()
+        let (directory, database) = try await database()
         let script = directory.file("latin1.sql")
         // 'café' in Latin-1: E9 is not UTF-8.
         let latin1 = Data("INSERT INTO t VALUES ('caf".utf8) + Data([0xE9]) + Data("');\nSELECT 'after';\n".utf8)
@@ -89,7 +89,7 @@ struct ScriptInputTests {
 
     @Test("UTF-8 text, CRLF line ends and a missing last newline reach SQLite exactly as written")
     func utf8IsKept() async throws {
-        let (directory, database) = await try database()
+        let (directory, database) = try await database()
         let input = Data("INSERT INTO t VALUES ('café ☕ 𝄞');\r\nSELECT hex(x) FROM t".utf8)
         let output = try await Processes.sqlive([database], input: input, directory: directory)
         #expect(output.stdout == Array("café ☕ 𝄞".utf8).map { String(format: "%02X", $0) }.joined() + "\n")
@@ -98,7 +98,7 @@ struct ScriptInputTests {
 
     @Test("A -c argument that is not UTF-8 is refused before anything runs")
     func latin1Argument() async throws {
-        let (directory, database) = await try database()
+        let (directory, database) = try await database()
         // The shell's printf makes the byte 0xE9; Swift's strings cannot hold it.
         let script = #"exec "$0" "$1" -c "$(printf "INSERT INTO t VALUES ('caf\351');")""#
         let (process, out, err) = try Processes.start(

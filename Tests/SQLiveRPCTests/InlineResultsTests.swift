@@ -69,7 +69,7 @@ struct InlineResultsTests {
         #expect(titles.contains("▶ Run  → 2"), "\(titles)")
 
         // Another process, the sqlite3 shell at its defaults.
-        await try Self.write(editor.database, "INSERT INTO players(name, score) VALUES ('Cy', 30)")
+        try await Self.write(editor.database, "INSERT INTO players(name, score) VALUES ('Cy', 30)")
         try await Self.refreshRequest(editor)
         let after = try await Self.hints(editor, "live.sql")
         #expect(after[0] == "→ 3")
@@ -116,7 +116,7 @@ struct InlineResultsTests {
         try await editor.open("own.sql", "-- sqlive: database=\(other)\nSELECT count(*) FROM t;\n")
         #expect(try await Self.hints(editor, "own.sql")[1] == "→ 1")
         #expect(try descriptors(of: other) > 0)
-        await try Self.write(other, "INSERT INTO t VALUES (2)")
+        try await Self.write(other, "INSERT INTO t VALUES (2)")
         try await Self.refreshRequest(editor)
         #expect(try await Self.hints(editor, "own.sql")[1] == "→ 2")
 
@@ -131,8 +131,8 @@ struct InlineResultsTests {
         // Closing is asynchronous (the engine's connections end on its
         // own tasks): wait for it, a hang only reaching the suite's limit.
         while try descriptors(of: other) > 0 { try await Task.sleep(for: .milliseconds(20)) }
-        await try Self.write(other, "INSERT INTO t VALUES (3)")
-        await try Self.write(editor.database, "INSERT INTO players(name, score) VALUES ('Cy', 30)")
+        try await Self.write(other, "INSERT INTO t VALUES (3)")
+        try await Self.write(editor.database, "INSERT INTO players(name, score) VALUES ('Cy', 30)")
         try await Task.sleep(for: .seconds(1))
         let refreshes = editor.server.messages.filter { $0["method"] == "workspace/inlayHint/refresh" }
         #expect(refreshes.count == 1, "a refresh after the documents closed")
@@ -143,7 +143,7 @@ struct InlineResultsTests {
         let editor = try await Editor()
         try await editor.open("q.sql", "SELECT count(*) FROM players;\n")
         #expect(try await Self.hints(editor, "q.sql")[0] == "→ 2")
-        await try Self.write(editor.database, "INSERT INTO players(name, score) VALUES ('Cy', 30)")
+        try await Self.write(editor.database, "INSERT INTO players(name, score) VALUES ('Cy', 30)")
         // The next request shows the new result all the same.
         var hint: String?
         for _ in 0..<200 where hint != "→ 3" {

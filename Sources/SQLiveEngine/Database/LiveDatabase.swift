@@ -106,6 +106,17 @@ public final class LiveDatabase: Sendable {
         directory.bind(to: self)
     }
 
+    /// Another directory of live queries over this database, for a front
+    /// end's session of its own (an MCP session over HTTP): its names are
+    /// its own, its events are its own (`sessionEvents()` carries only
+    /// `directory`'s), and a query it shares with another directory is
+    /// still evaluated once.
+    public func makeDirectory() -> LiveQueryDirectory {
+        let directory = LiveQueryDirectory()
+        directory.bind(to: self)
+        return directory
+    }
+
     /// A database, not kept alive (the watcher's word that the file was
     /// replaced reaches it through one).
     struct Weak: Sendable {

@@ -28,6 +28,10 @@ public final class LiveQueryDirectory: Sendable {
 
     init() {}
 
+    /// A directory bound to no database: it holds nothing, and registers
+    /// nothing (`SQLiveError.closed`).
+    public static let empty = LiveQueryDirectory()
+
     /// The database it registers with (once, as the database is made).
     func bind(to database: LiveDatabase) {
         state.withLock { $0.database = LiveDatabase.Weak(database: database) }

@@ -92,6 +92,11 @@ public struct ShellCommandLine: Equatable, Sendable {
     public var demo = false
     /// `--mcp`: let the agent write.
     public var allowWrites = false
+    /// `--mcp --http [HOST:]PORT`: MCP over HTTP instead of stdio.
+    public var httpAddress: String?
+    /// `--token-file PATH`: the HTTP transport's bearer token, read from a
+    /// file instead of made up and printed.
+    public var tokenFile: String?
     /// `--mcp`'s limits.
     public var timeLimit = 10.0
     public var maxRows = 1000
@@ -186,8 +191,10 @@ public struct ShellCommandLine: Equatable, Sendable {
                 return try value(argument)
             }
             if attached != nil
-                && !["mode", "time-limit", "max-rows", "max-bytes", "command", "file", "refresh-budget"].contains(
-                    option)
+                && ![
+                    "mode", "time-limit", "max-rows", "max-bytes", "command", "file", "refresh-budget", "http",
+                    "token-file",
+                ].contains(option)
                 && !(feed && option == "table")
             {
                 throw Failure(message: "unknown option: \(argument)", suggestsHelp: true)
@@ -219,6 +226,8 @@ public struct ShellCommandLine: Equatable, Sendable {
                 let text = try argumentValue()
                 guard let count = Int(text) else { throw invalid(text, for: argument) }
                 line.maxBytes = count
+            case "http": line.httpAddress = try argumentValue()
+            case "token-file": line.tokenFile = try argumentValue()
             case "sqlive-version": line.action = .sqliveVersion
             // sqlite3's.
             case "help":
@@ -282,6 +291,12 @@ public struct ShellCommandLine: Equatable, Sendable {
         }
         if frontEnd == .changes && (!commands.isEmpty || file != nil || !trailing.isEmpty || demo) {
             return "--changes cannot be combined with -c, -f, SQL arguments or --demo"
+        }
+        if frontEnd != .mcp && (httpAddress != nil || tokenFile != nil) {
+            return "--http and --token-file are for --mcp (sqlive --mcp --http [HOST:]PORT DATABASE)"
+        }
+        if httpAddress == nil && tokenFile != nil {
+            return "--token-file is for --mcp --http"
         }
         if frontEnd != .mcp && allowWrites {
             return "--allow-writes is for --mcp (the REPL and --rpc write unless --readonly is given)"

@@ -225,7 +225,7 @@ extension MCPSession {
     }
 
     private func watch(_ arguments: JSONValue, work: ScheduledWork) throws(ToolFailure) -> JSONValue {
-        let database = try openDatabase()
+        _ = try openDatabase()
         let name = try Self.string(arguments, "name")
         let sql = try Self.string(arguments, "sql")
         let parameters = try Self.parameters(arguments)
@@ -256,7 +256,7 @@ extension MCPSession {
         let first: LiveQuerySnapshot
         do throws(SQLiveError) {
             first = try Lane.run { () async throws(SQLiveError) in
-                try await database.directory.register(name: name, definition)
+                try await self.directory(for: name).register(name: name, definition)
             }
         } catch {
             throw Self.failure(error, sql: sql)
@@ -268,10 +268,11 @@ extension MCPSession {
 
     private func unwatch(_ arguments: JSONValue, work: ScheduledWork) throws(ToolFailure) -> JSONValue {
         let name = try Self.string(arguments, "name")
-        guard let database, watch(named: name) != nil else { throw ToolFailure("No live query named \(name)") }
+        guard database != nil, watch(named: name) != nil else { throw ToolFailure("No live query named \(name)") }
         drop(name)
         // It fails only when an earlier call unwatched it meanwhile: it is gone either way.
-        Lane.await { try? await database.directory.unregister(name: name) }
+        let directory = self.directory(for: name)
+        Lane.await { try? await directory.unregister(name: name) }
         return ["name": .string(name)]
     }
 
@@ -284,9 +285,9 @@ extension MCPSession {
     /// `afterVersion` (the newest the agent saw when absent), with what
     /// changed since the result the agent last got; or at the time-out.
     private func wait(_ arguments: JSONValue, work: ScheduledWork) throws(ToolFailure) -> JSONValue {
-        let database = try openDatabase()
+        _ = try openDatabase()
         let name = try Self.string(arguments, "name")
-        guard let handle = database.directory.handle(named: name) else {
+        guard let handle = watch(named: name) else {
             throw ToolFailure("No live query named \(name): register it with `watch` first")
         }
         let object = arguments.objectValue ?? [:]

@@ -30,12 +30,23 @@ final class MCPSession: Sendable {
     let checker: SQLChecker?
     /// Why the database could not be opened, or cannot be read confined.
     let unavailable: String?
+    /// The session's own live queries (over HTTP, each session has its
+    /// own; over stdio, the database's).
+    let directory: LiveQueryDirectory?
+    /// The live queries named `shared:…`, which every session of the
+    /// process sees (`sqlive --mcp --http`); nil over stdio.
+    let sharedDirectory: LiveQueryDirectory?
+    /// Whether the session closes the database when it ends (stdio: its
+    /// own; HTTP: the hub's, shared by every session).
+    let ownsDatabase: Bool
 
     // Mutable State: guarded by the mutex; changed by the lane (tools), the
     // reading thread (subscriptions, lifecycle, the era) and the forwarders.
     struct State {
         /// Turns the directory's events into resource updates.
         var liveForwarder: Task<Void, Never>?
+        /// The same for the shared directory's (HTTP sessions).
+        var sharedForwarder: Task<Void, Never>?
         /// The change feed's latest commits, from the first `changes` call on.
         var changeLog: MCPChangeLog?
         var subscriptions: Set<String> = []
@@ -67,7 +78,8 @@ final class MCPSession: Sendable {
 
     private init(
         writer: MessageWriter, options: MCPServer.Options, shownPath: String, database: LiveDatabase?,
-        readers: ConfinedReaderPool? = nil, checker: SQLChecker? = nil, unavailable: String?
+        readers: ConfinedReaderPool? = nil, checker: SQLChecker? = nil, unavailable: String?,
+        directory: LiveQueryDirectory? = nil, sharedDirectory: LiveQueryDirectory? = nil, ownsDatabase: Bool = true
     ) {
         self.writer = writer
         self.options = options
@@ -76,6 +88,30 @@ final class MCPSession: Sendable {
         self.readers = readers
         self.checker = checker
         self.unavailable = unavailable
+        self.directory = directory ?? database?.directory
+        self.sharedDirectory = sharedDirectory
+        self.ownsDatabase = ownsDatabase
+    }
+
+    /// A session over a database another owner opened and closes (the
+    /// HTTP transport's hub): live queries of its own, and the shared ones.
+    static func open(
+        sharing database: LiveDatabase?, unavailable: String?, shownAs shownPath: String, options: MCPServer.Options,
+        writer: MessageWriter
+    ) async -> MCPSession {
+        guard let database, unavailable == nil else {
+            return MCPSession(
+                writer: writer, options: options, shownPath: shownPath, database: nil,
+                unavailable: unavailable ?? "no database is open", ownsDatabase: false)
+        }
+        let (readers, checker, unavailable) = await Self.readers(database, options: options)
+        let session = MCPSession(
+            writer: writer, options: options, shownPath: shownPath, database: database, readers: readers,
+            checker: checker, unavailable: unavailable, directory: database.makeDirectory(),
+            sharedDirectory: database.directory, ownsDatabase: false)
+        await session.startSchemaForwarding()
+        session.startLiveForwarding()
+        return session
     }
 
     /// Opens the database (read-only unless writes are allowed) and its
@@ -109,6 +145,20 @@ final class MCPSession: Sendable {
                     unavailable: "cannot confine the session's connection: \(error.description)")
             }
         }
+        let (readers, checker, unavailable) = await Self.readers(database, options: options)
+        let session = MCPSession(
+            writer: writer, options: options, shownPath: shownPath, database: database, readers: readers,
+            checker: checker, unavailable: unavailable)
+        await session.startSchemaForwarding()
+        session.startLiveForwarding()
+        return session
+    }
+
+    /// The confined readers and the checker a session runs the agent's
+    /// statements on, or why it cannot.
+    private static func readers(_ database: LiveDatabase, options: MCPServer.Options) async -> (
+        ConfinedReaderPool?, SQLChecker?, String?
+    ) {
         var readers: ConfinedReaderPool?
         var unavailable: String?
         do {
@@ -130,12 +180,7 @@ final class MCPSession: Sendable {
                 ServerLog.warning("cannot open a checker for explain: \(error.description)")
             }
         }
-        let session = MCPSession(
-            writer: writer, options: options, shownPath: shownPath, database: database, readers: readers,
-            checker: checker, unavailable: unavailable)
-        await session.startSchemaForwarding()
-        session.startLiveForwarding()
-        return session
+        return (readers, checker, unavailable)
     }
 
     /// How many of the agent's statements may run at once, each on a
@@ -154,9 +199,19 @@ final class MCPSession: Sendable {
     /// One task for every live query the agent watches (the database's
     /// directory holds them; its one stream carries their events).
     private func startLiveForwarding() {
-        guard let database else { return }
-        let events = database.directory.events()
-        let task = Task { [weak self] in
+        guard let directory else { return }
+        let task = forward(directory.events(), fileChanges: true)
+        let shared = sharedDirectory.flatMap { $0 === directory ? nil : forward($0.events(), fileChanges: false) }
+        state.withLock {
+            $0.liveForwarder = task
+            $0.sharedForwarder = shared
+        }
+    }
+
+    /// Forwards one directory's events as resource updates (and the file's
+    /// changes, from one directory only).
+    private func forward(_ events: AsyncStream<LiveQueryEvent>, fileChanges: Bool) -> Task<Void, Never> {
+        Task { [weak self] in
             for await event in events {
                 guard let self else { return }
                 self.arrivals.withLock { arrivals in
@@ -172,14 +227,13 @@ final class MCPSession: Sendable {
                 self.arrivals.broadcast()
                 if let name = event.name {
                     self.resourceChanged(MCPProtocol.liveURI(name))
-                } else {
+                } else if fileChanges {
                     // The file changed: every resource may have.
                     for name in self.watchNames { self.resourceChanged(MCPProtocol.liveURI(name)) }
                     self.resourceChanged(MCPProtocol.schemaURI)
                 }
             }
         }
-        state.withLock { $0.liveForwarder = task }
     }
 
     private func startSchemaForwarding() async {
@@ -288,11 +342,23 @@ final class MCPSession: Sendable {
 
     /// A live query the agent asked for (`watch`), by name.
     func watch(named name: String) -> LiveQueryHandle? {
-        database?.directory.handle(named: name)
+        directory(for: name).handle(named: name)
     }
 
+    /// Where a live query of this name lives: `shared:…` in the shared
+    /// directory (when there is one), any other in the session's own.
+    func directory(for name: String) -> LiveQueryDirectory {
+        if name.hasPrefix(Self.sharedPrefix), let sharedDirectory { return sharedDirectory }
+        return directory ?? LiveQueryDirectory.empty
+    }
+
+    /// The prefix of the live queries every session of the process sees.
+    static let sharedPrefix = "shared:"
+
     var watchNames: [String] {
-        database?.directory.names ?? []
+        let own = directory?.names ?? []
+        guard let sharedDirectory, sharedDirectory !== directory else { return own }
+        return (own + sharedDirectory.names.filter { $0.hasPrefix(Self.sharedPrefix) }).sorted()
     }
 
     /// A live query was watched: the client learns that the resource list
@@ -315,19 +381,22 @@ final class MCPSession: Sendable {
     }
 
     /// Ends every live query and closes the database.
+    /// Ends the session's own live queries (the shared ones stay), and
+    /// closes the database when it is the session's.
     func close() async {
-        let (live, schema, changeLog) = state.withLock { state in
+        let (live, shared, schema, changeLog) = state.withLock { state in
             state.closed = true
             for listener in state.listeners.values { listener.end.finish() }
-            return (state.liveForwarder, state.schemaForwarder, state.changeLog)
+            return (state.liveForwarder, state.sharedForwarder, state.schemaForwarder, state.changeLog)
         }
         changeLog?.stop()
         schema?.cancel()
         live?.cancel()
+        shared?.cancel()
         arrivals.withLock { $0.closed = true }
         arrivals.broadcast()
-        await database?.directory.unregisterAll()
-        await database?.close()
+        await directory?.unregisterAll()
+        if ownsDatabase { await database?.close() }
     }
 }
 

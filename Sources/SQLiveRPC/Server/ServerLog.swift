@@ -7,6 +7,10 @@ import Logging
 enum ServerLog {
     static let logger = Logger(label: "rpc")
 
+    static func error(_ message: @autoclosure () -> Logger.Message) {
+        logger.error(message())
+    }
+
     static func warning(_ message: @autoclosure () -> Logger.Message) {
         logger.warning(message())
     }

@@ -1,0 +1,327 @@
+import Foundation
+import SQLiveLocks
+import SQLiveProtocol
+import SystemPackage
+
+/// One MCP session served over HTTP: the same `Connection`, dispatcher and
+/// `MCPSession` as over stdio, fed through one pipe and read through
+/// another, so that every rule of the protocol (eras, cancellation,
+/// listens, limits) is the stdio server's.
+///
+/// Each request's id is replaced by one of the session's own on the way
+/// in (`h1`, `h2`…) and given back on the way out: several clients share
+/// the stateless era's session, and may each send id 1. A reader thread
+/// (`route`) reads what the connection writes and hands each response to
+/// the HTTP request that waits for it, a listen's frames to its event
+/// stream, and the handshake era's notifications to the session's GET
+/// stream.
+///
+/// Owner: `MCPHTTPServer`, which ends it (`end`) when the client deletes
+/// it, it idles out, or the server stops; the connection's task and the
+/// reader thread end with it.
+final class MCPHTTPSession: Sendable {
+    /// `Mcp-Session-Id` (the handshake era's), or "stateless".
+    let key: String
+    private let input: FileDescriptor
+
+    /// What a request waits for.
+    private enum Pending {
+        /// One JSON response (a plain HTTP response).
+        case reply(original: JSONValue, CheckedContinuation<[UInt8], Never>)
+        /// Server-Sent Events: a listen's frames, or a long call's answer
+        /// after keep-alive comments.
+        case stream(original: JSONValue, AsyncStream<[UInt8]>.Continuation)
+
+        var original: JSONValue {
+            switch self {
+            case .reply(let original, _), .stream(let original, _): original
+            }
+        }
+    }
+
+    // Mutable State: guarded by the mutex; changed by the HTTP handlers'
+    // tasks and the reader thread.
+    private struct State {
+        var pending: [String: Pending] = [:]
+        var next = 0
+        /// The handshake era's GET stream, if one is open.
+        var events: AsyncStream<[UInt8]>.Continuation?
+        var ended = false
+        var lastActive = ContinuousClock.now
+    }
+    private let state = Locked(State())
+
+    private init(key: String, input: FileDescriptor) {
+        self.key = key
+        self.input = input
+    }
+
+    /// Starts a session over a session of MCP's (`makeSession` makes it,
+    /// writing to the writer it is given).
+    static func start(
+        key: String, maximumMessageLength: Int,
+        makeSession: @escaping @Sendable (MessageWriter) async -> MCPSession
+    ) throws -> MCPHTTPSession {
+        let (inputRead, inputWrite) = try FileDescriptor.pipe()
+        let output: (readEnd: FileDescriptor, writeEnd: FileDescriptor)
+        do {
+            output = try FileDescriptor.pipe()
+        } catch {
+            try? inputRead.close()
+            try? inputWrite.close()
+            throw error
+        }
+        let session = MCPHTTPSession(key: key, input: inputWrite)
+        let writer = MessageWriter(
+            fileDescriptor: output.writeEnd.rawValue, framing: .newline, maximumLength: maximumMessageLength)
+        let reader = Thread { [session] in
+            session.route(output.readEnd)
+            try? output.readEnd.close()
+        }
+        reader.name = "sqlive.mcp.http.session"
+        reader.start()
+        Task {
+            let mcp = await makeSession(writer)
+            let connection = Connection(
+                writer: writer, session: mcp, served: .mcp, maximumMessageLength: maximumMessageLength)
+            _ = await connection.run(input: inputRead.rawValue)
+            _ = writer.flush()
+            writer.stop()
+            try? output.writeEnd.close()
+            try? inputRead.close()
+        }
+        return session
+    }
+
+    var lastActive: ContinuousClock.Instant { state.withLock { $0.lastActive } }
+    var hasEventStream: Bool { state.withLock { $0.events != nil } }
+    var hasPending: Bool { state.withLock { !$0.pending.isEmpty } }
+
+    /// Ends the session: its input ends, so its listens end, its requests
+    /// are answered, and its live queries are dropped.
+    func end() {
+        let first = state.withLock { state -> Bool in
+            defer { state.ended = true }
+            return !state.ended
+        }
+        if first { try? input.close() }
+    }
+
+    /// A request: its answer, one JSON-RPC response.
+    func request(_ message: [String: JSONValue]) async -> [UInt8] {
+        let original = message["id"] ?? .null
+        return await withCheckedContinuation { continuation in
+            guard let line = admit(message, as: .reply(original: original, continuation)) else {
+                continuation.resume(returning: Self.ended(original))
+                return
+            }
+            send(line)
+        }
+    }
+
+    /// A request answered as Server-Sent Events: a listen's frames, or a
+    /// long call's answer after keep-alive comments. A client that goes
+    /// away cancels it.
+    func streamedRequest(_ message: [String: JSONValue]) -> AsyncStream<[UInt8]> {
+        let original = message["id"] ?? .null
+        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
+        guard let line = admit(message, as: .stream(original: original, continuation)) else {
+            continuation.yield(ServerSentEvent.message(Self.ended(original)))
+            continuation.finish()
+            return stream
+        }
+        let inner = line.inner
+        let keepAlive = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.keepAliveInterval)
+                continuation.yield(ServerSentEvent.keepAlive)
+            }
+        }
+        continuation.onTermination = { [weak self] _ in
+            keepAlive.cancel()
+            // Still waiting: the client left (or the server is stopping).
+            guard let self, self.state.withLock({ $0.pending.removeValue(forKey: inner) }) != nil else { return }
+            self.send(Self.cancel(inner))
+        }
+        send(line)
+        return stream
+    }
+
+    /// How often an idle event stream gets a comment: the client's read
+    /// time-out is far longer, and a client that left is noticed at the
+    /// next write.
+    static let keepAliveInterval = Duration.seconds(5)
+
+    /// A notification from the client (a cancellation names the request
+    /// by the id the client gave it).
+    func notify(_ message: [String: JSONValue]) {
+        var message = message
+        touch()
+        if message["method"]?.stringValue == MCPProtocol.Notification.cancelled,
+            var params = message["params"]?.objectValue, let id = params["requestId"]
+        {
+            let inner = state.withLock { state in state.pending.first { $0.value.original == id }?.key }
+            guard let inner else { return }
+            params["requestId"] = .string(inner)
+            message["params"] = .object(params)
+        }
+        if let bytes = try? JSONCoding.encode(JSONValue.object(message)) { send(bytes) }
+    }
+
+    /// The handshake era's GET stream: the session's notifications, until
+    /// the client leaves; nil when one is open already.
+    func eventStream() -> AsyncStream<[UInt8]>? {
+        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
+        let opened = state.withLock { state -> Bool in
+            guard state.events == nil, !state.ended else { return false }
+            state.events = continuation
+            return true
+        }
+        guard opened else { return nil }
+        let keepAlive = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.keepAliveInterval)
+                continuation.yield(ServerSentEvent.keepAlive)
+            }
+        }
+        continuation.onTermination = { [weak self] _ in
+            keepAlive.cancel()
+            self?.state.withLock { $0.events = nil }
+            self?.touch()
+        }
+        return stream
+    }
+
+    private func touch() {
+        state.withLock { $0.lastActive = .now }
+    }
+
+    /// The request's line for the connection, under an id of the
+    /// session's; nil once the session ended.
+    private func admit(_ message: [String: JSONValue], as pending: Pending) -> (bytes: [UInt8], inner: String)? {
+        var message = message
+        let inner = state.withLock { state -> String? in
+            guard !state.ended else { return nil }
+            state.next += 1
+            state.lastActive = .now
+            let inner = "h\(state.next)"
+            state.pending[inner] = pending
+            return inner
+        }
+        guard let inner else { return nil }
+        message["id"] = .string(inner)
+        guard let bytes = try? JSONCoding.encode(JSONValue.object(message)) else { return nil }
+        return (bytes, inner)
+    }
+
+    private func send(_ line: (bytes: [UInt8], inner: String)) {
+        send(line.bytes)
+    }
+
+    private func send(_ bytes: [UInt8]) {
+        let line = bytes + [0x0A]
+        do {
+            try line.withUnsafeBytes { try input.writeEverything($0) }
+        } catch {
+            // The session ended: the reader thread answers what waits.
+            ServerLog.debug("an HTTP session's input is closed: \(error)")
+        }
+    }
+
+    private static func cancel(_ inner: String) -> [UInt8] {
+        let message: JSONValue = [
+            "jsonrpc": "2.0", "method": .string(MCPProtocol.Notification.cancelled),
+            "params": ["requestId": .string(inner), "reason": "the HTTP client went away"],
+        ]
+        return (try? JSONCoding.encode(message)) ?? []
+    }
+
+    /// The answer to a request the session can no longer serve.
+    private static func ended(_ id: JSONValue) -> [UInt8] {
+        let message: JSONValue = [
+            "jsonrpc": "2.0", "id": id,
+            "error": ResponseError.internalError("the session ended").json,
+        ]
+        return (try? JSONCoding.encode(message)) ?? []
+    }
+
+    // MARK: - The reader thread
+
+    /// Reads the connection's output until it ends, routing each message.
+    private func route(_ output: FileDescriptor) {
+        var framer = LineFramer(maximumLength: Int.max)
+        _ = StandardIO.read(output.rawValue) { chunk in
+            framer.append(chunk)
+            while let event = framer.next() {
+                if case .message(let bytes) = event { deliver(bytes) }
+            }
+            return true
+        }
+        // The connection ended: what still waits is told so.
+        let (pending, events) = state.withLock { state in
+            state.ended = true
+            defer {
+                state.pending = [:]
+                state.events = nil
+            }
+            return (state.pending, state.events)
+        }
+        for (_, waiting) in pending {
+            switch waiting {
+            case .reply(let original, let continuation):
+                continuation.resume(returning: Self.ended(original))
+            case .stream(_, let continuation):
+                continuation.finish()
+            }
+        }
+        events?.finish()
+    }
+
+    private func deliver(_ bytes: [UInt8]) {
+        guard case .object(var message) = try? JSONCoding.decode(JSONValue.self, from: bytes) else {
+            ServerLog.warning("an HTTP session wrote a line that is not a JSON object")
+            return
+        }
+        if message["method"] == nil, let id = message["id"] {
+            // A response: to the request that waits for it.
+            guard let inner = id.stringValue,
+                let waiting = state.withLock({ $0.pending.removeValue(forKey: inner) })
+            else {
+                ServerLog.debug("dropped a response no HTTP request waits for (id \(id))")
+                return
+            }
+            message["id"] = waiting.original
+            Self.restoreStamp(&message, "result", waiting.original)
+            let encoded = (try? JSONCoding.encode(JSONValue.object(message))) ?? bytes
+            switch waiting {
+            case .reply(_, let continuation):
+                continuation.resume(returning: encoded)
+            case .stream(_, let continuation):
+                continuation.yield(ServerSentEvent.message(encoded))
+                continuation.finish()
+            }
+            return
+        }
+        // A notification: a listen's (stamped with its id), or the session's.
+        if let stamp = message["params"]?["_meta"]?[MCPProtocol.Meta.subscriptionID]?.stringValue {
+            let listen = state.withLock { state -> Pending? in state.pending[stamp] }
+            guard case .stream(let original, let continuation) = listen else { return }
+            Self.restoreStamp(&message, "params", original)
+            let encoded = (try? JSONCoding.encode(JSONValue.object(message))) ?? bytes
+            continuation.yield(ServerSentEvent.message(encoded))
+            return
+        }
+        let events = state.withLock { $0.events }
+        events?.yield(ServerSentEvent.message(bytes))
+    }
+
+    /// Gives a listen's frames back the id the client chose.
+    private static func restoreStamp(_ message: inout [String: JSONValue], _ member: String, _ original: JSONValue) {
+        guard var body = message[member]?.objectValue, var meta = body["_meta"]?.objectValue,
+            meta[MCPProtocol.Meta.subscriptionID] != nil
+        else { return }
+        meta[MCPProtocol.Meta.subscriptionID] = original
+        body["_meta"] = .object(meta)
+        message[member] = .object(body)
+    }
+}

@@ -17,10 +17,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         // File descriptors' writes (EINTR and EAGAIN handled once).
         .package(url: "https://github.com/apple/swift-system", from: "1.8.0"),
-        // HTTP and WebSocket for the network transports (`--mcp --http`):
-        // no dependencies of its own, no macros (docs/mcp.md says why
-        // this one, with the figures).
-        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
+        // HTTP and WebSocket for the network transports (`--mcp --http`,
+        // `--web`): no macros, and a static release binary (docs/web.md
+        // says why this one, with the figures).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        // What Hummingbird's API is made of: header fields, byte buffers.
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // Tests only: a clock that suspends its sleepers until advanced.
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
         // Tests only: the one launcher of the tests' child processes.
@@ -65,7 +69,11 @@ let package = Package(
             dependencies: [
                 "SQLiveProtocol", "SQLiveEngine", "SQLiveLocks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]),
 
         // The interactive REPL and scripted sessions.

@@ -66,7 +66,7 @@ enum Main {
             var options = MCPServer.Options(allowWrites: line.allowWrites, limits: limits)
             options.refreshBudget = line.refreshBudgetDuration
             if let http = line.httpAddress {
-                guard let address = MCPHTTPServer.Address(http) else {
+                guard let address = HTTPListener.Address(http) else {
                     FileHandle.standardError.write(
                         Data("sqlive: Error: --http takes [HOST:]PORT, not \(http)\n".utf8))
                     return 1

@@ -102,7 +102,7 @@ extension ServerSession {
         let target = try commandTarget(params)
         let database = try commandDatabase(target)
         let name = Self.liveQueryName(target)
-        let exists = database.directory.handle(named: name) != nil
+        let exists = liveQueries(of: database).handle(named: name) != nil
         let snapshot: LiveQuerySnapshotResult
         if exists {
             snapshot = try await updateLiveQuery(LiveQueryUpdateRequest.Params(name: name, sql: target.sql))

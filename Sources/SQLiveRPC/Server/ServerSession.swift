@@ -42,13 +42,53 @@ actor ServerSession {
     /// directory.
     let directory: URL?
 
+    /// A database another owner opened and closes, shared with other
+    /// sessions (the live page's tabs): the session's live queries are in
+    /// a directory of its own, `database/open` is refused, and closing the
+    /// session drops only its own live queries. Nil: the session owns its
+    /// database.
+    let shared: (database: LiveDatabase, liveQueries: LiveQueryDirectory)?
+
     init(
-        writer: MessageWriter, directory: URL? = nil, databaseOptions: LiveDatabase.Options = LiveDatabase.Options()
+        writer: MessageWriter, directory: URL? = nil, databaseOptions: LiveDatabase.Options = LiveDatabase.Options(),
+        sharing database: LiveDatabase? = nil
     ) {
         self.writer = writer
         self.language = LanguageService(writer: writer)
         self.directory = directory
         self.databaseOptions = databaseOptions
+        self.shared = database.map { ($0, $0.makeDirectory()) }
+    }
+
+    /// The live queries this session registers in: its own directory over
+    /// a shared database, else the database's.
+    nonisolated func liveQueries(of database: LiveDatabase) -> LiveQueryDirectory {
+        guard let shared, shared.database === database else { return database.directory }
+        return shared.liveQueries
+    }
+
+    /// Starts serving the shared database: its live queries' events and
+    /// its traced statements become notifications.
+    func startShared() {
+        guard let shared else { return }
+        opened.withLock { $0 = Opened(database: shared.database) }
+        let writer = self.writer
+        let live = shared.liveQueries.events()
+        let traces = shared.database.sessionEvents()
+        forwarders = [
+            Task { [weak self] in
+                for await event in live {
+                    guard let self else { return }
+                    writer.send(self.notification(for: event))
+                }
+            },
+            Task {
+                for await event in traces {
+                    if case .trace(let trace) = event { writer.send(Self.notification(for: trace)) }
+                }
+            },
+        ]
+        language.sessionDatabaseChanged(shared.database)
     }
 
     /// A database path, read from `directory` when relative.
@@ -103,6 +143,9 @@ actor ServerSession {
 
     /// Opens a database, closing the one open and dropping its live queries.
     func open(path: String, readonly: Bool) async throws(ResponseError) -> DatabaseOpenRequest.Result {
+        if shared != nil {
+            throw .invalidRequest("this session's database is the one sqlive was started with; it cannot open another")
+        }
         var options = databaseOptions
         options.readonly = readonly
         let opened: LiveDatabase
@@ -134,6 +177,17 @@ actor ServerSession {
     /// - returns: The names of the live queries dropped.
     @discardableResult
     func close() async -> [String] {
+        if let shared {
+            // The shared database stays open: only this session's live queries go.
+            opened.withLock { $0.database = nil }
+            let dropped = shared.liveQueries.names
+            for forwarder in forwarders { forwarder.cancel() }
+            forwarders = []
+            endChangeSubscriptions()
+            language.sessionDatabaseChanged(nil)
+            await shared.liveQueries.unregisterAll()
+            return dropped
+        }
         guard let old = database else { return [] }
         opened.withLock { $0.database = nil }
         let dropped = old.directory.names

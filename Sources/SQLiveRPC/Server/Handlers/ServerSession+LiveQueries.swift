@@ -12,7 +12,7 @@ extension ServerSession {
             sql: params.sql, parameters: params.params?.queryParameters ?? .none, maxRows: params.maxRows)
         do {
             return Self.snapshotResult(
-                try await database.directory.register(
+                try await liveQueries(of: database).register(
                     name: params.name, definition, delivery: LiveQueryDelivery(params.diff ?? .off)))
         } catch {
             throw ResponseError(error)
@@ -25,7 +25,7 @@ extension ServerSession {
     {
         let database = try openDatabase()
         do {
-            let snapshot = try await database.directory.update(
+            let snapshot = try await liveQueries(of: database).update(
                 name: params.name, sql: params.sql, parameters: params.params?.queryParameters,
                 maxRows: params.maxRows.map { .some($0) }, delivery: params.diff.map(LiveQueryDelivery.init))
             return Self.snapshotResult(snapshot)
@@ -43,33 +43,33 @@ extension ServerSession {
 
     /// `liveQuery/unregister`.
     func unregisterLiveQuery(_ params: LiveQueryNameParams) async throws(ResponseError) -> EmptyResult {
-        try await onLiveQuery(params) { database, name throws(SQLiveError) in
-            try await database.directory.unregister(name: name)
+        try await onLiveQuery(params) { directory, name throws(SQLiveError) in
+            try await directory.unregister(name: name)
         }
     }
 
     /// `liveQuery/pause`.
     func pauseLiveQuery(_ params: LiveQueryNameParams) async throws(ResponseError) -> EmptyResult {
-        try await onLiveQuery(params) { database, name throws(SQLiveError) in
-            try await database.directory.pause(name: name)
+        try await onLiveQuery(params) { directory, name throws(SQLiveError) in
+            try await directory.pause(name: name)
         }
     }
 
     /// `liveQuery/resume`.
     func resumeLiveQuery(_ params: LiveQueryNameParams) async throws(ResponseError) -> EmptyResult {
-        try await onLiveQuery(params) { database, name throws(SQLiveError) in
-            try await database.directory.resume(name: name)
+        try await onLiveQuery(params) { directory, name throws(SQLiveError) in
+            try await directory.resume(name: name)
         }
     }
 
     /// A method that acts on one live query by name and answers `{}`.
     private func onLiveQuery(
         _ params: LiveQueryNameParams,
-        _ action: (LiveDatabase, String) async throws(SQLiveError) -> Void
+        _ action: (LiveQueryDirectory, String) async throws(SQLiveError) -> Void
     ) async throws(ResponseError) -> EmptyResult {
         let database = try openDatabase()
         do {
-            try await action(database, params.name)
+            try await action(liveQueries(of: database), params.name)
         } catch {
             throw ResponseError(error)
         }
@@ -81,7 +81,7 @@ extension ServerSession {
         let database = try openDatabase()
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let liveQueries = await database.directory.list().map { info in
+        let liveQueries = await liveQueries(of: database).list().map { info in
             LiveQueryListRequest.LiveQuery(
                 name: info.name, sql: info.definition.sql,
                 params: info.definition.parameters.isEmpty ? nil : RPCParameters(info.definition.parameters),

@@ -1,10 +1,10 @@
-import FlyingFox
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import NIOCore
 import SQLiveLocks
 import SQLiveProtocol
-
-/// FlyingFox has a JSON of its own.
-private typealias JSON = SQLiveProtocol.JSONValue
 
 /// The `/mcp` endpoint: checks each HTTP request (token, `Host`, `Origin`,
 /// content types, the stateless era's headers), finds its session, and
@@ -26,6 +26,9 @@ final class Endpoint: Sendable {
         var ended = false
     }
     private let state = Locked(State())
+    /// Ends idle sessions every 30 seconds; owned by the endpoint, cancelled
+    /// when the server stops.
+    let sweeper: Task<Void, Never>
 
     /// A handshake session idle this long, with no stream open and no
     /// request waiting, is ended.
@@ -35,101 +38,75 @@ final class Endpoint: Sendable {
         self.hub = hub
         self.token = token
         self.options = options
-    }
-
-    /// The server's own origin (`http://127.0.0.1:PORT`), and its
-    /// `localhost` spelling.
-    func setOrigin(_ url: String) {
-        guard let components = URLComponents(string: url), let port = components.port else { return }
-        let host = components.host ?? "127.0.0.1"
-        let shown = host.contains(":") ? "[\(host)]" : host
-        state.withLock {
-            $0.origins = ["http://\(shown):\(port)", "http://localhost:\(port)", "http://127.0.0.1:\(port)"]
+        let sweep = Locked<Endpoint?>(nil)
+        sweeper = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(30))
+                sweep.withLock { $0 }?.sweep()
+            }
         }
+        sweep.withLock { $0 = self }
     }
 
-    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+    func setOrigins(_ origins: Set<String>) {
+        state.withLock { $0.origins = origins }
+    }
+
+    func handle(_ request: Request) async -> Response {
         if let refusal = check(request) { return refusal }
         switch request.method {
-        case .POST: return await post(request)
-        case .GET: return get(request)
-        case .DELETE: return delete(request)
+        case .post: return await post(request)
+        case .get: return get(request)
+        case .delete: return delete(request)
         default:
-            return HTTPResponse(statusCode: .methodNotAllowed, headers: HTTPHeaders([HTTPHeader("Allow"): "GET, POST, DELETE"]))
+            return HTTPListener.refusal(
+                .methodNotAllowed, "/mcp takes POST, GET and DELETE", headers: [.allow: "GET, POST, DELETE"])
         }
     }
 
     // MARK: - Checks
 
     /// The token, `Host` and `Origin`: nil when the request may go on.
-    private func check(_ request: HTTPRequest) -> HTTPResponse? {
-        // DNS rebinding: a name other than localhost is refused; an IP
-        // address or localhost is what a client of this machine uses.
-        guard let host = request.headers[.host], Self.isAcceptedHost(host) else {
-            return Self.refusal(.misdirectedRequest, "the Host header must name this machine by address or localhost")
+    private func check(_ request: Request) -> Response? {
+        guard HTTPListener.isAcceptedHost(request.head.authority) else {
+            return HTTPListener.refusal(
+                .misdirectedRequest, "the Host header must name this machine by address or localhost")
         }
-        if let origin = request.headers[HTTPHeader("Origin")] {
+        if let origin = request.headers[.origin] {
             let allowed = state.withLock { $0.origins.contains(origin.lowercased()) }
-            if !allowed { return Self.refusal(.forbidden, "requests from the origin \(origin) are refused") }
+            if !allowed { return HTTPListener.refusal(.forbidden, "requests from the origin \(origin) are refused") }
         }
-        let given = request.headers[.authorization] ?? ""
-        let expected = "Bearer \(token)"
-        guard Self.constantTimeEqual(given, expected) else {
-            return Self.refusal(
+        guard HTTPListener.constantTimeEqual(request.headers[.authorization] ?? "", "Bearer \(token)") else {
+            return HTTPListener.refusal(
                 .unauthorized, "a bearer token is required (the one sqlive printed at start-up)",
-                headers: [HTTPHeader("WWW-Authenticate"): "Bearer"])
+                headers: [.wwwAuthenticate: "Bearer"])
         }
         return nil
     }
 
-    static func isAcceptedHost(_ header: String) -> Bool {
-        var host = header.lowercased()
-        if host.hasPrefix("[") {
-            guard let end = host.firstIndex(of: "]") else { return false }
-            host = String(host[host.index(after: host.startIndex)..<end])
-            return host.contains(":")
-        }
-        if let colon = host.lastIndex(of: ":") {
-            guard UInt16(host[host.index(after: colon)...]) != nil else { return false }
-            host = String(host[..<colon])
-        }
-        if host == "localhost" { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
-    }
-
-    private static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let (x, y) = (Array(a.utf8), Array(b.utf8))
-        var difference = UInt8(x.count == y.count ? 0 : 1)
-        for index in 0..<min(x.count, y.count) { difference |= x[index] ^ y[index] }
-        return difference == 0
-    }
-
     // MARK: - POST
 
-    private func post(_ request: HTTPRequest) async -> HTTPResponse {
+    private func post(_ request: Request) async -> Response {
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         guard contentType.hasPrefix("application/json") else {
             return Self.error(.badRequest, .invalidRequest("the body must be application/json"))
         }
-        let accept = request.headers[HTTPHeader("Accept")]?.lowercased() ?? "*/*"
+        let accept = request.headers[.accept]?.lowercased() ?? "*/*"
         guard accept.contains("application/json") || accept.contains("*/*") || accept.contains("text/event-stream")
         else {
-            return Self.refusal(.notAcceptable, "the client must accept application/json and text/event-stream")
+            return HTTPListener.refusal(
+                .notAcceptable, "the client must accept application/json and text/event-stream")
         }
-        let body: Data
+        var request = request
+        let body: ByteBuffer
         do {
-            body = try await request.bodyData
+            body = try await request.collectBody(upTo: options.maximumMessageLength)
         } catch {
-            return Self.error(.badRequest, .invalidRequest("the body could not be read"))
+            return Self.error(.contentTooLarge, .invalidRequest("the message is longer than allowed, or was cut"))
         }
-        guard body.count <= options.maximumMessageLength else {
-            return Self.error(
-                .payloadTooLarge, .invalidRequest("the message is \(body.count) bytes long, more than allowed"))
-        }
-        let parsed: JSON
+        let parsed: JSONValue
         do {
-            parsed = try JSONCoding.decode(JSON.self, from: Array(body))
+            parsed = try JSONCoding.decode(JSONValue.self, from: Array(buffer: body))
         } catch {
             return Self.error(.badRequest, .parseError("\(error)"))
         }
@@ -141,18 +118,17 @@ final class Endpoint: Sendable {
         }
         guard let method = message["method"]?.stringValue else {
             // A response from the client: sqlive asks it nothing.
-            return HTTPResponse(statusCode: .accepted)
+            return Response(status: .accepted)
         }
         let isRequest = message["id"] != nil
-        let meta = message["params"]?["_meta"]
-        let versionHeader = request.headers[HTTPHeader("MCP-Protocol-Version")]
-        let stamped = meta?[MCPProtocol.Meta.protocolVersion] != nil
+        let stamped = message["params"]?["_meta"]?[MCPProtocol.Meta.protocolVersion] != nil
+        let versionHeader = request.headers[.mcpProtocolVersion]
         let modern =
             method != MCPProtocol.Method.initialize
             && (stamped || versionHeader.map { MCPProtocol.modernVersions.contains($0) } == true)
 
         let session: MCPHTTPSession
-        var headers: HTTPHeaders = [:]
+        var headers: HTTPFields = [:]
         if modern {
             if let mismatch = Self.headerMismatch(request, method: method, message: message) {
                 return Self.error(
@@ -163,7 +139,7 @@ final class Endpoint: Sendable {
                 return Self.error(.serviceUnavailable, .internalError("the server is stopping"), id: message["id"])
             }
             session = stateless
-        } else if let key = request.headers[HTTPHeader("Mcp-Session-Id")] {
+        } else if let key = request.headers[.mcpSessionID] {
             guard let found = state.withLock({ $0.sessions[key] }) else {
                 return Self.error(.notFound, .invalidRequest("Session not found: \(key)"), id: message["id"])
             }
@@ -173,7 +149,7 @@ final class Endpoint: Sendable {
                 return Self.error(.serviceUnavailable, .internalError("the server is stopping"), id: message["id"])
             }
             session = made
-            headers[HTTPHeader("Mcp-Session-Id")] = made.key
+            headers[.mcpSessionID] = made.key
         } else {
             return Self.error(
                 .badRequest, .invalidRequest("Missing session ID: send initialize first, or the Mcp-Session-Id header"),
@@ -182,7 +158,7 @@ final class Endpoint: Sendable {
 
         guard isRequest else {
             session.notify(message)
-            return HTTPResponse(statusCode: .accepted, headers: headers)
+            return Response(status: .accepted, headers: headers)
         }
         let streamed =
             method == MCPProtocol.Method.subscriptionsListen
@@ -190,31 +166,26 @@ final class Endpoint: Sendable {
         if streamed {
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-cache"
-            headers[HTTPHeader("X-Accel-Buffering")] = "no"
-            return HTTPResponse(
-                statusCode: .ok, headers: headers, body: .streaming(session.streamedRequest(message)))
+            headers[.xAccelBuffering] = "no"
+            return Response(status: .ok, headers: headers, body: .events(session.streamedRequest(message)))
         }
         let answer = await session.request(message)
         headers[.contentType] = "application/json"
-        return HTTPResponse(statusCode: .ok, headers: headers, body: Data(answer))
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer)))
     }
 
     /// The stateless era's headers against the body (as the SDK's server
     /// checks them): nil when they agree.
-    private static func headerMismatch(_ request: HTTPRequest, method: String, message: [String: JSON]) -> String? {
-        func single(_ name: String) -> (String?, Bool) {
-            let values = request.headers.values(for: HTTPHeader(name))
-            return (values.first, values.count > 1)
-        }
-        let (version, versions) = single("MCP-Protocol-Version")
-        let (methodHeader, methods) = single("Mcp-Method")
-        if versions || methods { return "a header is repeated" }
+    private static func headerMismatch(_ request: Request, method: String, message: [String: JSONValue]) -> String? {
+        let versions = request.headers[values: .mcpProtocolVersion]
+        let methods = request.headers[values: .mcpMethod]
+        if versions.count > 1 || methods.count > 1 { return "a header is repeated" }
+        guard let version = versions.first else { return "MCP-Protocol-Version is missing" }
         let bodyVersion = message["params"]?["_meta"]?[MCPProtocol.Meta.protocolVersion]?.stringValue
-        if version == nil { return "MCP-Protocol-Version is missing" }
         if let bodyVersion, version != bodyVersion {
-            return "MCP-Protocol-Version \(version!) is not the body's \(bodyVersion)"
+            return "MCP-Protocol-Version \(version) is not the body's \(bodyVersion)"
         }
-        guard let methodHeader else { return "Mcp-Method is missing" }
+        guard let methodHeader = methods.first else { return "Mcp-Method is missing" }
         if methodHeader != method { return "Mcp-Method \(methodHeader) is not the body's \(method)" }
         let named: String? =
             switch method {
@@ -223,9 +194,9 @@ final class Endpoint: Sendable {
             default: nil
             }
         if let named {
-            let (name, names) = single("Mcp-Name")
-            if names { return "Mcp-Name is repeated" }
-            guard let name else { return "Mcp-Name is missing" }
+            let names = request.headers[values: .mcpName]
+            if names.count > 1 { return "Mcp-Name is repeated" }
+            guard let name = names.first else { return "Mcp-Name is missing" }
             if decodedHeader(name) != named { return "Mcp-Name is not the body's \(named)" }
         }
         return nil
@@ -241,54 +212,52 @@ final class Endpoint: Sendable {
 
     // MARK: - GET and DELETE (the handshake era's)
 
-    private func get(_ request: HTTPRequest) -> HTTPResponse {
-        guard let session = handshakeSession(request) else {
-            return Self.error(.methodNotAllowed, .invalidRequest("GET needs a session (Mcp-Session-Id)"))
+    private func get(_ request: Request) -> Response {
+        let session: MCPHTTPSession
+        switch handshakeSession(request) {
+        case .success(let found): session = found
+        case .failure(let refusal): return refusal.response
         }
-        guard case .success(let session) = session else {
-            if case .failure(let refusal) = session { return refusal.response }
-            return HTTPResponse(statusCode: .internalServerError)
-        }
-        let accept = request.headers[HTTPHeader("Accept")]?.lowercased() ?? ""
-        guard accept.contains("text/event-stream") else {
-            return Self.refusal(.notAcceptable, "GET opens a stream of events: accept text/event-stream")
+        guard (request.headers[.accept] ?? "").lowercased().contains("text/event-stream") else {
+            return HTTPListener.refusal(.notAcceptable, "GET opens a stream of events: accept text/event-stream")
         }
         guard let stream = session.eventStream() else {
-            return Self.refusal(.conflict, "this session has a stream open already")
+            return HTTPListener.refusal(.conflict, "this session has a stream open already")
         }
-        return HTTPResponse(
-            statusCode: .ok,
-            headers: HTTPHeaders([
-                .contentType: "text/event-stream", .cacheControl: "no-cache", HTTPHeader("X-Accel-Buffering"): "no",
-            ]),
-            body: .streaming(stream))
+        return Response(
+            status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", .xAccelBuffering: "no"],
+            body: .events(stream))
     }
 
-    private func delete(_ request: HTTPRequest) -> HTTPResponse {
-        guard let session = handshakeSession(request) else {
-            return Self.error(.methodNotAllowed, .invalidRequest("DELETE needs a session (Mcp-Session-Id)"))
-        }
-        guard case .success(let session) = session else {
-            if case .failure(let refusal) = session { return refusal.response }
-            return HTTPResponse(statusCode: .internalServerError)
+    private func delete(_ request: Request) -> Response {
+        let session: MCPHTTPSession
+        switch handshakeSession(request) {
+        case .success(let found): session = found
+        case .failure(let refusal): return refusal.response
         }
         state.withLock { _ = $0.sessions.removeValue(forKey: session.key) }
         session.end()
-        return HTTPResponse(statusCode: .ok)
+        return Response(status: .ok)
     }
 
-    /// The session a GET or DELETE names; nil when it names none.
-    private func handshakeSession(_ request: HTTPRequest) -> Result<MCPHTTPSession, ErrorResponse>? {
-        guard let key = request.headers[HTTPHeader("Mcp-Session-Id")] else { return nil }
+    /// The session a GET or DELETE names (405 without one: the stateless
+    /// era has no stream and nothing to delete).
+    private func handshakeSession(_ request: Request) -> Result<MCPHTTPSession, Refusal> {
+        guard let key = request.headers[.mcpSessionID] else {
+            return .failure(
+                Refusal(
+                    HTTPListener.refusal(
+                        .methodNotAllowed, "GET and DELETE need a session (Mcp-Session-Id)", headers: [.allow: "POST"])))
+        }
         guard let session = state.withLock({ $0.sessions[key] }) else {
-            return .failure(ErrorResponse(Self.error(.notFound, .invalidRequest("Session not found: \(key)"))))
+            return .failure(Refusal(Self.error(.notFound, .invalidRequest("Session not found: \(key)"))))
         }
         return .success(session)
     }
 
-    struct ErrorResponse: Error {
-        var response: HTTPResponse
-        init(_ response: HTTPResponse) { self.response = response }
+    struct Refusal: Error {
+        var response: Response
+        init(_ response: Response) { self.response = response }
     }
 
     // MARK: - Sessions
@@ -304,7 +273,7 @@ final class Endpoint: Sendable {
     }
 
     private func newSession() -> MCPHTTPSession? {
-        let key = MCPHTTPServer.randomToken()
+        let key = HTTPListener.randomToken()
         guard let session = makeSession(key: key) else { return nil }
         let kept = state.withLock { state -> Bool in
             guard !state.ended else { return false }
@@ -343,6 +312,7 @@ final class Endpoint: Sendable {
 
     /// Ends every session (the server stops).
     func endAll() {
+        sweeper.cancel()
         let all = state.withLock { state -> [MCPHTTPSession] in
             state.ended = true
             defer {
@@ -356,19 +326,13 @@ final class Endpoint: Sendable {
 
     // MARK: - Responses
 
-    private static func refusal(_ status: HTTPStatusCode, _ message: String, headers: HTTPHeaders = [:])
-        -> HTTPResponse
-    {
-        var headers = headers
-        headers[.contentType] = "text/plain; charset=utf-8"
-        return HTTPResponse(statusCode: status, headers: headers, body: Data((message + "\n").utf8))
-    }
-
     /// A JSON-RPC error in an `application/json` body, which the SDK's
     /// client reports as it is.
-    private static func error(_ status: HTTPStatusCode, _ error: ResponseError, id: JSON? = nil) -> HTTPResponse {
-        let message: JSON = ["jsonrpc": "2.0", "id": id ?? .null, "error": error.json]
+    private static func error(_ status: HTTPResponse.Status, _ error: ResponseError, id: JSONValue? = nil) -> Response {
+        let message: JSONValue = ["jsonrpc": "2.0", "id": id ?? .null, "error": error.json]
         let body = (try? JSONCoding.encode(message)) ?? []
-        return HTTPResponse(statusCode: status, headers: [.contentType: "application/json"], body: Data(body))
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -121,30 +121,43 @@ final class MCPHTTPSession: Sendable {
 
     /// A request answered as Server-Sent Events: a listen's frames, or a
     /// long call's answer after keep-alive comments. A client that goes
-    /// away cancels it.
-    func streamedRequest(_ message: [String: JSONValue]) -> AsyncStream<[UInt8]> {
+    /// away (`abandon`) cancels it.
+    func streamedRequest(_ message: [String: JSONValue]) -> EventStream {
         let original = message["id"] ?? .null
         let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
         guard let line = admit(message, as: .stream(original: original, continuation)) else {
             continuation.yield(ServerSentEvent.message(Self.ended(original)))
             continuation.finish()
-            return stream
+            return EventStream(events: stream, abandon: {})
         }
         let inner = line.inner
-        let keepAlive = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: Self.keepAliveInterval)
-                continuation.yield(ServerSentEvent.keepAlive)
-            }
-        }
-        continuation.onTermination = { [weak self] _ in
-            keepAlive.cancel()
+        let keepAlive = Self.keepAlive(continuation)
+        continuation.onTermination = { _ in keepAlive.cancel() }
+        send(line)
+        return EventStream(events: stream) { [weak self] in
+            continuation.finish()
             // Still waiting: the client left (or the server is stopping).
             guard let self, self.state.withLock({ $0.pending.removeValue(forKey: inner) }) != nil else { return }
             self.send(Self.cancel(inner))
         }
-        send(line)
-        return stream
+    }
+
+    /// Server-Sent Events for one HTTP response, and what to do when its
+    /// client goes away (the response's write failed).
+    struct EventStream: Sendable {
+        let events: AsyncStream<[UInt8]>
+        let abandon: @Sendable () -> Void
+    }
+
+    /// A comment now and then, so that a client that left is noticed at
+    /// the next write; cancelled when the stream ends.
+    private static func keepAlive(_ continuation: AsyncStream<[UInt8]>.Continuation) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.keepAliveInterval)
+                if case .terminated = continuation.yield(ServerSentEvent.keepAlive) { return }
+            }
+        }
     }
 
     /// How often an idle event stream gets a comment: the client's read
@@ -170,7 +183,7 @@ final class MCPHTTPSession: Sendable {
 
     /// The handshake era's GET stream: the session's notifications, until
     /// the client leaves; nil when one is open already.
-    func eventStream() -> AsyncStream<[UInt8]>? {
+    func eventStream() -> EventStream? {
         let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
         let opened = state.withLock { state -> Bool in
             guard state.events == nil, !state.ended else { return false }
@@ -178,18 +191,13 @@ final class MCPHTTPSession: Sendable {
             return true
         }
         guard opened else { return nil }
-        let keepAlive = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: Self.keepAliveInterval)
-                continuation.yield(ServerSentEvent.keepAlive)
-            }
-        }
-        continuation.onTermination = { [weak self] _ in
-            keepAlive.cancel()
+        let keepAlive = Self.keepAlive(continuation)
+        continuation.onTermination = { _ in keepAlive.cancel() }
+        return EventStream(events: stream) { [weak self] in
+            continuation.finish()
             self?.state.withLock { $0.events = nil }
             self?.touch()
         }
-        return stream
     }
 
     private func touch() {
@@ -324,4 +332,15 @@ final class MCPHTTPSession: Sendable {
         body["_meta"] = .object(meta)
         message[member] = .object(body)
     }
+}
+
+/// One Server-Sent Event of type `message` carrying a JSON-RPC message
+/// (no `id:` line: the SDK's client would try to resume a stream that had
+/// one), or a comment that keeps an idle stream alive.
+enum ServerSentEvent {
+    static func message(_ json: [UInt8]) -> [UInt8] {
+        Array("event: message\ndata: ".utf8) + json + Array("\n\n".utf8)
+    }
+
+    static let keepAlive = Array(": ping\n\n".utf8)
 }

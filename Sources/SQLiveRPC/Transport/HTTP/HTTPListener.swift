@@ -1,0 +1,238 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import SQLiveLocks
+
+/// What sqlive's network listeners share (`--mcp --http`, `--web`): where
+/// they listen, their token, the checks every request passes, and a
+/// Hummingbird application run until SIGINT or SIGTERM.
+///
+/// A listener binds 127.0.0.1 unless given a host; every request needs
+/// the token; a `Host` that is not an IP address or `localhost` is refused
+/// (421) and an `Origin` other than the listener's own (403), so that a
+/// web page elsewhere cannot reach it through DNS rebinding.
+public enum HTTPListener {
+    /// Where to listen: `PORT`, `HOST:PORT` or `[IPv6]:PORT`; port 0 picks
+    /// a free one.
+    public struct Address: Hashable, Sendable {
+        public var host: String
+        public var port: Int
+
+        public init(host: String = "127.0.0.1", port: Int = 0) {
+            self.host = host
+            self.port = port
+        }
+
+        public init?(_ text: String) {
+            var host = "127.0.0.1"
+            var portText = text
+            if let colon = text.lastIndex(of: ":") {
+                host = String(text[..<colon])
+                portText = String(text[text.index(after: colon)...])
+                if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+                if host.isEmpty { return nil }
+            }
+            guard let port = UInt16(portText) else { return nil }
+            self.host = host == "localhost" ? "127.0.0.1" : host
+            self.port = Int(port)
+        }
+
+        var isLoopback: Bool { host == "::1" || host.hasPrefix("127.") }
+
+        /// How a URL names the host.
+        var urlHost: String { host.contains(":") ? "[\(host)]" : host }
+    }
+
+    /// 32 random bytes, in hexadecimal.
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    /// The token in a file (16 characters or more, no spaces), or why not.
+    static func token(fromFile path: String) -> Result<String, ListenerFailure> {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            return .failure(ListenerFailure("cannot read the token file \(path)"))
+        }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard token.count >= 16, !token.contains(where: \.isWhitespace) else {
+            return .failure(ListenerFailure("the token in \(path) must be at least 16 characters, without spaces"))
+        }
+        return .success(token)
+    }
+
+    struct ListenerFailure: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// Whether a `Host` header names this machine as a client of it does:
+    /// by IP address or `localhost` (a DNS name is how rebinding comes in).
+    static func isAcceptedHost(_ header: String?) -> Bool {
+        guard var host = header?.lowercased(), !host.isEmpty else { return false }
+        if host.hasPrefix("[") {
+            guard let end = host.firstIndex(of: "]") else { return false }
+            return host[host.index(after: host.startIndex)..<end].contains(":")
+        }
+        if let colon = host.lastIndex(of: ":") {
+            guard UInt16(host[host.index(after: colon)...]) != nil else { return false }
+            host = String(host[..<colon])
+        }
+        if host == "localhost" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// The origins a browser may send: the listener's own address, and its
+    /// `localhost` spelling.
+    static func origins(host: String, port: Int) -> Set<String> {
+        ["http://\(host):\(port)", "http://localhost:\(port)", "http://127.0.0.1:\(port)"]
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let (x, y) = (Array(a.utf8), Array(b.utf8))
+        var difference = UInt8(x.count == y.count ? 0 : 1)
+        for index in 0..<min(x.count, y.count) { difference |= x[index] ^ y[index] }
+        return difference == 0
+    }
+
+    /// A plain-text refusal.
+    static func refusal(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "text/plain; charset=utf-8"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n")))
+    }
+
+    /// Runs an application on `address` until SIGINT or SIGTERM: `announce`
+    /// is given the port it listens on, once it does; `stopping` runs at
+    /// the signal, before the server stops (it ends what streams).
+    ///
+    /// - returns: 0, or 1 when it cannot listen.
+    static func serve(
+        address: Address, router: Router<BasicRequestContext>,
+        webSocket: (@Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<
+            WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+        >)? = nil,
+        announce: @escaping @Sendable (Int) -> Void, stopping: @escaping @Sendable () async -> Void
+    ) async -> Int32 {
+        signal(SIGPIPE, SIG_IGN)
+        let termination = Termination()
+        var logger = Logger(label: "sqlive.http")
+        logger.logLevel = .critical
+        let started = AsyncStream<Int?>.makeStream()
+        let server: HTTPServerBuilder =
+            if let webSocket {
+                .http1WebSocketUpgrade(shouldUpgrade: webSocket)
+            } else {
+                .http1()
+            }
+        let app = Application(
+            router: router, server: server,
+            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port), serverName: nil),
+            onServerRunning: { channel in started.continuation.yield(channel.localAddress?.port) },
+            logger: logger)
+        let running = Task {
+            do {
+                try await app.runService(gracefulShutdownSignals: [])
+            } catch {
+                ServerLog.error("cannot listen on \(address.host):\(address.port): \(error)")
+            }
+            started.continuation.yield(nil)
+        }
+        var ports = started.stream.makeAsyncIterator()
+        guard let port = await ports.next() ?? nil else {
+            running.cancel()
+            return 1
+        }
+        if !address.isLoopback {
+            ServerLog.warning("listening beyond loopback, on \(address.host): anyone who can reach it needs the token")
+        }
+        announce(port)
+        await termination.wait()
+        await stopping()
+        running.cancel()
+        await running.value
+        return 0
+    }
+
+    /// SIGINT and SIGTERM, caught from before the listener announces
+    /// itself (a signal sent as soon as the URL is read stops it cleanly).
+    final class Termination: Sendable {
+        // Mutable State: guarded by the mutex; the signal queue and the
+        // waiting task reach it.
+        private struct State {
+            var signalled = false
+            var waiter: CheckedContinuation<Void, Never>?
+            var sources: [any DispatchSourceSignal] = []
+        }
+        private let state = Locked(State())
+
+        init() {
+            var sources: [any DispatchSourceSignal] = []
+            for number in [SIGINT, SIGTERM] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { [weak self] in self?.fire() }
+                source.resume()
+                sources.append(source)
+            }
+            state.withLock { $0.sources = sources }
+        }
+
+        private func fire() {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.signalled = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
+        }
+
+        /// Returns at the first signal (at once if one came already).
+        func wait() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.signalled { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+            let sources = state.withLock { state in
+                defer { state.sources = [] }
+                return state.sources
+            }
+            for source in sources { source.cancel() }
+        }
+    }
+}
+
+extension HTTPField.Name {
+    static let mcpSessionID = HTTPField.Name("Mcp-Session-Id")!
+    static let mcpProtocolVersion = HTTPField.Name("MCP-Protocol-Version")!
+    static let mcpMethod = HTTPField.Name("Mcp-Method")!
+    static let mcpName = HTTPField.Name("Mcp-Name")!
+    static let xAccelBuffering = HTTPField.Name("X-Accel-Buffering")!
+}
+
+extension ResponseBody {
+    /// A body written as a stream of events is made: each element at once.
+    /// A write that fails (the client left) calls `abandon`.
+    static func events(_ stream: MCPHTTPSession.EventStream) -> ResponseBody {
+        ResponseBody { writer in
+            do {
+                for await chunk in stream.events {
+                    try await writer.write(ByteBuffer(bytes: chunk))
+                }
+                try await writer.finish(nil)
+            } catch {
+                stream.abandon()
+                throw error
+            }
+        }
+    }
+}

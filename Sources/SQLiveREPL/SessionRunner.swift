@@ -192,12 +192,14 @@ struct StandardInputLines: Sequence, IteratorProtocol {
 }
 
 /// The temporary database and writer of `--demo`.
-struct DemoSession {
-    let directory: String
-    let path: String
-    let writer: DemoWriter
+/// The demo's database in a directory of its own, and the second
+/// connection that writes to it (`--demo`, and `--web --demo`).
+public struct DemoSession: Sendable {
+    public let directory: String
+    public let path: String
+    public let writer: DemoWriter
 
-    static func create() throws -> DemoSession {
+    public static func create() throws -> DemoSession {
         // A short name, easy to copy into a second terminal; created
         // exclusively (mkdtemp), so two demos never share it.
         var template = Array((NSTemporaryDirectory() + "sqlive-demo-XXXXXX").utf8CString)
@@ -228,7 +230,7 @@ struct DemoSession {
             """
     }
 
-    func tearDown() {
+    public func tearDown() {
         writer.stop()
         do {
             try FileManager.default.removeItem(atPath: directory)

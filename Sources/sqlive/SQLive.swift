@@ -75,6 +75,31 @@ enum Main {
                     database: line.database, address: address, tokenFile: line.tokenFile, options: options)
             }
             return await MCPServer.run(database: line.database, options: options)
+        case .web:
+            var address = HTTPListener.Address()
+            if let text = line.httpAddress {
+                guard let parsed = HTTPListener.Address(text) else {
+                    FileHandle.standardError.write(Data("sqlive: Error: --web takes [HOST:]PORT, not \(text)\n".utf8))
+                    return 1
+                }
+                address = parsed
+            }
+            var options = WebServer.Options(
+                allowWrites: line.allowWrites, refreshBudget: line.refreshBudgetDuration, tokenFile: line.tokenFile)
+            guard line.demo else { return await WebServer.run(database: line.database, address: address, options: options) }
+            // The demo: its database, its writer, and the leaderboard watched on the page.
+            let demo: DemoSession
+            do {
+                demo = try DemoSession.create()
+            } catch {
+                FileHandle.standardError.write(Data("sqlive: cannot create the demo database: \(error)\n".utf8))
+                return 1
+            }
+            options.watches = [("leaderboard", DemoDatabase.leaderboard.sql)]
+            demo.writer.start()
+            let status = await WebServer.run(database: demo.path, address: address, options: options)
+            demo.tearDown()
+            return status
         case .changes:
             return await ChangeFeedCommand.run(database: line.database, tables: line.changeTables)
         case .rpc:
@@ -172,6 +197,12 @@ struct SQLive: AsyncParsableCommand {
     )
     var changes = false
 
+    @Flag(
+        help:
+            "Serve the live page and the JSON-RPC server over a WebSocket (/rpc) on 127.0.0.1, a free port unless [HOST:]PORT follows; prints the page's URL with its token first; read-only unless --allow-writes. With --demo, the demo's leaderboard, live."
+    )
+    var web = false
+
     @Option(
         name: .customLong("http"),
         help:
@@ -179,10 +210,10 @@ struct SQLive: AsyncParsableCommand {
     )
     var http: String?
 
-    @Option(help: "With --mcp --http: read the bearer token from this file instead of making one up.")
+    @Option(help: "With --mcp --http or --web: read the token from this file instead of making one up.")
     var tokenFile: String?
 
-    @Flag(help: "With --mcp: let the agent's statements write.")
+    @Flag(help: "With --mcp or --web: let the agent's or the page's statements write.")
     var allowWrites = false
 
     @Option(help: "With --mcp: the time limit of each call, in seconds.")

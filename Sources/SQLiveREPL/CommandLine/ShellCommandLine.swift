@@ -24,6 +24,8 @@ public struct ShellCommandLine: Equatable, Sendable {
         case rpc
         /// `--mcp`.
         case mcp
+        /// `--web`: the live page.
+        case web
         /// `--changes`: the change feed, one JSON line per changed row.
         case changes
     }
@@ -153,6 +155,20 @@ public struct ShellCommandLine: Equatable, Sendable {
         "A": ".archive is not supported",
     ]
 
+    /// Whether an argument is `PORT`, `HOST:PORT` or `[IPv6]:PORT` (what
+    /// `--web` may take), not a database's name.
+    static func looksLikeAddress(_ text: String) -> Bool {
+        var port = Substring(text)
+        if let colon = text.lastIndex(of: ":") {
+            let host = text[..<colon]
+            port = text[text.index(after: colon)...]
+            let bracketed = host.hasPrefix("[") && host.hasSuffix("]")
+            guard !host.isEmpty, bracketed || host.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" })
+            else { return false }
+        }
+        return !port.isEmpty && port.count <= 5 && port.allSatisfy(\.isASCII) && port.allSatisfy(\.isNumber)
+    }
+
     /// Reads the arguments after the program's name.
     public static func parse(_ arguments: [String]) throws(Failure) -> ShellCommandLine {
         var line = ShellCommandLine()
@@ -193,7 +209,7 @@ public struct ShellCommandLine: Equatable, Sendable {
             if attached != nil
                 && ![
                     "mode", "time-limit", "max-rows", "max-bytes", "command", "file", "refresh-budget", "http",
-                    "token-file",
+                    "token-file", "web",
                 ].contains(option)
                 && !(feed && option == "table")
             {
@@ -203,6 +219,15 @@ public struct ShellCommandLine: Equatable, Sendable {
             // sqlive's own.
             case "rpc", "lsp": line.frontEnd = .rpc
             case "mcp": line.frontEnd = .mcp
+            case "web":
+                line.frontEnd = .web
+                // An address may follow: [HOST:]PORT.
+                if let attached {
+                    line.httpAddress = attached
+                } else if index + 1 < arguments.count, Self.looksLikeAddress(arguments[index + 1]) {
+                    index += 1
+                    line.httpAddress = arguments[index]
+                }
             case "changes": line.frontEnd = .changes
             case "table" where feed: line.changeTables.append(try argumentValue())
             case "demo": line.demo = true
@@ -292,14 +317,20 @@ public struct ShellCommandLine: Equatable, Sendable {
         if frontEnd == .changes && (!commands.isEmpty || file != nil || !trailing.isEmpty || demo) {
             return "--changes cannot be combined with -c, -f, SQL arguments or --demo"
         }
-        if frontEnd != .mcp && (httpAddress != nil || tokenFile != nil) {
+        if frontEnd != .mcp && frontEnd != .web && (httpAddress != nil || tokenFile != nil) {
             return "--http and --token-file are for --mcp (sqlive --mcp --http [HOST:]PORT DATABASE)"
         }
-        if httpAddress == nil && tokenFile != nil {
+        if frontEnd == .mcp && httpAddress == nil && tokenFile != nil {
             return "--token-file is for --mcp --http"
         }
-        if frontEnd != .mcp && allowWrites {
-            return "--allow-writes is for --mcp (the REPL and --rpc write unless --readonly is given)"
+        if frontEnd == .web && (!commands.isEmpty || file != nil || !trailing.isEmpty) {
+            return "--web cannot be combined with -c, -f or SQL arguments"
+        }
+        if frontEnd == .web && readonly {
+            return "--web opens the database read-only already (unless --allow-writes is given)"
+        }
+        if frontEnd != .mcp && frontEnd != .web && allowWrites {
+            return "--allow-writes is for --mcp and --web (the REPL and --rpc write unless --readonly is given)"
         }
         if !(timeLimit > 0 && timeLimit <= 86400) || maxRows < 0 || maxBytes < 1 {
             return "--time-limit must be between 0 and 86400 seconds, --max-rows and --max-bytes positive"

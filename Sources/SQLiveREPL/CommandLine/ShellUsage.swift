@@ -53,7 +53,10 @@ public enum ShellUsage {
            --demo               a demo database that another connection keeps writing
            --rpc, --lsp         serve JSON-RPC 2.0 and the Language Server Protocol on stdio
            --mcp                serve the Model Context Protocol (read-only unless --allow-writes)
-           --allow-writes       with --mcp: let the agent's statements write
+           --http [HOST:]PORT   with --mcp: over HTTP, one process for many agents
+           --web [[HOST:]PORT]  serve the live page in a browser (prints its URL and token)
+           --token-file FILE    with --mcp --http or --web: the token, from a file
+           --allow-writes       with --mcp or --web: let the agent's or the page's statements write
            --time-limit SECONDS with --mcp: each call's time limit (10)
            --max-rows N         with --mcp: the most rows a call returns (1000)
            --max-bytes N        with --mcp: the most bytes of values a call returns

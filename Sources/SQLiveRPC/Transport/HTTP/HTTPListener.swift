@@ -154,8 +154,22 @@ public enum HTTPListener {
         announce(port)
         await termination.wait()
         await stopping()
+        // A graceful stop, two seconds at most: a browser may hold a
+        // connection open (the process's end closes it).
         running.cancel()
-        await running.value
+        let stopped = AsyncStream<Void>.makeStream()
+        let waiting = Task {
+            await running.value
+            stopped.continuation.yield()
+        }
+        let timer = Task {
+            try? await Task.sleep(for: .seconds(2))
+            stopped.continuation.yield()
+        }
+        var first = stopped.stream.makeAsyncIterator()
+        _ = await first.next()
+        timer.cancel()
+        waiting.cancel()
         return 0
     }
 

@@ -31,7 +31,7 @@ main { display:grid; grid-template-columns: minmax(0, 1fr) 260px; gap:12px; padd
 @media (max-width: 800px) { main { grid-template-columns: minmax(0, 1fr); } }
 section { background:var(--panel); border:1px solid var(--line); border-radius:8px; padding:10px; margin-bottom:12px; min-width:0; }
 h2 { font-size:13px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); margin:0 0 8px; }
-textarea { width:100%; min-height:120px; font:13px/1.45 ui-monospace, "DejaVu Sans Mono", monospace; padding:8px;
+textarea { width:100%; min-height:90px; font:13px/1.45 ui-monospace, "DejaVu Sans Mono", monospace; padding:8px;
   background:var(--bg); color:var(--fg); border:1px solid var(--line); border-radius:6px; resize:vertical; }
 textarea.has-errors { border-color:var(--bad); }
 .row { display:flex; gap:8px; align-items:center; flex-wrap:wrap; margin-top:8px; }
@@ -66,7 +66,7 @@ ul.tree > li::before { content:"└ "; color:var(--muted); }
 </head>
 <body>
 <header>
-  <h1>sqlive</h1><span class="db" data-sqlive="database"></span><span class="muted" data-sqlive="mode"></span>
+  <h1>sqlive</h1><span class="db" data-sqlive="database">{{DATABASE}}</span><span class="muted" data-sqlive="mode">{{MODE}}</span>
   <span data-sqlive="status" class="down">connecting…</span>
 </header>
 <main>
@@ -86,9 +86,9 @@ ul.tree > li::before { content:"└ "; color:var(--muted); }
         <span class="muted">Ctrl-Enter runs · Ctrl-Space completes</span>
       </div>
     </section>
+    <div data-sqlive="lives"></div>
     <section><h2>Result</h2><div data-sqlive="result" class="muted">Run a statement to see its rows.</div></section>
     <section><h2>Query plan</h2><div data-sqlive="plan" class="muted">Explain a statement to see its plan.</div></section>
-    <div data-sqlive="lives"></div>
   </div>
   <aside>
     <section><h2>Schema</h2><div data-sqlive="schema" class="muted">…</div></section>
@@ -114,6 +114,7 @@ if (params.get("token")) { sessionStorage.setItem("sqlive-token", token); histor
 const documentURI = "sqlive-web://editor.sql";
 const editor = $("[data-sqlive=editor]");
 const lives = new Map();     // name -> {sql, section, rows, columns, points}
+const initialWatches = {{WATCHES}};
 let socket = null, nextID = 1, pending = new Map(), documentVersion = 1, everConnected = false, reconnectDelay = 250;
 
 function send(message) { if (socket && socket.readyState === 1) socket.send(JSON.stringify(message)); }
@@ -131,16 +132,14 @@ function connect() {
   socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/rpc?token=${encodeURIComponent(token)}`);
   socket.onopen = async () => {
     reconnectDelay = 250;
-    const init = await request("initialize", { clientInfo: { name: "sqlive-web" }, capabilities: {} });
+    await request("initialize", { clientInfo: { name: "sqlive-web" }, capabilities: {} });
     notify("initialized", {});
-    const info = init.capabilities?.experimental?.sqlive?.web || {};
-    $("[data-sqlive=database]").textContent = info.database || "";
-    $("[data-sqlive=mode]").textContent = info.readonly === false ? "read-write" : "read-only";
     notify("textDocument/didOpen", { textDocument: { uri: documentURI, languageId: "sql", version: documentVersion, text: editor.value } });
     refreshSchema();
     if ($("[data-sqlive=trace-toggle]").checked) request("trace/set", { enabled: true, profile: true });
     // Live queries registered before a drop are registered again.
     for (const [name, live] of lives) registerLive(name, live.sql, true);
+    if (!everConnected) for (const w of initialWatches) registerLive(w.name, w.sql);
     setStatus(everConnected ? "reconnected" : "live", true);
     everConnected = true;
   };

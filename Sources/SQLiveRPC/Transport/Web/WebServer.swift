@@ -1,0 +1,330 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import NIOCore
+import SQLiveEngine
+import SQLiveLocks
+import SQLiveProtocol
+import SystemPackage
+
+/// `sqlive --web [[HOST:]PORT] DATABASE`: the live page (docs/web.md).
+///
+/// Serves one page, `/`, and the JSON-RPC server over a WebSocket, `/rpc`:
+/// the same methods and notifications as `--rpc`, the language server's
+/// included, one JSON-RPC message per text frame. Each WebSocket is a
+/// session of its own (`ServerSession`, fed through pipes as stdio feeds
+/// it) over one database opened here: its live queries are its own, and a
+/// query several tabs watch is evaluated once.
+///
+/// The first line of the output is the page's URL with its token; every
+/// request without the token is refused, `Host` and `Origin` are checked,
+/// and the database is read-only unless `--allow-writes`.
+public enum WebServer {
+    public struct Options: Sendable {
+        public var allowWrites: Bool
+        /// The live queries' refresh budget (`.some(nil)`: no limit), nil
+        /// for the engine's.
+        public var refreshBudget: Duration??
+        /// A file holding the token, instead of one made up.
+        public var tokenFile: String?
+        /// Live queries the page watches when it opens (`--web --demo`:
+        /// the leaderboard), by name and SQL.
+        public var watches: [(name: String, sql: String)] = []
+
+        public init(allowWrites: Bool = false, refreshBudget: Duration?? = nil, tokenFile: String? = nil) {
+            self.allowWrites = allowWrites
+            self.refreshBudget = refreshBudget
+            self.tokenFile = tokenFile
+        }
+    }
+
+    /// Serves until SIGINT or SIGTERM.
+    ///
+    /// - returns: 0, or 1 when the database, the token file or the address
+    ///   cannot be used.
+    public static func run(database path: String?, address: HTTPListener.Address, options: Options) async -> Int32 {
+        ProcessMemory.mapLargeBlocks()
+        let token: String
+        if let file = options.tokenFile {
+            switch HTTPListener.token(fromFile: file) {
+            case .success(let read): token = read
+            case .failure(let failure):
+                ServerLog.error("\(failure.message)")
+                return 1
+            }
+        } else {
+            token = HTTPListener.randomToken()
+        }
+        let shown = path ?? ":memory:"
+        var liveQueries = LiveQueryOptions(resultByteCap: RPCServer.maximumMessageLength - (64 << 10))
+        if let budget = options.refreshBudget { liveQueries.refreshBudget = budget }
+        var databaseOptions = LiveDatabase.Options(liveQueries: liveQueries)
+        databaseOptions.readonly = !options.allowWrites
+        let database: LiveDatabase
+        do {
+            database = try await LiveDatabase.open(DatabaseLocation(shown), options: databaseOptions)
+        } catch {
+            ServerLog.error("cannot open \(shown): \(error.description)")
+            return 1
+        }
+        let site = WebSite(
+            database: database, shownPath: shown, token: token, databaseOptions: databaseOptions,
+            watches: options.watches)
+        let router = Router(context: BasicRequestContext.self)
+        router.get("/") { request, _ in site.page(request) }
+        router.get("/rpc") { request, _ in site.refusedUpgrade(request) }
+        let status = await HTTPListener.serve(
+            address: address, router: router,
+            webSocket: { head, _, _ in site.upgrade(head) },
+            announce: { port in
+                site.setOrigins(HTTPListener.origins(host: address.urlHost, port: port))
+                // The first line of the output: the page, with its token.
+                FileHandle.standardOutput.write(Data("http://\(address.urlHost):\(port)/?token=\(token)\n".utf8))
+            },
+            stopping: { site.endAll() })
+        await database.close()
+        return status
+    }
+}
+
+/// The page and its WebSockets, over one database.
+final class WebSite: Sendable {
+    let database: LiveDatabase
+    let shownPath: String
+    let token: String
+    let databaseOptions: LiveDatabase.Options
+    /// What the page watches when it opens, as JSON for its script.
+    let watches: String
+
+    // Mutable State: guarded by the mutex; the handlers' tasks reach it.
+    private struct State {
+        var origins: Set<String> = []
+        /// Each open WebSocket's input, to end at the stop.
+        var inputs: [Int: SystemPackage.FileDescriptor] = [:]
+        var next = 0
+        var ended = false
+    }
+    private let state = Locked(State())
+
+    init(
+        database: LiveDatabase, shownPath: String, token: String, databaseOptions: LiveDatabase.Options,
+        watches: [(name: String, sql: String)]
+    ) {
+        self.database = database
+        self.shownPath = shownPath
+        self.token = token
+        self.databaseOptions = databaseOptions
+        let list = JSONValue.array(watches.map { ["name": .string($0.name), "sql": .string($0.sql)] })
+        // Inside a <script>: no "</" can close it.
+        self.watches = String(decoding: (try? JSONCoding.encode(list)) ?? Array("[]".utf8), as: UTF8.self)
+            .replacingOccurrences(of: "</", with: "<\\/")
+    }
+
+    func setOrigins(_ origins: Set<String>) {
+        state.withLock { $0.origins = origins }
+    }
+
+    /// Why a request is refused (the token in the query, `Host`, and the
+    /// `Origin` when a browser sends one, as it always does for a
+    /// WebSocket); nil when it may go on.
+    private func refusal(authority: String?, origin: String?, query: String?, needsOrigin: Bool) -> Response? {
+        guard HTTPListener.isAcceptedHost(authority) else {
+            return HTTPListener.refusal(
+                .misdirectedRequest, "the Host header must name this machine by address or localhost")
+        }
+        if let origin {
+            guard state.withLock({ $0.origins.contains(origin.lowercased()) }) else {
+                return HTTPListener.refusal(.forbidden, "requests from the origin \(origin) are refused")
+            }
+        } else if needsOrigin {
+            return HTTPListener.refusal(.forbidden, "a WebSocket needs the page's Origin")
+        }
+        let given = Self.token(in: query)
+        guard HTTPListener.constantTimeEqual(given, token) else {
+            return HTTPListener.refusal(
+                .unauthorized, "this page needs the address sqlive printed at start-up, with its ?token=")
+        }
+        return nil
+    }
+
+    static func token(in query: String?) -> String {
+        guard let query else { return "" }
+        for pair in query.split(separator: "&") where pair.hasPrefix("token=") {
+            return String(pair.dropFirst(6)).removingPercentEncoding ?? ""
+        }
+        return ""
+    }
+
+    /// `/`: the page.
+    func page(_ request: Request) -> Response {
+        if let refused = refusal(
+            authority: request.head.authority, origin: request.headers[.origin], query: request.uri.query,
+            needsOrigin: false)
+        {
+            return refused
+        }
+        let mode = database.info.readonly ? "read-only" : "read-write"
+        let html = WebPage.html
+            .replacingOccurrences(of: "{{DATABASE}}", with: Self.escaped(shownPath))
+            .replacingOccurrences(of: "{{MODE}}", with: mode)
+            .replacingOccurrences(of: "{{WATCHES}}", with: watches)
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
+                HTTPField.Name("X-Content-Type-Options")!: "nosniff", HTTPField.Name("Referrer-Policy")!: "no-referrer",
+                HTTPField.Name("X-Frame-Options")!: "DENY",
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    /// `/rpc` when it was not upgraded: why.
+    func refusedUpgrade(_ request: Request) -> Response {
+        refusal(
+            authority: request.head.authority, origin: request.headers[.origin], query: request.uri.query,
+            needsOrigin: true)
+            ?? HTTPListener.refusal(.upgradeRequired, "/rpc is a WebSocket")
+    }
+
+    /// Whether a request becomes a WebSocket: `/rpc`, with the token, from
+    /// the page's origin.
+    func upgrade(_ head: HTTPRequest) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+        let path = head.path ?? ""
+        let (route, query) =
+            path.firstIndex(of: "?").map { (String(path[..<$0]), String(path[path.index(after: $0)...])) }
+            ?? (path, nil)
+        guard route == "/rpc",
+            refusal(
+                authority: head.authority, origin: head.headerFields[.origin], query: query, needsOrigin: true) == nil
+        else { return .dontUpgrade }
+        return .upgrade([:]) { [self] inbound, outbound, _ in
+            await self.serve(inbound: inbound, outbound: outbound)
+        }
+    }
+
+    /// One WebSocket: a JSON-RPC session until either side closes it.
+    private func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
+        let pipes: (input: (SystemPackage.FileDescriptor, SystemPackage.FileDescriptor), output: (SystemPackage.FileDescriptor, SystemPackage.FileDescriptor))
+        do {
+            pipes = (try SystemPackage.FileDescriptor.pipe(), try SystemPackage.FileDescriptor.pipe())
+        } catch {
+            ServerLog.warning("cannot serve a WebSocket: \(error)")
+            return
+        }
+        let (inputRead, inputWrite) = pipes.input
+        let (outputRead, outputWrite) = pipes.output
+        let key = state.withLock { state -> Int? in
+            guard !state.ended else { return nil }
+            state.next += 1
+            state.inputs[state.next] = inputWrite
+            return state.next
+        }
+        guard let key else {
+            for descriptor in [inputRead, inputWrite, outputRead, outputWrite] { try? descriptor.close() }
+            return
+        }
+        // The connection's output, line by line, read by a thread.
+        let (lines, linesOut) = AsyncStream<[UInt8]>.makeStream()
+        let reader = Thread {
+            var framer = LineFramer(maximumLength: Int.max)
+            _ = StandardIO.read(outputRead.rawValue) { chunk in
+                framer.append(chunk)
+                while let event = framer.next() {
+                    if case .message(let bytes) = event { linesOut.yield(bytes) }
+                }
+                return true
+            }
+            linesOut.finish()
+            try? outputRead.close()
+        }
+        reader.name = "sqlive.web.session"
+        reader.start()
+        let writer = MessageWriter(
+            fileDescriptor: outputWrite.rawValue, framing: .newline, maximumLength: RPCServer.maximumMessageLength)
+        let session = ServerSession(writer: writer, databaseOptions: databaseOptions, sharing: database)
+        session.language.start()
+        await session.startShared()
+        let connection = Connection(
+            writer: writer, session: session, served: .webRPC, maximumMessageLength: RPCServer.maximumMessageLength)
+        let running = Task {
+            _ = await connection.run(input: inputRead.rawValue)
+            _ = writer.flush()
+            writer.stop()
+            try? outputWrite.close()
+            try? inputRead.close()
+        }
+        // The session's messages to the page, one text frame each; when the
+        // session ends (the server stops), the WebSocket is closed.
+        let sending = Task {
+            for await line in lines {
+                do {
+                    try await outbound.write(.text(String(decoding: line, as: UTF8.self)))
+                } catch {
+                    return
+                }
+            }
+            try? await outbound.close(.goingAway, reason: "the session ended")
+        }
+        // The page's messages to the session: one JSON-RPC message per
+        // frame, written compact, one per line.
+        do {
+            for try await message in inbound.messages(maxSize: RPCServer.maximumMessageLength) {
+                let bytes: [UInt8]
+                switch message {
+                case .text(let text): bytes = Array(text.utf8)
+                case .binary(let buffer): bytes = Array(buffer: buffer)
+                }
+                let line: [UInt8]
+                if let value = try? JSONCoding.decode(JSONValue.self, from: bytes),
+                    let compact = try? JSONCoding.encode(value)
+                {
+                    line = compact
+                } else {
+                    // Not JSON: as it came, minus newlines, for the parse error.
+                    line = bytes.filter { $0 != 0x0A && $0 != 0x0D }
+                }
+                do {
+                    try (line + [0x0A]).withUnsafeBytes { try inputWrite.writeEverything($0) }
+                } catch {
+                    break
+                }
+            }
+        } catch {
+            ServerLog.debug("a WebSocket ended: \(error)")
+        }
+        // The page left: the session ends, its live queries with it.
+        let owned = state.withLock { $0.inputs.removeValue(forKey: key) }
+        try? owned?.close()
+        await running.value
+        sending.cancel()
+        await sending.value
+    }
+
+    /// Ends every WebSocket's session (the server stops).
+    func endAll() {
+        let inputs = state.withLock { state -> [SystemPackage.FileDescriptor] in
+            state.ended = true
+            defer { state.inputs = [:] }
+            return Array(state.inputs.values)
+        }
+        for input in inputs { try? input.close() }
+    }
+}
+
+extension ServedProtocol where Session == ServerSession {
+    /// JSON-RPC over the live page's WebSocket: the LSP's lifecycle and
+    /// cancellation, one message per line on the session's pipe (the
+    /// WebSocket frames them).
+    static var webRPC: ServedProtocol {
+        var served = ServedProtocol.jsonRPC
+        served.framing = .newline
+        return served
+    }
+}

@@ -78,6 +78,10 @@ typedef struct {
     int realLock; /* observer: a real SHARED lock is held (a WAL generation) */
     int lastWasWal; /* observer: the last read transaction was a WAL one */
     int counted;  /* tracked: counted in `inodes` */
+    /* observer: a Litestream follow target (`FILE-txid` beside it): read as
+       a rollback file whatever its header says, with a change counter that
+       changes with the file (see `patch_header`). */
+    int follower;
     /* The generation. */
     int generation; /* 1 while the pages kept are the file's */
     int torn;       /* the current transaction read a page of another generation */
@@ -407,6 +411,74 @@ static void start_generation(ObsFile *f, const struct stat *st, unsigned oldPage
     f->generation = 1;
 }
 
+/* A Litestream follow target: `PATH-txid` holds the last applied
+ * transaction's id, 16 lowercase hexadecimal digits and a newline. Litestream
+ * writes pages into the file under its own fcntl locks (PENDING, then the
+ * SHARED range), waiting for them with no timeout: any reader that holds
+ * SHARED for long stalls it, and SQLite holds SHARED for as long as a
+ * connection is open on a file whose header says WAL. It leaves the header
+ * alone unless page 1 is in a batch, so the header may say WAL, and the
+ * change counter does not count its batches. */
+int sqlive_is_follow_target(const char *path) {
+    if (path == NULL) return 0;
+    size_t length = strlen(path);
+    char *name = malloc(length + 6);
+    if (name == NULL) return 0;
+    memcpy(name, path, length);
+    memcpy(name + length, "-txid", 6);
+    FILE *file = fopen(name, "r");
+    free(name);
+    if (file == NULL) return 0;
+    char text[40];
+    size_t read = fread(text, 1, sizeof text, file);
+    fclose(file);
+    if (read < 16) return 0;
+    for (int i = 0; i < 16; i++) {
+        char c = text[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return 0;
+    }
+    return read == 16 || (read == 17 && text[16] == '\n');
+}
+
+/* What a follow target's header says to SQLite: a rollback file (bytes 18
+ * and 19: 1), whose change counter (24) and version-valid-for number (92)
+ * change whenever the file does: a stamp of its status (ctime, size,
+ * inode), the same in every connection, so that SQLite drops its page
+ * cache at each batch Litestream applies. */
+static void patch_header(ObsFile *f, int inTransaction, void *buffer, int amount, sqlite3_int64 offset) {
+    /* In a read transaction: the generation's status; outside one (the
+       probe's look at the header): the file's, now. */
+    struct timespec ctime = f->ctime;
+    unsigned long long size = (unsigned long long)f->size;
+    struct stat st;
+    if (!inTransaction && f->fd >= 0 && fstat(f->fd, &st) == 0) {
+        ctime = st.st_ctim;
+        size = (unsigned long long)st.st_size;
+    }
+    unsigned long long h = 1469598103934665603ULL;
+    unsigned long long parts[4] = {(unsigned long long)ctime.tv_sec, (unsigned long long)ctime.tv_nsec, size,
+                                   (unsigned long long)f->ino};
+    for (int i = 0; i < 4; i++) {
+        h ^= parts[i];
+        h *= 1099511628211ULL;
+    }
+    unsigned stamp = (unsigned)(h ^ (h >> 32));
+    unsigned char header[100];
+    memset(header, 0, sizeof header);
+    header[18] = 1;
+    header[19] = 1;
+    for (int i = 0; i < 4; i++) {
+        header[24 + i] = (unsigned char)(stamp >> (24 - 8 * i));
+        header[92 + i] = (unsigned char)(stamp >> (24 - 8 * i));
+    }
+    static const int fields[][2] = {{18, 2}, {24, 4}, {92, 4}};
+    for (int k = 0; k < 3; k++) {
+        for (int i = fields[k][0]; i < fields[k][0] + fields[k][1]; i++) {
+            if (i >= offset && i < offset + amount) ((unsigned char *)buffer)[i - offset] = header[i];
+        }
+    }
+}
+
 /* Begins a read transaction: SQLite's SHARED lock, pretended. */
 static int observer_begin(ObsFile *f) {
     f->torn = 0;
@@ -434,7 +506,7 @@ static int observer_begin(ObsFile *f) {
             continue;
         }
         unsigned char mode[2] = {0, 0};
-        if (st.st_size >= 100 && pread(f->fd, mode, 2, 18) == 2 && mode[0] == 2 && mode[1] == 2) {
+        if (!f->follower && st.st_size >= 100 && pread(f->fd, mode, 2, 18) == 2 && mode[0] == 2 && mode[1] == 2) {
             /* WAL: readers never block writers; read with SQLite's locks. */
             drop_pages(f);
             int rc = f->real->pMethods->xLock(f->real, SQLITE_LOCK_SHARED);
@@ -495,8 +567,19 @@ static int obs_close(sqlite3_file *file) {
 
 static int observing(ObsFile *f) { return f->kind == KIND_OBSERVER && f->lock >= SQLITE_LOCK_SHARED && !f->realLock; }
 
+static int obs_read_pages(ObsFile *f, void *buffer, int amount, sqlite3_int64 offset);
+
 static int obs_read(sqlite3_file *file, void *buffer, int amount, sqlite3_int64 offset) {
     ObsFile *f = (ObsFile *)file;
+    int inTransaction = observing(f);
+    int rc = obs_read_pages(f, buffer, amount, offset);
+    if (f->follower && offset < 100 && (rc == SQLITE_OK || rc == SQLITE_IOERR_SHORT_READ)) {
+        patch_header(f, inTransaction, buffer, amount, offset);
+    }
+    return rc;
+}
+
+static int obs_read_pages(ObsFile *f, void *buffer, int amount, sqlite3_int64 offset) {
     if (!observing(f)) return f->real->pMethods->xRead(f->real, buffer, amount, offset);
     if (f->torn || !f->generation) return SQLITE_IOERR_READ;
     unsigned page = 0;
@@ -780,6 +863,7 @@ static int obs_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int 
         /* `sqlive_budget=BYTES` in the URI: this file's own budget. */
         sqlite3_int64 budget = sqlite3_uri_int64(name, "sqlive_budget", (sqlite3_int64)observer_budget);
         f->budget = budget < 0 ? 0 : (size_t)budget;
+        f->follower = sqlive_is_follow_target(name);
     } else if (!readonly) {
         f->kind = KIND_TRACKED;
     }

@@ -50,6 +50,22 @@ enum Main {
             exit(1)
         }
         SQLiveLog.bootstrap()
+        // The REPL's `.web` serves the session's database as the live page.
+        LivePage.launcher.withLock {
+            $0 = { database, shownPath, text in
+                var address = HTTPListener.Address()
+                if let text {
+                    guard let parsed = HTTPListener.Address(text) else {
+                        return .failure(LivePageFailure(".web takes [HOST:]PORT, not \(text)"))
+                    }
+                    address = parsed
+                }
+                guard let page = await WebServer.start(sharing: database, shownAs: shownPath, address: address) else {
+                    return .failure(LivePageFailure("cannot listen on \(address.host):\(address.port)"))
+                }
+                return .success(ServedPage(page: page))
+            }
+        }
         // With -stats, SQLite counts its memory, for .stats to show.
         SQLiteProcess.configure(memoryStatistics: line.stats)
         let status = await run(line)
@@ -301,4 +317,11 @@ extension NameSpecification {
     static func sqlite3(_ name: String) -> NameSpecification {
         [.customLong(name, withSingleDash: true), .customLong(name)]
     }
+}
+
+/// The live page the REPL's `.web` serves.
+struct ServedPage: LivePageServer {
+    let page: WebServer.Shared
+    var url: String { page.url }
+    func stop() async { await page.stop() }
 }

@@ -40,7 +40,7 @@ struct WebPageTests {
             print(figure)
         }
         #expect(status == 0, "the browser tests failed:\n\(output)")
-        #expect(output.contains("5 passed"), "\(output)")
+        #expect(output.contains("6 passed"), "\(output)")
         #expect(!output.contains("skipped"), "\(output)")
     }
 }

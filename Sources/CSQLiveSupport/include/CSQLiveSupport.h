@@ -193,6 +193,11 @@ int sqlive_observer_enabled(void);
 /// code.
 int sqlive_confine(sqlite3 *db);
 
+/// Whether `path` is a Litestream follow target (`PATH-txid` beside it,
+/// holding 16 hexadecimal digits): the observer VFS then reads it as a
+/// rollback file with a change counter of its own, and never locks it.
+int sqlive_is_follow_target(const char *path);
+
 /// Whether a PRAGMA with this name and argument (NULL: none) only reads: a
 /// setting read without an argument, or a list read with the name of what
 /// to list (`table_info(t)`). Every other PRAGMA may change the connection

@@ -54,7 +54,13 @@ final class DataVersionProbe {
         self.path = path
         let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
         do {
-            raw = try RawConnection(path: path, flags: flags)
+            // A Litestream follow target: through the observer, which never
+            // locks it (Litestream waits for its locks with no time-out).
+            raw =
+                ObserverVFS.isFollowTarget(path)
+                ? try RawConnection(
+                    path: ObserverVFS.uri(path: path, vfs: ObserverVFS.observer), flags: flags | SQLITE_OPEN_URI)
+                : try RawConnection(path: path, flags: flags)
             version = try raw.prepare("PRAGMA data_version")
         } catch {
             throw .cannotOpen(path: path, reason: "probe connection: \(error.message)")

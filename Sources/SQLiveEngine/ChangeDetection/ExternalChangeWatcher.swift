@@ -368,7 +368,11 @@ extension ExternalChangeWatcher {
                 return
             }
             var reason = "the WAL cannot be read"
-            if file?.isWAL == false {
+            if ObserverVFS.isFollowTarget(probe.path) {
+                // Litestream's batches leave the change counter alone: no
+                // reading of the pages can tell one from the next.
+                reason = "a Litestream follow target: its rows are not derived"
+            } else if file?.isWAL == false {
                 do throws(SQLiveError) {
                     if rollbackRows == nil { rollbackRows = try RollbackRowDeriver(path: probe.path) }
                     // Nothing to tell at its first reading (it starts from there).

@@ -60,7 +60,19 @@ extension LiveDatabase {
     ) async throws -> Core {
         var readonly = options.readonly || location.uriRequestsReadOnly
         try checkFile(of: location, readonly: readonly)
-        let readonlyReason = readonly ? nil : unwritableReason(location)
+        // A Litestream follow target is read only through the observer
+        // (never a lock: Litestream waits for its own with no time-out),
+        // and its live queries are run again at each batch: its change
+        // counter does not count them, so neither rows nor tables can be
+        // matched to one (docs/architecture.md, "Replicas").
+        let follower = ObserverVFS.isFollowTarget(location.filePath)
+        var options = options
+        if follower {
+            options.liveQueries.walPrecision = false
+            options.liveQueries.maintainsFromRows = false
+        }
+        var readonlyReason = readonly ? nil : unwritableReason(location)
+        if follower && !readonly { readonlyReason = "it is a Litestream follow target (written by Litestream alone)" }
         if readonlyReason != nil { readonly = true }
 
         var configuration = Configuration()
@@ -79,13 +91,15 @@ extension LiveDatabase {
             WALClosing.prepare(db.sqliteConnection)
             tracer.install(on: db)
         }
-        WALClosing.noteOpening(location.filePath)
+        if !follower { WALClosing.noteOpening(location.filePath) }
 
         // A read-write session goes through the tracking VFS, so that
         // observers in this process know when it writes pages; a read-only
         // one keeps SQLite's own VFS and locks (the user's own reads).
         let openingName =
-            readonly ? location.sqlitePath : ObserverVFS.openingName(location, vfs: ObserverVFS.tracking)
+            follower
+            ? ObserverVFS.openingName(location, vfs: ObserverVFS.observer)
+            : readonly ? location.sqlitePath : ObserverVFS.openingName(location, vfs: ObserverVFS.tracking)
         do {
             let queue: DatabaseQueue =
                 location == .memory

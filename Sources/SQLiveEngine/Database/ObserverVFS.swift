@@ -24,6 +24,17 @@ enum ObserverVFS {
     /// Registers both VFSes, once per process; `false` if SQLite refused.
     static let isRegistered: Bool = sqlive_observer_vfs_register() == SQLITE_OK
 
+    /// Whether a file is a Litestream follow target (`PATH-txid` beside it):
+    /// Litestream writes its pages under its own locks, waiting for them
+    /// with no time-out, so every connection to it goes through the
+    /// observer (read-only, never a lock), which reads it as a rollback
+    /// file with a change counter that follows the file
+    /// (docs/architecture.md, "Replicas").
+    static func isFollowTarget(_ path: String?) -> Bool {
+        guard let path, isRegistered else { return false }
+        return sqlive_is_follow_target(path) != 0
+    }
+
     /// The most times a read transaction is read again after a writer
     /// overtook it, before it fails as "database is locked" (the scheduler
     /// then tries again after its window).

@@ -24,6 +24,9 @@ public enum DotCommand: Hashable, Sendable {
     /// Drops one live query, or every one (`nil`, from `--all`).
     case unwatch(String?)
     case watches
+    /// `.web [[HOST:]PORT]`: serve the session as the live page; `.web off`.
+    case web(String?)
+    case webOff
     /// `.feed [TABLE...]` (every table when none is named), or `.feed off` (`nil`).
     case feed([String]?)
     case wait(name: String?, timeout: Duration)
@@ -203,6 +206,11 @@ public enum DotCommand: Hashable, Sendable {
         case "watches":
             guard arguments.isEmpty else { throw usage }
             return .watches
+
+        case "web":
+            guard arguments.count <= 1 else { throw usage }
+            if arguments == ["off"] { return .webOff }
+            return .web(arguments.first)
 
         case "feed":
             if arguments == ["off"] { return .feed(nil) }

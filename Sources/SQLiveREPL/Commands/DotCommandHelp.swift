@@ -279,6 +279,15 @@ public enum DotCommandHelp {
             name: "watches", usage: ".watches",
             summary: "List live queries: name, tables read, version, refreshes, last refresh", details: ""),
         Spec(
+            name: "web", usage: ".web [[HOST:]PORT]|off",
+            summary: "Serve this session's database and live queries as the live page in a browser",
+            details: """
+                Prints the page's address, with its token (127.0.0.1 and a free port unless given).
+                The page shows this session's live queries and follows every writer; what it
+                watches joins them (.watches lists them). .web again prints the address;
+                .web off stops it, as closing the database or quitting does.
+                """),
+        Spec(
             name: "width", usage: ".width NUM1 NUM2 ...", summary: "Set minimum column widths for columnar output",
             details: """
                 For column, table, markdown and box: 0 sizes a column to its values, a negative

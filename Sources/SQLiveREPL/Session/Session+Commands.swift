@@ -38,6 +38,12 @@ extension Session {
         case .watches:
             try listWatches()
 
+        case .web(let address):
+            try serveLivePage(at: address)
+
+        case .webOff:
+            stopLivePage()
+
         case .feed(let tables):
             try feed(tables)
 
@@ -341,5 +347,33 @@ extension Session {
             output += line + "\n"
         }
         return output
+    }
+
+    /// `.web`: the live page of this session's database and live queries.
+    private func serveLivePage(at address: String?) throws {
+        if let livePage {
+            try sink.write("the live page is at \(livePage.url) (.web off stops it)\n")
+            return
+        }
+        let database = try requireDatabase()
+        guard let launch = LivePage.launcher.withLock({ $0 }) else {
+            throw CommandFailure("this build of sqlive has no live page")
+        }
+        let shown = database.info.path.isEmpty ? ":memory:" : database.info.path
+        let served = try Blocking.run { await launch(database, shown, address) }
+        switch served {
+        case .success(let page):
+            livePage = page
+            try sink.write(page.url + "\n")
+        case .failure(let failure):
+            throw CommandFailure("cannot serve the live page: \(failure.description)")
+        }
+    }
+
+    /// Stops the live page, if one is served.
+    func stopLivePage() {
+        guard let page = livePage else { return }
+        livePage = nil
+        try? Blocking.run { await page.stop() }
     }
 }

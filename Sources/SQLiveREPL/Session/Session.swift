@@ -49,6 +49,8 @@ final class Session {
     private var completionWatch: Task<Void, Never>?
     /// Moves the change feed's commits to `events` while `.feed` is on.
     var feedPump: Task<Void, Never>?
+    /// The live page serving this session (`.web`), stopped with the database.
+    var livePage: (any LivePageServer)?
     /// The live queries watched: how far each was printed and waited for,
     /// and what the panel shows of it (the session's one table of them).
     var watches: WatchTable { panel.watches }
@@ -137,6 +139,7 @@ final class Session {
     /// Drops the live queries and closes the database.
     func closeDatabase() {
         guard let database else { return }
+        stopLivePage()
         watches.remove(nil)
         do {
             try Blocking.run {

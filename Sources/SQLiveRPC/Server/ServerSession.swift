@@ -48,16 +48,20 @@ actor ServerSession {
     /// session drops only its own live queries. Nil: the session owns its
     /// database.
     let shared: (database: LiveDatabase, liveQueries: LiveQueryDirectory)?
+    /// Whether the shared session's live queries are its own (a tab's),
+    /// dropped when it closes, or someone else's (the REPL's, for `.web`).
+    let ownsLiveQueries: Bool
 
     init(
         writer: MessageWriter, directory: URL? = nil, databaseOptions: LiveDatabase.Options = LiveDatabase.Options(),
-        sharing database: LiveDatabase? = nil
+        sharing database: LiveDatabase? = nil, liveQueries: LiveQueryDirectory? = nil
     ) {
         self.writer = writer
         self.language = LanguageService(writer: writer)
         self.directory = directory
         self.databaseOptions = databaseOptions
-        self.shared = database.map { ($0, $0.makeDirectory()) }
+        self.shared = database.map { ($0, liveQueries ?? $0.makeDirectory()) }
+        self.ownsLiveQueries = liveQueries == nil
     }
 
     /// The live queries this session registers in: its own directory over
@@ -185,6 +189,7 @@ actor ServerSession {
             forwarders = []
             endChangeSubscriptions()
             language.sessionDatabaseChanged(nil)
+            guard ownsLiveQueries else { return [] }
             await shared.liveQueries.unregisterAll()
             return dropped
         }

@@ -305,3 +305,45 @@ def test_commit_to_grid_latency(tmp_path, browser):
         p50 = statistics.median(latencies)
         p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
         print(f"\nweb page: external commit -> grid DOM updated: p50 {p50:.1f} ms, p99 {p99:.1f} ms ({len(latencies)} commits)")
+
+
+def test_the_repl_serves_its_session_as_the_page(tmp_path, browser):
+    """`.web` in a REPL session: the page shows the session's live queries,
+    what the page watches joins them, and `.web off` stops it."""
+    database = tmp_path / "games.sqlite"
+    make_database(database, journal_mode="wal")
+    repl = subprocess.Popen([SQLIVE, str(database)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "SQLIVE_QUIET": "1"})
+    try:
+        repl.stdin.write(".web 0\n.watch top SELECT max(score) FROM players\n")
+        repl.stdin.flush()
+        url = repl.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and "token=" in url, url
+        browser.get(url)
+        wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "[data-sqlive=status]").text == "live")
+        # The session's live query, on the page, with its rows.
+        wait(browser, lambda d: grid_rows(live(d, "top")) == [["30"]])
+        # The page watches: the session lists it.
+        type_sql(browser, "SELECT count(*) FROM players")
+        browser.find_element(By.CSS_SELECTOR, "[data-sqlive=watch-name]").send_keys("n")
+        browser.find_element(By.CSS_SELECTOR, "[data-sqlive=watch]").click()
+        wait(browser, lambda d: grid_rows(live(d, "n")) == [["3"]])
+        # Another process writes: both follow.
+        subprocess.run(["sqlite3", str(database), "UPDATE players SET score = 99 WHERE name = 'Ann'"], check=True)
+        wait(browser, lambda d: grid_rows(live(d, "top")) == [["99"]])
+        repl.stdin.write(".mode list\n.headers off\n.watches\n.web off\nSELECT 'done';\n")
+        repl.stdin.flush()
+        seen = []
+        deadline = time.monotonic() + TIMEOUT
+        while "done" not in seen and time.monotonic() < deadline:
+            seen.append(repl.stdout.readline().strip())
+        assert any(line.startswith("n|") for line in seen), seen
+        assert any(line.startswith("top|") for line in seen), seen
+        wait(browser, lambda d: "reconnecting" in d.find_element(By.CSS_SELECTOR, "[data-sqlive=status]").text)
+        repl.stdin.write(".quit\n")
+        repl.stdin.flush()
+        assert repl.wait(timeout=TIMEOUT) == 0
+    finally:
+        if repl.poll() is None:
+            repl.kill()
+            repl.wait()

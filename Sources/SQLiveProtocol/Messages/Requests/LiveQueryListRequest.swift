@@ -14,7 +14,16 @@ import Foundation
 public enum LiveQueryListRequest: RequestType {
     public static let method = "liveQuery/list"
 
-    public typealias Params = EmptyParams
+    /// `{rows?}`: with `rows: true`, each live query's current result too
+    /// (a client that joins a session's live queries: the live page of
+    /// the REPL's `.web`).
+    public struct Params: Codable, Sendable {
+        public var rows: Bool?
+
+        public init(rows: Bool? = nil) {
+            self.rows = rows
+        }
+    }
 
     public struct Result: Codable, Sendable {
         public var liveQueries: [LiveQuery]
@@ -55,6 +64,12 @@ public enum LiveQueryListRequest: RequestType {
         /// session's uncommitted rows until `COMMIT` or `ROLLBACK`; other
         /// live queries show committed rows only.
         public var readsSession: Bool
+        /// With `rows: true`: its current result, as `liveQuery/changed`
+        /// carries it.
+        public var columns: [String]?
+        public var rows: RPCRows?
+        public var truncated: Bool?
+        public var total: Int?
 
         public init(
             name: String, sql: String, params: RPCParameters? = nil, tables: [String], region: String, version: Int,

@@ -77,11 +77,14 @@ extension ServerSession {
     }
 
     /// `liveQuery/list`.
-    func listLiveQueries(_ params: EmptyParams) async throws(ResponseError) -> LiveQueryListRequest.Result {
+    func listLiveQueries(_ params: LiveQueryListRequest.Params) async throws(ResponseError)
+        -> LiveQueryListRequest.Result
+    {
         let database = try openDatabase()
+        let directory = liveQueries(of: database)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let liveQueries = await liveQueries(of: database).list().map { info in
+        var liveQueries = await directory.list().map { info in
             LiveQueryListRequest.LiveQuery(
                 name: info.name, sql: info.definition.sql,
                 params: info.definition.parameters.isEmpty ? nil : RPCParameters(info.definition.parameters),
@@ -92,6 +95,16 @@ extension ServerSession {
                 diff: DiffOption(info.delivery), precision: info.precision.rawValue, readsSession: info.readsSession,
                 lastRunMs: info.lastRun?.elapsed.protocolMilliseconds,
                 counters: info.lastRun.map { ProfileCounters($0.counters) })
+        }
+        if params.rows == true {
+            for index in liveQueries.indices {
+                guard let (snapshot, _) = try? await directory.current(name: liveQueries[index].name) else { continue }
+                liveQueries[index].columns = snapshot.result.columns
+                liveQueries[index].rows = snapshot.result.rows.rpcRows
+                liveQueries[index].truncated = snapshot.result.truncated
+                liveQueries[index].total = snapshot.result.total
+                liveQueries[index].version = snapshot.version
+            }
         }
         return LiveQueryListRequest.Result(liveQueries: liveQueries)
     }

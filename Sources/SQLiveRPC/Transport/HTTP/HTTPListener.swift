@@ -113,14 +113,58 @@ public enum HTTPListener {
     ///
     /// - returns: 0, or 1 when it cannot listen.
     static func serve(
-        address: Address, router: Router<BasicRequestContext>,
-        webSocket: (@Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<
-            WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
-        >)? = nil,
+        address: Address, router: Router<BasicRequestContext>, webSocket: WebSocketUpgrade? = nil,
         announce: @escaping @Sendable (Int) -> Void, stopping: @escaping @Sendable () async -> Void
     ) async -> Int32 {
-        signal(SIGPIPE, SIG_IGN)
         let termination = Termination()
+        guard let running = await start(address: address, router: router, webSocket: webSocket) else { return 1 }
+        announce(running.port)
+        await termination.wait()
+        await stopping()
+        await running.stop()
+        return 0
+    }
+
+    /// What decides whether a request becomes a WebSocket.
+    typealias WebSocketUpgrade = @Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<
+        WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+    >
+
+    /// A listener running; its owner stops it.
+    final class Running: Sendable {
+        let port: Int
+        private let task: Task<Void, Never>
+
+        init(port: Int, task: Task<Void, Never>) {
+            self.port = port
+            self.task = task
+        }
+
+        /// A graceful stop, two seconds at most: a browser may hold a
+        /// connection open (the process's end closes it).
+        func stop() async {
+            task.cancel()
+            let stopped = AsyncStream<Void>.makeStream()
+            let waiting = Task { [task] in
+                await task.value
+                stopped.continuation.yield()
+            }
+            let timer = Task {
+                try? await Task.sleep(for: .seconds(2))
+                stopped.continuation.yield()
+            }
+            var first = stopped.stream.makeAsyncIterator()
+            _ = await first.next()
+            timer.cancel()
+            waiting.cancel()
+        }
+    }
+
+    /// Starts an application on `address`; nil when it cannot listen.
+    static func start(address: Address, router: Router<BasicRequestContext>, webSocket: WebSocketUpgrade? = nil) async
+        -> Running?
+    {
+        signal(SIGPIPE, SIG_IGN)
         var logger = Logger(label: "sqlive.http")
         logger.logLevel = .critical
         let started = AsyncStream<Int?>.makeStream()
@@ -135,7 +179,7 @@ public enum HTTPListener {
             configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port), serverName: nil),
             onServerRunning: { channel in started.continuation.yield(channel.localAddress?.port) },
             logger: logger)
-        let running = Task {
+        let task = Task {
             do {
                 try await app.runService(gracefulShutdownSignals: [])
             } catch {
@@ -145,32 +189,13 @@ public enum HTTPListener {
         }
         var ports = started.stream.makeAsyncIterator()
         guard let port = await ports.next() ?? nil else {
-            running.cancel()
-            return 1
+            task.cancel()
+            return nil
         }
         if !address.isLoopback {
             ServerLog.warning("listening beyond loopback, on \(address.host): anyone who can reach it needs the token")
         }
-        announce(port)
-        await termination.wait()
-        await stopping()
-        // A graceful stop, two seconds at most: a browser may hold a
-        // connection open (the process's end closes it).
-        running.cancel()
-        let stopped = AsyncStream<Void>.makeStream()
-        let waiting = Task {
-            await running.value
-            stopped.continuation.yield()
-        }
-        let timer = Task {
-            try? await Task.sleep(for: .seconds(2))
-            stopped.continuation.yield()
-        }
-        var first = stopped.stream.makeAsyncIterator()
-        _ = await first.next()
-        timer.cancel()
-        waiting.cancel()
-        return 0
+        return Running(port: port, task: task)
     }
 
     /// SIGINT and SIGTERM, caught from before the listener announces

@@ -138,8 +138,15 @@ function connect() {
     refreshSchema();
     if ($("[data-sqlive=trace-toggle]").checked) request("trace/set", { enabled: true, profile: true });
     // Live queries registered before a drop are registered again.
-    for (const [name, live] of lives) registerLive(name, live.sql, true);
-    if (!everConnected) for (const w of initialWatches) registerLive(w.name, w.sql);
+    // The session's live queries (the REPL's, with .web): shown as they are.
+    const existing = await request("liveQuery/list", { rows: true }).catch(() => ({ liveQueries: [] }));
+    for (const q of existing.liveQueries) {
+      if (!lives.has(q.name)) addLive(q.name, q.sql);
+      liveChanged({ name: q.name, version: q.version, columns: q.columns || [], rows: q.rows || [], total: q.total, cause: "listed" });
+    }
+    const listed = new Set(existing.liveQueries.map(q => q.name));
+    for (const [name, live] of lives) if (!listed.has(name)) registerLive(name, live.sql, true);
+    if (!everConnected) for (const w of initialWatches) if (!listed.has(w.name)) registerLive(w.name, w.sql);
     setStatus(everConnected ? "reconnected" : "live", true);
     everConnected = true;
   };
@@ -225,14 +232,16 @@ function watchName() {
   input.value = "";
   return name;
 }
+function addLive(name, sql) {
+  const live = { sql, rows: null, columns: [], points: [], paused: false };
+  live.section = el("section", { "data-sqlive": "live", "data-name": name });
+  $("[data-sqlive=lives]").prepend(live.section);
+  lives.set(name, live);
+  return live;
+}
 async function registerLive(name, sql, again = false) {
-  let live = lives.get(name);
-  if (!live) {
-    live = { sql, rows: null, columns: [], points: [], paused: false };
-    live.section = el("section", { "data-sqlive": "live", "data-name": name });
-    $("[data-sqlive=lives]").prepend(live.section);
-    lives.set(name, live);
-  }
+  removed.delete(name);
+  const live = lives.get(name) || addLive(name, sql);
   try {
     const first = await request("liveQuery/register", { name, sql, maxRows: 1000 });
     liveChanged({ ...first, cause: again ? "reconnected" : "registered" });
@@ -241,8 +250,10 @@ async function registerLive(name, sql, again = false) {
     live.section.replaceChildren(el("div", { class: "error", text: `${name}: ${error.message}` }));
   }
 }
+const removed = new Set();
 function liveChanged(p) {
-  const live = lives.get(p.name);
+  // A live query someone else registered (the REPL's, with .web) joins the page.
+  const live = lives.get(p.name) || (removed.has(p.name) ? null : addLive(p.name, ""));
   if (!live) return;
   const previous = live.rows;
   live.columns = p.columns; live.rows = p.rows || [];
@@ -271,6 +282,7 @@ async function togglePause(name) {
 async function removeLive(name) {
   const live = lives.get(name);
   lives.delete(name);
+  removed.add(name);
   live?.section.remove();
   await request("liveQuery/unregister", { name }).catch(() => {});
 }

@@ -72,12 +72,8 @@ public enum WebServer {
         let site = WebSite(
             database: database, shownPath: shown, token: token, databaseOptions: databaseOptions,
             watches: options.watches)
-        let router = Router(context: BasicRequestContext.self)
-        router.get("/") { request, _ in site.page(request) }
-        router.get("/rpc") { request, _ in site.refusedUpgrade(request) }
         let status = await HTTPListener.serve(
-            address: address, router: router,
-            webSocket: { head, _, _ in site.upgrade(head) },
+            address: address, router: site.router, webSocket: { head, _, _ in site.upgrade(head) },
             announce: { port in
                 site.setOrigins(HTTPListener.origins(host: address.urlHost, port: port))
                 // The first line of the output: the page, with its token.
@@ -86,6 +82,45 @@ public enum WebServer {
             stopping: { site.endAll() })
         await database.close()
         return status
+    }
+
+    /// A page serving a database someone else opened, and its live
+    /// queries (the REPL's `.web`): the page shows them, and what it
+    /// watches joins them. Its owner stops it.
+    public final class Shared: Sendable {
+        /// The page's address, with its token.
+        public let url: String
+        private let site: WebSite
+        private let running: HTTPListener.Running
+
+        fileprivate init(url: String, site: WebSite, running: HTTPListener.Running) {
+            self.url = url
+            self.site = site
+            self.running = running
+        }
+
+        public func stop() async {
+            site.endAll()
+            await running.stop()
+        }
+    }
+
+    /// Serves `database` and its live queries (its `directory`) as the
+    /// page, until `stop`; nil when it cannot listen.
+    public static func start(sharing database: LiveDatabase, shownAs shownPath: String, address: HTTPListener.Address)
+        async -> Shared?
+    {
+        let token = HTTPListener.randomToken()
+        let site = WebSite(
+            database: database, shownPath: shownPath, token: token, databaseOptions: LiveDatabase.Options(),
+            watches: [], liveQueries: database.directory)
+        guard let running = await HTTPListener.start(address: address, router: site.router, webSocket: { head, _, _ in
+            site.upgrade(head)
+        })
+        else { return nil }
+        site.setOrigins(HTTPListener.origins(host: address.urlHost, port: running.port))
+        return Shared(
+            url: "http://\(address.urlHost):\(running.port)/?token=\(token)", site: site, running: running)
     }
 }
 
@@ -108,10 +143,15 @@ final class WebSite: Sendable {
     }
     private let state = Locked(State())
 
+    /// The live queries every page shares (the REPL's), or nil: each
+    /// page has its own.
+    let liveQueries: LiveQueryDirectory?
+
     init(
         database: LiveDatabase, shownPath: String, token: String, databaseOptions: LiveDatabase.Options,
-        watches: [(name: String, sql: String)]
+        watches: [(name: String, sql: String)], liveQueries: LiveQueryDirectory? = nil
     ) {
+        self.liveQueries = liveQueries
         self.database = database
         self.shownPath = shownPath
         self.token = token
@@ -120,6 +160,14 @@ final class WebSite: Sendable {
         // Inside a <script>: no "</" can close it.
         self.watches = String(decoding: (try? JSONCoding.encode(list)) ?? Array("[]".utf8), as: UTF8.self)
             .replacingOccurrences(of: "</", with: "<\\/")
+    }
+
+    /// `/` and `/rpc` (when it is not a WebSocket: why).
+    var router: Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.get("/") { request, _ in self.page(request) }
+        router.get("/rpc") { request, _ in self.refusedUpgrade(request) }
+        return router
     }
 
     func setOrigins(_ origins: Set<String>) {
@@ -248,7 +296,8 @@ final class WebSite: Sendable {
         reader.start()
         let writer = MessageWriter(
             fileDescriptor: outputWrite.rawValue, framing: .newline, maximumLength: RPCServer.maximumMessageLength)
-        let session = ServerSession(writer: writer, databaseOptions: databaseOptions, sharing: database)
+        let session = ServerSession(
+            writer: writer, databaseOptions: databaseOptions, sharing: database, liveQueries: liveQueries)
         session.language.start()
         await session.startShared()
         let connection = Connection(

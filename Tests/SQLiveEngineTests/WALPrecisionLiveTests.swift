@@ -113,8 +113,13 @@ struct WALPrecisionLiveTests {
         await writer.finish()
         let counts = await Self.refreshes(database)
         #expect(counts["q3"] == (baseline["q3"] ?? 0) + 5)
+        // A commit read while the shell was still writing its pages after
+        // its counter is matched to every query (correct, not precise): on
+        // a loaded machine, once in five at most; without precision, five.
         for name in baseline.keys where name != "q3" {
-            #expect(counts[name] == baseline[name], "\(name) re-read for commits that did not change its pages")
+            #expect(
+                (counts[name] ?? 0) - (baseline[name] ?? 0) <= 1,
+                "\(name) re-read for commits that did not change its pages")
         }
         // Matched by table too (the tables' pages compared at each commit).
         #expect(recorder.changes("q3").last?.tables == ["t3"])

@@ -23,6 +23,16 @@ public enum LiveQueryListRequest: RequestType {
         public init(rows: Bool? = nil) {
             self.rows = rows
         }
+
+        /// Anything but an object (a Lua client's empty table is `[]`) reads
+        /// as no params, as before `rows` was taken.
+        public init(from decoder: any Decoder) throws {
+            guard let container = try? decoder.container(keyedBy: CodingKeys.self) else {
+                rows = nil
+                return
+            }
+            rows = try container.decodeIfPresent(Bool.self, forKey: .rows)
+        }
     }
 
     public struct Result: Codable, Sendable {

@@ -64,7 +64,7 @@ extension LiveDatabase {
         // (never a lock: Litestream waits for its own with no time-out),
         // and its live queries are run again at each batch: its change
         // counter does not count them, so neither rows nor tables can be
-        // matched to one (docs/architecture.md, "Replicas").
+        // matched to one (docs/remote.md, "Beyond one machine").
         let follower = ObserverVFS.isFollowTarget(location.filePath)
         var options = options
         if follower {

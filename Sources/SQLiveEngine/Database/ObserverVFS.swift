@@ -29,7 +29,7 @@ enum ObserverVFS {
     /// with no time-out, so every connection to it goes through the
     /// observer (read-only, never a lock), which reads it as a rollback
     /// file with a change counter that follows the file
-    /// (docs/architecture.md, "Replicas").
+    /// (docs/remote.md, "Beyond one machine").
     static func isFollowTarget(_ path: String?) -> Bool {
         guard let path, isRegistered else { return false }
         return sqlive_is_follow_target(path) != 0

@@ -65,6 +65,18 @@ public enum HTTPListener {
         return .success(token)
     }
 
+    /// The token: read from `file` when one is given (nil, said on
+    /// standard error, when it cannot be), else made up.
+    static func token(file: String?) -> String? {
+        guard let file else { return randomToken() }
+        switch token(fromFile: file) {
+        case .success(let token): return token
+        case .failure(let failure):
+            ServerLog.error("\(failure.message)")
+            return nil
+        }
+    }
+
     struct ListenerFailure: Error {
         var message: String
         init(_ message: String) { self.message = message }

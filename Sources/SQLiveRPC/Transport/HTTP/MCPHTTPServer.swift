@@ -34,17 +34,7 @@ public enum MCPHTTPServer {
         database: String?, address: HTTPListener.Address, tokenFile: String?, options: MCPServer.Options
     ) async -> Int32 {
         ProcessMemory.mapLargeBlocks()
-        let token: String
-        if let tokenFile {
-            switch HTTPListener.token(fromFile: tokenFile) {
-            case .success(let read): token = read
-            case .failure(let failure):
-                ServerLog.error("\(failure.message)")
-                return 1
-            }
-        } else {
-            token = HTTPListener.randomToken()
-        }
+        guard let token = HTTPListener.token(file: tokenFile) else { return 1 }
         let hub = await MCPHub.open(database: database, options: options)
         let endpoint = Endpoint(hub: hub, token: token, options: options)
         let router = Router(context: BasicRequestContext.self)

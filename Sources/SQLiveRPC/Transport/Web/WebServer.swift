@@ -46,17 +46,7 @@ public enum WebServer {
     ///   cannot be used.
     public static func run(database path: String?, address: HTTPListener.Address, options: Options) async -> Int32 {
         ProcessMemory.mapLargeBlocks()
-        let token: String
-        if let file = options.tokenFile {
-            switch HTTPListener.token(fromFile: file) {
-            case .success(let read): token = read
-            case .failure(let failure):
-                ServerLog.error("\(failure.message)")
-                return 1
-            }
-        } else {
-            token = HTTPListener.randomToken()
-        }
+        guard let token = HTTPListener.token(file: options.tokenFile) else { return 1 }
         let shown = path ?? ":memory:"
         var liveQueries = LiveQueryOptions(resultByteCap: RPCServer.maximumMessageLength - (64 << 10))
         if let budget = options.refreshBudget { liveQueries.refreshBudget = budget }

@@ -23,6 +23,7 @@ import urllib.parse
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -89,7 +90,11 @@ def browser():
 
 
 def wait(driver, predicate, timeout=TIMEOUT):
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: predicate(d))
+    # A live grid is redrawn whole at each change: an element found an
+    # instant before may be gone when it is read (ask again).
+    return WebDriverWait(
+        driver, timeout, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException, NoSuchElementException]
+    ).until(lambda d: predicate(d))
 
 
 def live(driver, name):
@@ -141,17 +146,17 @@ def test_a_watched_aggregate_follows_another_process(tmp_path, browser):
         browser.find_element(By.CSS_SELECTOR, "[data-sqlive=watch-name]").send_keys("per_game")
         browser.find_element(By.CSS_SELECTOR, "[data-sqlive=watch]").click()
         wait(browser, lambda d: grid_rows(live(d, "per_game")) == [["Chess", "1"], ["Go", "2"]])
-        assert live(browser, "per_game").find_element(By.CSS_SELECTOR, "[data-sqlive=chart]").get_attribute("data-kind") == "bars"
+        wait(browser, lambda d: live(d, "per_game").find_element(By.CSS_SELECTOR, "[data-sqlive=chart]").get_attribute("data-kind") == "bars")
 
         # The sqlite3 shell at its defaults writes: grid and chart follow.
         subprocess.run(["sqlite3", str(database), "INSERT INTO players(gameID, name, score) VALUES (2, 'Di', 1)"],
                        check=True, timeout=TIMEOUT)
         wait(browser, lambda d: grid_rows(live(d, "n")) == [["4"]])
         wait(browser, lambda d: grid_rows(live(d, "per_game")) == [["Chess", "2"], ["Go", "2"]])
-        chart = live(browser, "n").find_element(By.CSS_SELECTOR, "[data-sqlive=chart]")
-        assert chart.get_attribute("data-kind") == "line" and chart.get_attribute("data-points") == "2"
-        assert "version 2" in live(browser, "n").find_element(By.CSS_SELECTOR, "[data-sqlive=version]").text
-        assert live(browser, "n").find_elements(By.CSS_SELECTOR, "td.changed")
+        wait(browser, lambda d: live(d, "n").find_element(By.CSS_SELECTOR, "[data-sqlive=chart]").get_attribute("data-kind") == "line")
+        wait(browser, lambda d: live(d, "n").find_element(By.CSS_SELECTOR, "[data-sqlive=chart]").get_attribute("data-points") == "2")
+        wait(browser, lambda d: "version 2" in live(d, "n").find_element(By.CSS_SELECTOR, "[data-sqlive=version]").text)
+        wait(browser, lambda d: live(d, "n").find_elements(By.CSS_SELECTOR, "td.changed"))
         # Python's sqlite3, no busy timeout.
         db = sqlite3.connect(database, timeout=0)
         with db:
@@ -161,10 +166,10 @@ def test_a_watched_aggregate_follows_another_process(tmp_path, browser):
         screenshot(browser, "live")
 
         # Pause, resume, remove.
-        live(browser, "n").find_element(By.XPATH, ".//button[text()='Pause']").click()
+        wait(browser, lambda d: live(d, "n").find_element(By.XPATH, ".//button[text()='Pause']").click() or True)
         wait(browser, lambda d: live(d, "n").find_elements(By.XPATH, ".//button[text()='Resume']"))
-        live(browser, "n").find_element(By.XPATH, ".//button[text()='Resume']").click()
-        live(browser, "per_game").find_element(By.XPATH, ".//button[text()='Remove']").click()
+        wait(browser, lambda d: live(d, "n").find_element(By.XPATH, ".//button[text()='Resume']").click() or True)
+        wait(browser, lambda d: live(d, "per_game").find_element(By.XPATH, ".//button[text()='Remove']").click() or True)
         wait(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, "[data-sqlive=live][data-name='per_game']"))
 
         # Not one request left the machine.

@@ -49,15 +49,19 @@ final class DataVersionProbe {
     private let version: RawStatement
     var connection: OpaquePointer { raw.handle }
 
+    /// Whether the file is a Litestream follow target (known at opening).
+    let isFollowTarget: Bool
+
     /// Opens the probe's read-only connection.
     init(path: String) throws(SQLiveError) {
         self.path = path
+        isFollowTarget = ObserverVFS.isFollowTarget(path)
         let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
         do {
             // A Litestream follow target: through the observer, which never
             // locks it (Litestream waits for its locks with no time-out).
             raw =
-                ObserverVFS.isFollowTarget(path)
+                isFollowTarget
                 ? try RawConnection(
                     path: ObserverVFS.uri(path: path, vfs: ObserverVFS.observer), flags: flags | SQLITE_OPEN_URI)
                 : try RawConnection(path: path, flags: flags)

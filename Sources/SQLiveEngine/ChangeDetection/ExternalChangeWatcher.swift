@@ -368,7 +368,7 @@ extension ExternalChangeWatcher {
                 return
             }
             var reason = "the WAL cannot be read"
-            if ObserverVFS.isFollowTarget(probe.path) {
+            if probe.isFollowTarget {
                 // Litestream's batches leave the change counter alone: no
                 // reading of the pages can tell one from the next.
                 reason = "a Litestream follow target: its rows are not derived"

@@ -49,8 +49,12 @@ actor ServerSession {
     /// database.
     let shared: (database: LiveDatabase, liveQueries: LiveQueryDirectory)?
     /// Whether the shared session's live queries are its own (a tab's),
-    /// dropped when it closes, or someone else's (the REPL's, for `.web`).
-    let ownsLiveQueries: Bool
+    /// dropped when it closes, or the database's own directory (the
+    /// REPL's, for `.web`).
+    var ownsLiveQueries: Bool {
+        guard let shared else { return true }
+        return shared.liveQueries !== shared.database.directory
+    }
 
     init(
         writer: MessageWriter, directory: URL? = nil, databaseOptions: LiveDatabase.Options = LiveDatabase.Options(),
@@ -61,7 +65,6 @@ actor ServerSession {
         self.directory = directory
         self.databaseOptions = databaseOptions
         self.shared = database.map { ($0, liveQueries ?? $0.makeDirectory()) }
-        self.ownsLiveQueries = liveQueries == nil
     }
 
     /// The live queries this session registers in: its own directory over
@@ -181,26 +184,22 @@ actor ServerSession {
     /// - returns: The names of the live queries dropped.
     @discardableResult
     func close() async -> [String] {
-        if let shared {
-            // The shared database stays open: only this session's live queries go.
-            opened.withLock { $0.database = nil }
-            let dropped = shared.liveQueries.names
-            for forwarder in forwarders { forwarder.cancel() }
-            forwarders = []
-            endChangeSubscriptions()
-            language.sessionDatabaseChanged(nil)
-            guard ownsLiveQueries else { return [] }
-            await shared.liveQueries.unregisterAll()
-            return dropped
-        }
         guard let old = database else { return [] }
         opened.withLock { $0.database = nil }
-        let dropped = old.directory.names
+        let directory = liveQueries(of: old)
+        let dropped = directory.names
         for forwarder in forwarders { forwarder.cancel() }
         forwarders = []
         endChangeSubscriptions()
         language.sessionDatabaseChanged(nil)
-        await old.close()
+        guard shared != nil else {
+            await old.close()
+            return dropped
+        }
+        // The shared database stays open: only this session's live queries
+        // go (none when they are someone else's, the REPL's).
+        guard ownsLiveQueries else { return [] }
+        await directory.unregisterAll()
         return dropped
     }
 

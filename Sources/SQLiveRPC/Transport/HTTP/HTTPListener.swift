@@ -116,7 +116,8 @@ public enum HTTPListener {
     static func refusal(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) -> Response {
         var headers = headers
         headers[.contentType] = "text/plain; charset=utf-8"
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n")))
+        return Response(
+            status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n")))
     }
 
     /// Runs an application on `address` until SIGINT or SIGTERM: `announce`
@@ -138,9 +139,10 @@ public enum HTTPListener {
     }
 
     /// What decides whether a request becomes a WebSocket.
-    typealias WebSocketUpgrade = @Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<
-        WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
-    >
+    typealias WebSocketUpgrade =
+        @Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<
+            WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+        >
 
     /// A listener running; its owner stops it.
     final class Running: Sendable {
@@ -188,7 +190,8 @@ public enum HTTPListener {
             }
         let app = Application(
             router: router, server: server,
-            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port), serverName: nil),
+            configuration: ApplicationConfiguration(
+                address: .hostname(address.host, port: address.port), serverName: nil),
             onServerRunning: { channel in started.continuation.yield(channel.localAddress?.port) },
             logger: logger)
         let task = Task {

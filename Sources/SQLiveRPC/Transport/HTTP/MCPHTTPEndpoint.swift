@@ -225,7 +225,8 @@ final class Endpoint: Sendable {
             return HTTPListener.refusal(.conflict, "this session has a stream open already")
         }
         return Response(
-            status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", .xAccelBuffering: "no"],
+            status: .ok,
+            headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", .xAccelBuffering: "no"],
             body: .events(stream))
     }
 
@@ -247,7 +248,8 @@ final class Endpoint: Sendable {
             return .failure(
                 Refusal(
                     HTTPListener.refusal(
-                        .methodNotAllowed, "GET and DELETE need a session (Mcp-Session-Id)", headers: [.allow: "POST"])))
+                        .methodNotAllowed, "GET and DELETE need a session (Mcp-Session-Id)", headers: [.allow: "POST"]))
+            )
         }
         guard let session = state.withLock({ $0.sessions[key] }) else {
             return .failure(Refusal(Self.error(.notFound, .invalidRequest("Session not found: \(key)"))))

@@ -104,9 +104,12 @@ public enum WebServer {
         let site = WebSite(
             database: database, shownPath: shownPath, token: token, databaseOptions: LiveDatabase.Options(),
             watches: [], liveQueries: database.directory)
-        guard let running = await HTTPListener.start(address: address, router: site.router, webSocket: { head, _, _ in
-            site.upgrade(head)
-        })
+        guard
+            let running = await HTTPListener.start(
+                address: address, router: site.router,
+                webSocket: { head, _, _ in
+                    site.upgrade(head)
+                })
         else { return nil }
         site.setOrigins(HTTPListener.origins(host: address.urlHost, port: running.port))
         return Shared(
@@ -233,7 +236,8 @@ final class WebSite: Sendable {
 
     /// Whether a request becomes a WebSocket: `/rpc`, with the token, from
     /// the page's origin.
-    func upgrade(_ head: HTTPRequest) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+    func upgrade(_ head: HTTPRequest) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
+    {
         let path = head.path ?? ""
         let (route, query) =
             path.firstIndex(of: "?").map { (String(path[..<$0]), String(path[path.index(after: $0)...])) }
@@ -249,7 +253,11 @@ final class WebSite: Sendable {
 
     /// One WebSocket: a JSON-RPC session until either side closes it.
     private func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
-        let pipes: (input: (SystemPackage.FileDescriptor, SystemPackage.FileDescriptor), output: (SystemPackage.FileDescriptor, SystemPackage.FileDescriptor))
+        let pipes:
+            (
+                input: (SystemPackage.FileDescriptor, SystemPackage.FileDescriptor),
+                output: (SystemPackage.FileDescriptor, SystemPackage.FileDescriptor)
+            )
         do {
             pipes = (try SystemPackage.FileDescriptor.pipe(), try SystemPackage.FileDescriptor.pipe())
         } catch {

@@ -1,4 +1,5 @@
-// swift-format-ignore-file: the page inside is HTML, laid out as HTML.
+// swift-format-ignore-file
+// (The page inside is HTML, laid out as HTML.)
 /// The live page of `sqlive --web` (docs/web.md): one document, its
 /// scripts and styles inline, system fonts only, so that not one request
 /// leaves the machine. It is a client of the JSON-RPC server over the

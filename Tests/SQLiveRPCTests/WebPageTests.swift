@@ -24,6 +24,7 @@ struct WebPageTests {
     }
 
     @Test(
+        .disabled(if: SoloSuites.deferred, Comment(rawValue: SoloSuites.reason)),
         .enabled("Chromium, chromium-driver or Selenium is not installed") { await hasBrowser() },
         .enabled(if: EditorClientTests.hasSQLite3Shell, "the sqlite3 shell is not installed"))
     func chromium() async throws {

@@ -228,7 +228,15 @@ final class WALRowDeriver {
     ) -> [RowChange] {
         guard let before, let map else {
             let reason = failure ?? "no page map yet"
-            return knownTables.filter(filter.includes).map { RowChange.unknown($0, reason: reason) }
+            guard knownTables.isEmpty else {
+                return knownTables.filter(filter.includes).map { RowChange.unknown($0, reason: reason) }
+            }
+            // No map was ever built (the feed's first commits): the tables
+            // are not known either, but the commit is not dropped.
+            switch filter {
+            case .all: return [RowChange.unknown("*", reason: reason)]
+            case .tables(let names): return names.sorted().map { RowChange.unknown($0, reason: reason) }
+            }
         }
         let pageSize = map.pageSize
         let usable = map.usableSize

@@ -66,7 +66,15 @@ final class MaintenanceInbox: Sendable {
     ) {
         state.withLock { state in
             guard !state.tables.isEmpty else { return }
-            let mine = changes.filter { state.tables[$0.table.lowercased()] != nil }
+            var mine: [RowChange] = []
+            for change in changes {
+                if change.operation == .unknown, change.table == "*" {
+                    // Every table's rows unknown (no page map, no WAL): each kept table's.
+                    mine += state.tables.keys.sorted().map { RowChange.unknown($0, reason: change.reason ?? "") }
+                } else if state.tables[change.table.lowercased()] != nil {
+                    mine.append(change)
+                }
+            }
             state.entries.append(
                 Entry(sequence: state.next, from: from, to: to, derived: derived, changes: mine))
             state.next += 1

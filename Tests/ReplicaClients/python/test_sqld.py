@@ -163,8 +163,9 @@ def cluster(tmp_path):
         c.close()
 
 
-def changed(client, name, timeout):
-    """The next liveQuery/changed of `name`'s rows (others are skipped)."""
+def changed(client, name, timeout, skipped=None):
+    """The next liveQuery/changed of `name`'s rows (others are skipped, and
+    their methods added to `skipped`)."""
     deadline = time.monotonic() + timeout
     while True:
         left = deadline - time.monotonic()
@@ -177,6 +178,8 @@ def changed(client, name, timeout):
         assert message is not None, "sqlive ended"
         if message["method"] == "liveQuery/changed" and message["params"]["name"] == name:
             return message["params"]
+        if skipped is not None:
+            skipped.append(message["method"])
 
 
 def listed(client):
@@ -260,8 +263,11 @@ def test_the_replica_restarted_and_resynced_from_nothing(tmp_path):
         c.start_replica()
         wait_until("the new replica file has 40 rows", lambda: c.replica_count() == 40)
         deadline = time.monotonic() + TIMEOUT
+        others = []
         while last != [[40]]:
-            last = changed(client, "t", deadline - time.monotonic())["rows"]
+            last = changed(client, "t", deadline - time.monotonic(), others)["rows"]
+        # The removed file, then the new one, told as the protocol tells a replaced file.
+        assert "database/fileChanged" in others, others
         assert client.request("query/execute", {"sql": "SELECT count(*), sum(v) FROM t"})["results"][0]["rows"] == [
             [40, sum(range(1, 41))]
         ]

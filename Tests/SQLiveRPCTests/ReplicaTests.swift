@@ -19,6 +19,12 @@ import Testing
 /// API, `sqlive --rpc` on the replica's file: every commit delivered,
 /// table precision, the replica restarted and re-synced into a new file
 /// (`Tests/ReplicaClients/python/test_sqld.py`).
+///
+/// A dqlite cluster: three `dqlite-demo` nodes (Debian's `go-dqlite`) on
+/// loopback, `sqlive dqlite://…/demo` running statements on the leader,
+/// live queries following the demo's HTTP writes and a killed leader, the
+/// language server checking against the cluster's schema
+/// (`Tests/ReplicaClients/python/test_dqlite.py`).
 @Suite("Replicated engines", .timeLimit(.minutes(5)))
 struct ReplicaTests {
     static let scripts = SQLiveBinary.packageRoot.appendingPathComponent("Tests/ReplicaClients/python")
@@ -75,5 +81,27 @@ struct ReplicaTests {
         }
         #expect(status == 0, "the sqld test failed:\n\(output)")
         #expect(output.contains("2 passed"), "\(output)")
+    }
+
+    @Test(
+        .disabled(if: SoloSuites.deferred, Comment(rawValue: SoloSuites.reason)),
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/dqlite-demo") && EditorClientTests.python != nil,
+            "dqlite-demo is not installed (apt-get install go-dqlite)"))
+    func dqliteCluster() async throws {
+        let directory = try TemporaryDirectory()
+        let (status, output) = try await EditorClientTests.run(
+            try #require(EditorClientTests.python),
+            [
+                "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
+                Self.scripts.appendingPathComponent("test_dqlite.py").path,
+            ],
+            in: directory.url,
+            environment: ["SQLIVE_BIN": SQLiveBinary.path, "PYTHONDONTWRITEBYTECODE": "1"])
+        for line in output.split(separator: "\n") where line.hasPrefix("dqlite:") {
+            print(line)
+        }
+        #expect(status == 0, "the dqlite test failed:\n\(output)")
+        #expect(output.contains("4 passed"), "\(output)")
     }
 }

@@ -14,6 +14,11 @@ public enum DatabaseLocation: Hashable, Sendable {
     case file(String)
     /// A SQLite `file:` URI, with its query parameters.
     case uri(String)
+    /// A database of a dqlite cluster, `dqlite://HOST:PORT[,HOST:PORT…]/NAME`
+    /// (`nil`: the text starts so but says no such thing). `LiveDatabase`
+    /// opens it as a local mirror (`DqliteRemote`), whose `.file` location
+    /// is the opened database's.
+    case dqlite(DqliteTarget?, text: String)
 
     /// Parses the way the command line and `.open` take a database name:
     /// nothing or `:memory:` is in memory, `file:...` is a URI, anything else a path.
@@ -24,6 +29,8 @@ public enum DatabaseLocation: Hashable, Sendable {
         }
         if text.hasPrefix("file:") {
             self = .uri(text)
+        } else if text.hasPrefix(DqliteTarget.scheme) {
+            self = .dqlite(DqliteTarget(url: text), text: text)
         } else {
             self = .file(text)
         }
@@ -35,6 +42,8 @@ public enum DatabaseLocation: Hashable, Sendable {
         case .memory: ":memory:"
         case .file(let path): path
         case .uri(let uri): uri
+        // Never opened by SQLite: opened as its mirror.
+        case .dqlite(_, let text): text
         }
     }
 
@@ -45,7 +54,7 @@ public enum DatabaseLocation: Hashable, Sendable {
     /// `mode=memory`) has none.
     public var filePath: String? {
         switch self {
-        case .memory:
+        case .memory, .dqlite:
             return nil
         case .file(let path):
             return path

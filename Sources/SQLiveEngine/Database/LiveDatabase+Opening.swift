@@ -41,13 +41,36 @@ extension LiveDatabase {
         // exists; the relay hands it over once it does.
         let relay = Locked<LiveDatabase.Weak?>(nil)
         let rowFeed = RowFeed()
-        let core = try await openCore(location, options: options, tracer: tracer, events: events, rowFeed: rowFeed) {
-            change in
-            relay.withLock { $0?.database }?.fileWasReplaced(change)
+        // A dqlite database is opened as its local mirror (`DqliteRemote`).
+        var location = location
+        var remote: DqliteRemote?
+        if case .dqlite(let target, let text) = location {
+            guard let target else {
+                throw SQLiveError.cannotOpen(path: text, reason: "it is not dqlite://HOST:PORT[,HOST:PORT…]/NAME")
+            }
+            // Blocking network calls, off the cooperative pool's threads.
+            let connected = await withCheckedContinuation { continuation in
+                Thread.detachNewThread {
+                    continuation.resume(returning: Result { () throws(SQLiveError) in try DqliteRemote.connect(target) })
+                }
+            }
+            remote = try connected.get()
+            location = .file(remote!.mirrorPath)
+        }
+        let core: Core
+        do {
+            core = try await openCore(
+                location, options: options, tracer: tracer, events: events, rowFeed: rowFeed, mirrorOf: remote?.target
+            ) { change in
+                relay.withLock { $0?.database }?.fileWasReplaced(change)
+            }
+        } catch {
+            remote?.stop()
+            throw error
         }
         let database = LiveDatabase(
             location: location, tracer: tracer, options: options, events: events, ordered: ordered,
-            directory: directory, rowFeed: rowFeed, core: core)
+            directory: directory, rowFeed: rowFeed, remote: remote, core: core)
         relay.withLock { $0 = LiveDatabase.Weak(database: database) }
         return database
     }
@@ -56,9 +79,14 @@ extension LiveDatabase {
     /// connection, then the live-query machinery over it, started.
     static func openCore(
         _ location: DatabaseLocation, options: Options, tracer: StatementTracer, events: Broadcaster<LiveQueryNotice>,
-        rowFeed: RowFeed, fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void
+        rowFeed: RowFeed, mirrorOf remote: DqliteTarget? = nil,
+        fileWasReplaced: @escaping @Sendable (DatabaseFileChange) -> Void
     ) async throws -> Core {
-        var readonly = options.readonly || location.uriRequestsReadOnly
+        // A dqlite database's mirror is only ever written by its follower:
+        // the session's connection reads it (its statements run on the
+        // leader), and the database is read-only only if asked to be.
+        let askedReadonly = options.readonly
+        var readonly = options.readonly || location.uriRequestsReadOnly || remote != nil
         try checkFile(of: location, readonly: readonly)
         // A Litestream follow target is read only through the observer
         // (never a lock: Litestream waits for its own with no time-out),
@@ -72,6 +100,7 @@ extension LiveDatabase {
             options.liveQueries.maintainsFromRows = false
         }
         var readonlyReason = readonly ? nil : unwritableReason(location)
+        if remote != nil { readonlyReason = nil }
         if follower && !readonly { readonlyReason = "it is a Litestream follow target (written by Litestream alone)" }
         if readonlyReason != nil { readonly = true }
 
@@ -128,7 +157,8 @@ extension LiveDatabase {
             let writer: any DatabaseWriter = queue
             let version = String(cString: sqlite3_libversion())
             let info = DatabaseInfo(
-                path: location.sqlitePath, readonly: readonly, sqliteVersion: version, journalMode: journalMode,
+                path: remote?.url ?? location.sqlitePath, readonly: remote != nil ? askedReadonly : readonly,
+                sqliteVersion: version, journalMode: remote != nil ? "wal" : journalMode,
                 readonlyReason: readonlyReason)
             let live = try LiveQueryCenter(
                 session: writer, location: location, configuration: configuration, tracer: tracer,

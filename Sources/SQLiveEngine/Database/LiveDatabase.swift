@@ -65,6 +65,12 @@ public final class LiveDatabase: Sendable {
     /// The change feed (`rowChanges(tables:)`): it outlives a followed file's watcher.
     let rowFeed: RowFeed
     let options: Options
+    /// A dqlite database's link to its cluster (`nil` for a local one):
+    /// statements run on its leader, and `location` is its mirror.
+    let remote: DqliteRemote?
+
+    /// The `dqlite://…` URL of a database opened from a dqlite cluster.
+    public var remoteURL: String? { remote?.target.url }
 
     /// What one opened file gives: its facts, the session's connection and
     /// the live-query machinery over it.
@@ -93,9 +99,10 @@ public final class LiveDatabase: Sendable {
     init(
         location: DatabaseLocation, tracer: StatementTracer, options: Options, events: Broadcaster<LiveQueryNotice>,
         ordered: Broadcaster<SessionEvent> = Broadcaster(), directory: LiveQueryDirectory = LiveQueryDirectory(),
-        rowFeed: RowFeed = RowFeed(), core: Core
+        rowFeed: RowFeed = RowFeed(), remote: DqliteRemote? = nil, core: Core
     ) {
         self.rowFeed = rowFeed
+        self.remote = remote
         self.location = location
         self.tracer = tracer
         self.options = options
@@ -184,6 +191,7 @@ public final class LiveDatabase: Sendable {
         await following?.value
         let core = state.withLock { $0.core }
         await Self.shut(core)
+        remote?.stop()
         tracer.finish()
         events.finish()
         ordered.finish()

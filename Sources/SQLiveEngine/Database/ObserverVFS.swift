@@ -51,7 +51,7 @@ enum ObserverVFS {
     static func openingName(_ location: DatabaseLocation, vfs: String) -> String {
         guard isRegistered else { return location.sqlitePath }
         switch location {
-        case .memory:
+        case .memory, .dqlite:
             return location.sqlitePath
         case .file(let path):
             return uri(path: path, vfs: vfs)

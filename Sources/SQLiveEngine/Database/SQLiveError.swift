@@ -125,3 +125,12 @@ extension Duration {
         return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 }
+
+extension SQLiveError {
+    /// A remote database (dqlite) could not be reached, or answered what
+    /// cannot be read: an I/O error (`SQLITE_IOERR`), as SQLite reports a
+    /// file it cannot read.
+    static func remote(_ message: String) -> SQLiveError {
+        .sqlite(SQLiteFailure(code: 10, extendedCode: 10, message: "dqlite: \(message)"))
+    }
+}

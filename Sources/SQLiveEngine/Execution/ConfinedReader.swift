@@ -302,6 +302,8 @@ extension LiveDatabase {
             return try ConfinedReader(path: path, allowWrites: allowWrites)
         case .memory:
             throw .cannotOpen(path: ":memory:", reason: "an in-memory database has no file another connection can read")
+        case .dqlite(_, let text):
+            throw .cannotOpen(path: text, reason: "a dqlite database is read through its mirror")
         }
     }
 }

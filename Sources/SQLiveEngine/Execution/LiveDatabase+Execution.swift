@@ -22,7 +22,9 @@ extension LiveDatabase {
     public func execute(
         _ script: String, parameters: QueryParameters = .none, maxRows: Int? = nil
     ) async throws(ScriptFailure) -> [StatementResult] {
-        let runner = ScriptRunner(script: script, parameters: parameters, maxRows: maxRows, tracer: tracer)
+        var script = ScriptRunner(script: script, parameters: parameters, maxRows: maxRows, tracer: tracer)
+        script.remote(remote, readonly: options.readonly)
+        let runner = script
         let live = live
         let outcome: Result<[StatementResult], ScriptFailure>
         do {
@@ -71,8 +73,9 @@ extension LiveDatabase {
         _ script: String, parameters: QueryParameters = .none, maxRows: Int? = nil, traced: Bool = true,
         isCancelled: (@Sendable () -> Bool)? = nil, consumer: inout some ResultConsumer
     ) throws {
-        let runner = ScriptRunner(
+        var runner = ScriptRunner(
             script: script, parameters: parameters, maxRows: maxRows, tracer: traced ? tracer : nil)
+        runner.remote(remote, readonly: options.readonly)
         let tracer = tracer
         do {
             try writer.writeWithoutTransaction { db in
@@ -112,13 +115,15 @@ extension LiveDatabase {
     ) throws {
         let tracer = tracer
         let live = live
+        let (remote, readonly) = (remote, options.readonly)
         do {
             try writer.writeWithoutTransaction { db in
                 tracer.matchSessionTrace(on: db)
                 try CancellationWatch.watching(db, isCancelled) {
                     for (index, script) in scripts.enumerated() {
-                        let runner = ScriptRunner(
+                        var runner = ScriptRunner(
                             script: script, parameters: .none, maxRows: nil, tracer: traced ? tracer : nil)
+                        runner.remote(remote, readonly: readonly)
                         let failure: SQLiteFailure
                         do {
                             defer { live.scriptDidRun(script, db) }
@@ -175,6 +180,12 @@ extension LiveDatabase {
     private static func runChecked(
         _ runner: ScriptRunner, in db: Database, live: LiveQueryCenter, consumer: inout some ResultConsumer
     ) throws {
+        if let remote = runner.remote {
+            // Run on the leader: no commit here; what it wrote reaches the
+            // mirror before the script returns.
+            if try runner.runDirectly(in: db, consumer: &consumer, ledger: nil) { remote.syncNow() }
+            return
+        }
         let observed = try live.scriptWillRun(db, script: runner.script)
         guard !observed else {
             try runner.run(in: db, consumer: &consumer)

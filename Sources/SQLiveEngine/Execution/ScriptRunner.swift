@@ -25,6 +25,17 @@ struct ScriptRunner {
     var maxRows: Int?
     var tracer: StatementTracer?
     var origin: TraceEvent.Origin = .user
+    /// The dqlite database whose leader runs the statements (the local
+    /// connection is its mirror, where they are only prepared).
+    private(set) var remote: DqliteRemote?
+    /// Whether the session may not write the remote database.
+    private(set) var remoteIsReadonly = false
+
+    /// Runs the statements on a dqlite leader (`nil`: here).
+    mutating func remote(_ remote: DqliteRemote?, readonly: Bool) {
+        self.remote = remote
+        remoteIsReadonly = readonly
+    }
 
     /// Runs the script, streaming results to the consumer.
     ///
@@ -155,11 +166,26 @@ extension ScriptRunner {
                 }
                 let statement = prepared.handle
                 defer { withExtendedLifetime(prepared) {} }
+                let bound: [SQLValue]
                 do throws(ParameterBinder.Failure) {
-                    try binder.bind(statement)
+                    bound = try binder.bind(statement)
                 } catch {
                     throw SQLiteFailure(
                         code: 25, extendedCode: 25, message: error.message, offset: nil, statementIndex: index)
+                }
+                if let remote {
+                    // Prepared here to split the script and to know what the
+                    // statement is; run on the cluster's leader.
+                    let header = StatementHeader(index: index, script: script, range: offset..<next, columns: [])
+                    let ran = try runRemotely(
+                        statement, on: remote, values: bound, header: header, consumer: &consumer)
+                    if ran.mayHaveWritten { wrote = true }
+                    try finish(
+                        ran.header, rowCount: ran.rowCount, truncated: ran.truncated, changes: ran.changes,
+                        elapsed: clock.now - start, counters: StatementCounters(), tracer: tracer, consumer: &consumer)
+                    index += 1
+                    offset = next
+                    continue
                 }
                 let columnCount = Int(sqlite3_column_count(statement))
                 var columns: [String] = []
@@ -253,9 +279,14 @@ extension ScriptRunner {
             }
         }
 
-        mutating func bind(_ statement: OpaquePointer) throws(Failure) {
+        /// Binds the statement's parameters; the values bound, by index
+        /// (what a remote database is sent with the statement's text).
+        @discardableResult
+        mutating func bind(_ statement: OpaquePointer) throws(Failure) -> [SQLValue] {
             let count = Int(sqlite3_bind_parameter_count(statement))
-            guard count > 0 else { return }
+            guard count > 0 else { return [] }
+            var bound: [SQLValue] = []
+            bound.reserveCapacity(count)
             switch parameters {
             case .positional(let values):
                 guard next + count <= values.count else {
@@ -263,6 +294,7 @@ extension ScriptRunner {
                 }
                 for index in 1...count {
                     values[next + index - 1].bind(to: statement, at: Int32(index))
+                    bound.append(values[next + index - 1])
                 }
                 next += count
             case .named(let values):
@@ -275,8 +307,10 @@ extension ScriptRunner {
                         throw Failure(message: "missing statement argument: \(name)")
                     }
                     value.bind(to: statement, at: Int32(index))
+                    bound.append(value)
                 }
             }
+            return bound
         }
     }
 

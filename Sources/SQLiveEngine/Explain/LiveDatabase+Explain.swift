@@ -109,7 +109,7 @@ extension LiveDatabase {
         switch location {
         case .file(let path), .uri(let path):
             return try SQLChecker(.file(path), busyTimeout: busyTimeout)
-        case .memory:
+        case .memory, .dqlite:
             let schema = try await schema()
             let statements =
                 schema.tables.compactMap(\.sql) + schema.views.compactMap(\.sql) + schema.indexes.compactMap(\.sql)

@@ -31,7 +31,8 @@ extension ScriptRunner {
             var failure: SQLiteFailure =
                 switch error {
                 case let refused as DqliteWire.Failure: refused.sqliteFailure
-                case let error as SQLiveError: error.sqliteFailure ?? SQLiteFailure(code: 10, extendedCode: 10, message: error.description)
+                case let error as SQLiveError:
+                    error.sqliteFailure ?? SQLiteFailure(code: 10, extendedCode: 10, message: error.description)
                 case let failure as SQLiteFailure: failure
                 default: SQLiteFailure(code: 1, extendedCode: 1, message: "\(error)")
                 }

@@ -214,7 +214,8 @@ final class DqliteConnection {
                 throw .remote("\(address) did not answer within \(timeout.readableSeconds)")
             }
             var entry = pollfd(fd: descriptor, events: events, revents: 0)
-            let milliseconds = Int32(clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            let milliseconds = Int32(
+                clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
             let ready = poll(&entry, 1, milliseconds)
             if ready > 0 { return }
             if ready < 0, errno != EINTR {
@@ -245,7 +246,8 @@ final class DqliteConnection {
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let info = entry {
             entry = info.pointee.ai_next
-            let descriptor = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let descriptor = socket(
+                info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard descriptor >= 0 else { continue }
             _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
             var one: Int32 = 1

@@ -98,7 +98,8 @@ final class DqliteRemote: Sendable {
 
     /// Connects, copies the database into a new mirror, and starts following it.
     static func connect(_ target: DqliteTarget) throws(SQLiveError) -> DqliteRemote {
-        var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("sqlive-dqlite-XXXXXX").utf8CString)
+        var template = Array(
+            (NSTemporaryDirectory() as NSString).appendingPathComponent("sqlive-dqlite-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw .cannotOpen(path: target.url, reason: "cannot make a directory for its mirror")
         }

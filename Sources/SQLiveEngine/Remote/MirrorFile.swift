@@ -141,6 +141,7 @@ final class MirrorFile {
     /// Whether a page is the same in both, page 1's change counters aside.
     private static func samePage(_ a: [UInt8], _ b: [UInt8], _ range: Range<Int>, first: Bool) -> Bool {
         guard first else { return a[range] == b[range] }
-        return a[0..<24] == b[0..<24] && a[28..<92] == b[28..<92] && a[96..<range.upperBound] == b[96..<range.upperBound]
+        return a[0..<24] == b[0..<24] && a[28..<92] == b[28..<92]
+            && a[96..<range.upperBound] == b[96..<range.upperBound]
     }
 }

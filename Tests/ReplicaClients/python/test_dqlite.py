@@ -263,3 +263,28 @@ def test_refusals_are_clear_and_the_cluster_lives(cluster, tmp_path):
     assert unreachable.returncode != 0
     assert "no leader found" in unreachable.stderr, unreachable.stderr
     print(f"dqlite: an unreachable cluster is reported after {time.monotonic() - started:.1f} s")
+
+
+async def test_an_agent_queries_and_waits_read_only(cluster):
+    """The MCP server on a dqlite database: `query` answers, a write is
+    refused (read-only by SQLite's rules), `wait` sees another client's write."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    parameters = StdioServerParameters(command=SQLIVE, args=["--mcp", cluster.url], env={"SQLIVE_QUIET": "1"})
+    async with Client(parameters, mode="auto", read_timeout_seconds=TIMEOUT, cache=None) as agent:
+        answered = await agent.call_tool("query", {"sql": "SELECT count(*) FROM model"})
+        assert answered.is_error is False, answered
+        base = answered.structured_content["rows"][0][0]
+        refused = await agent.call_tool("query", {"sql": "INSERT INTO model VALUES ('agent', 'no')"})
+        assert refused.is_error is True, refused
+        watched = await agent.call_tool("watch", {"name": "n", "sql": "SELECT count(*) FROM model"})
+        version = watched.structured_content["version"]
+        cluster.put("by-http", "1")
+        waited = await agent.call_tool("wait", {"name": "n", "afterVersion": version, "timeoutMs": 10000})
+        assert waited.is_error is False, waited
+        assert waited.structured_content["rows"] == [[base + 1]], waited.structured_content
+    # The refused write never reached the cluster.
+    shell = subprocess.run(["timeout", "30", "dqlite", "-s", ",".join(cluster.nodes), "demo",
+                            "SELECT count(*) FROM model WHERE key = 'agent'"], capture_output=True, text=True)
+    assert shell.stdout.strip() == "0", shell.stdout + shell.stderr

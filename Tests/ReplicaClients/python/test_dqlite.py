@@ -18,6 +18,7 @@ import os
 import pathlib
 import queue
 import random
+import re
 import shutil
 import socket
 import statistics
@@ -288,3 +289,32 @@ async def test_an_agent_queries_and_waits_read_only(cluster):
     shell = subprocess.run(["timeout", "30", "dqlite", "-s", ",".join(cluster.nodes), "demo",
                             "SELECT count(*) FROM model WHERE key = 'agent'"], capture_output=True, text=True)
     assert shell.stdout.strip() == "0", shell.stdout + shell.stderr
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_the_repl_watches_a_cluster(cluster):
+    """The interactive REPL in a terminal (tmux): `.watch` on the cluster
+    re-prints when another client writes."""
+    session = f"sqlive-dqlite-{os.getpid()}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40",
+                    f"{SQLIVE} {cluster.url}"], check=True)
+    try:
+        def screen():
+            return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True,
+                                  text=True).stdout
+
+        def until(what, condition):
+            deadline = time.monotonic() + TIMEOUT
+            while not condition(screen()):
+                assert time.monotonic() < deadline, f"timed out: {what}\n{screen()}"
+                time.sleep(0.1)
+
+        until("the prompt", lambda text: "sqlive>" in text and "dqlite://" in text)
+        subprocess.run(["tmux", "send-keys", "-t", session, ".watch n SELECT 'count=' || count(*) FROM model",
+                        "Enter"], check=True)
+        until("the first result", lambda text: re.search(r"count=(\d+)", text) is not None)
+        base = int(re.search(r"count=(\d+)", screen()).group(1))
+        cluster.put("from-http", "1")
+        until("the write re-printed", lambda text: f"count={base + 1}" in text)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

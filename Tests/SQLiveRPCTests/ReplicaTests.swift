@@ -109,6 +109,6 @@ struct ReplicaTests {
             print(line)
         }
         #expect(status == 0, "the dqlite test failed:\n\(output)")
-        #expect(output.contains("5 passed"), "\(output)")
+        #expect(output.contains("6 passed"), "\(output)")
     }
 }

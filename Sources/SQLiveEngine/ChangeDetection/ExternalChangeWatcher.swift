@@ -259,6 +259,7 @@ extension ExternalChangeWatcher {
             var descriptors = [
                 pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: -1, events: Int16(POLLIN), revents: 0),
             ]
             while true {
                 if let due = inotifyDue, clock.now >= due.at {
@@ -267,7 +268,9 @@ extension ExternalChangeWatcher {
                     // What was written before the descriptor existed is read now.
                     read()
                 }
-                let count = nfds_t(events == nil ? 1 : 2)
+                // The rollback journals' own descriptor (`JournalCapture`), when rows are read.
+                descriptors[2].fd = rollbackRows?.journals?.descriptor ?? -1
+                let count = nfds_t(3)
                 var next = schedule.nextReading()
                 if let due = inotifyDue { next = min(next, due.at) }
                 let wait = next - clock.now
@@ -282,10 +285,16 @@ extension ExternalChangeWatcher {
                 let ready = poll(&descriptors, count, milliseconds)
                 if ready < 0 && errno != EINTR { return }
                 if descriptors[0].revents != 0 { return }
+                if descriptors[2].fd >= 0, descriptors[2].revents != 0 { rollbackRows?.journals?.look() }
                 if let events, descriptors[1].revents != 0 {
                     let events = events.take()
                     if events.database { writes.fileWasWritten(at: clock.now) }
-                    if events.relevant { schedule.eventDidArrive(at: clock.now) }
+                    if events.relevant {
+                        schedule.eventDidArrive(at: clock.now)
+                        // A rollback journal is opened while it exists: its
+                        // pages are the commit's (`JournalCapture`).
+                        rollbackRows?.journals?.look()
+                    }
                 }
                 if clock.now >= schedule.nextReading() {
                     read()
@@ -378,6 +387,15 @@ extension ExternalChangeWatcher {
                     // Nothing to tell at its first reading (it starts from there).
                     if let read = rollbackRows!.read(wanted) {
                         feed.deliver(cause: cause, from: read.from, to: read.to, derived: wanted, read.changes)
+                    }
+                    if let used = rollbackRows!.lastReadUsedJournals {
+                        statistics.withLock { statistics in
+                            if used {
+                                statistics.rollbackJournalReadings += 1
+                            } else {
+                                statistics.rollbackFullReadings += 1
+                            }
+                        }
                     }
                     return
                 } catch {

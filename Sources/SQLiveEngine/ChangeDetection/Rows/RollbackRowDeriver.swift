@@ -36,6 +36,15 @@ final class RollbackRowDeriver {
     private var tables: [String: Table] = [:]
     private var counter: UInt32?
     private var filter: RowFeedFilter?
+    /// The journals of the commits since the last reading, when they could
+    /// be caught (`JournalCapture`): then only the pages they name are read
+    /// again, the others taken from the copy. Made at the first `read` (a
+    /// deriver for table precision has none: each holds an inotify instance).
+    private(set) var journals: JournalCapture?
+    private let path: String
+    /// How the last reading read the tables: from the journals' pages
+    /// (`true`), or every page (`false`); `nil` when nothing was read.
+    private(set) var lastReadUsedJournals: Bool?
 
     init(path: String) throws(SQLiveError) {
         guard ObserverVFS.isRegistered else { throw .cannotOpen(path: path, reason: "the observer VFS is missing") }
@@ -46,6 +55,20 @@ final class RollbackRowDeriver {
         } catch {
             throw .cannotOpen(path: path, reason: "the change feed's connection: \(error.message)")
         }
+        self.path = path
+    }
+
+    private func makeJournals() -> JournalCapture {
+        let raw = raw
+        return JournalCapture(databasePath: path) {
+            // Outside a read transaction the observer reads the file itself.
+            guard let (file, methods) = DatabaseHeader.openFile(of: raw.handle), let xRead = methods.xRead else {
+                return nil
+            }
+            var bytes = [UInt8](repeating: 0, count: 4)
+            guard xRead(file, &bytes, 4, 24) == SQLITE_OK else { return nil }
+            return UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3])
+        }
     }
 
     /// Reads the wanted tables now; the changes since the last reading, as
@@ -55,13 +78,29 @@ final class RollbackRowDeriver {
     func read(_ wanted: RowFeedFilter) -> Read? {
         let first = filter != wanted || counter == nil
         filter = wanted
+        // The journals of the commits since the last reading (taken even
+        // when not used, so that they do not count for a later one).
+        if journals == nil { journals = makeJournals() }
+        let journals = journals!
+        let captured = journals.take()
+        lastReadUsedJournals = nil
         var state: State?
         var failure = "the file kept changing while it was read"
         // A writer that overtakes the reading makes it read again.
         for _ in 0..<ObserverVFS.maximumAttempts where state == nil {
-            switch readState(wanted) {
+            switch readState(wanted, captured: first ? nil : captured) {
             case .success(let read): state = read
             case .failure(let error): failure = error.reason
+            }
+        }
+        // Were they all the journals? If not, the tables are read whole.
+        if !journals.confirm(), state?.usedJournals == true {
+            state = nil
+            for _ in 0..<ObserverVFS.maximumAttempts where state == nil {
+                switch readState(wanted) {
+                case .success(let read): state = read
+                case .failure(let error): failure = error.reason
+                }
             }
         }
         guard let state else {
@@ -74,6 +113,7 @@ final class RollbackRowDeriver {
             counter = state.counter
             tables = state.tables
         }
+        lastReadUsedJournals = state.usedJournals
         let to = FilePosition(wal: false, value: state.counter)
         guard !first, let counter else {
             return Read(
@@ -185,8 +225,18 @@ final class RollbackRowDeriver {
 
     // MARK: - Reading
 
+    /// The pages the commits since the last reading may have changed.
+    private struct ChangedPages {
+        var pages: Set<UInt32>
+        /// Pages past this one were appended (not journaled).
+        var appendedAfter: UInt32
+
+        func mayHaveChanged(_ page: UInt32) -> Bool { page > appendedAfter || pages.contains(page) }
+    }
+
     private struct State {
         var counter: UInt32
+        var usedJournals = false
         /// The schema cookie (offset 40).
         var cookie: UInt32 = 0
         /// The file's size in bytes, by its header.
@@ -203,7 +253,9 @@ final class RollbackRowDeriver {
         var tooLarge = false
     }
 
-    private func readState(_ wanted: RowFeedFilter, limit: Int? = nil) -> Result<State, Failure> {
+    private func readState(_ wanted: RowFeedFilter, limit: Int? = nil, captured: [JournalPages]? = nil)
+        -> Result<State, Failure>
+    {
         guard raw.execute("BEGIN") else { return .failure(Failure(reason: "cannot begin a read")) }
         defer { _ = raw.execute("COMMIT") }
         var roots: [String: UInt32] = [:]
@@ -235,11 +287,25 @@ final class RollbackRowDeriver {
         if let limit, Int(pageCount) * pageSize > limit {
             return .failure(Failure(reason: "the file is over \(limit >> 20) MiB", tooLarge: true))
         }
+        // The journals name every page the commits since the last reading
+        // changed only if they are those commits' journals, each once:
+        // their saved counters run from the last reading's to this one's.
+        var changed: ChangedPages?
+        if let captured, let previous = self.counter, !captured.isEmpty, counter &- previous <= 64,
+            captured.compactMap(\.startCounter).sorted() == (0..<(counter &- previous)).map({ previous &+ $0 }),
+            captured.allSatisfy({ $0.pageSize == pageSize && $0.startCounter != nil })
+        {
+            changed = ChangedPages(
+                pages: captured.reduce(into: Set<UInt32>()) { $0.formUnion($1.pages) },
+                appendedAfter: captured.map(\.originalPageCount).min() ?? 0)
+        }
         var tables: [String: Table] = [:]
         var tooLarge = Set<String>()
         for (name, layout) in layouts where wanted.includes(layout.name) {
             guard let root = roots[name], root >= 1 else { continue }
-            switch walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount) {
+            // Unchanged pages come from the copy of the same table.
+            let kept = changed == nil ? nil : self.tables[name].flatMap { $0.layout == layout ? $0.pages : nil }
+            switch walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount, kept: kept, changed: changed) {
             case .success(let (pages, cellOf)):
                 tables[name] = Table(
                     layout: layout, usable: usable, encoding: encodingLayouts.encoding, pages: pages, cellOf: cellOf)
@@ -251,15 +317,27 @@ final class RollbackRowDeriver {
         }
         return .success(
             State(
-                counter: counter, cookie: header.withUnsafeBytes { $0.bigEndianUInt32(at: 40) },
+                counter: counter, usedJournals: changed != nil,
+                cookie: header.withUnsafeBytes { $0.bigEndianUInt32(at: 40) },
                 bytes: Int(pageCount) * pageSize, tables: tables, tooLarge: tooLarge))
     }
 
     /// Every page of a b-tree, from its root: interior pages' children,
     /// cells' overflow chains.
-    private func walk(_ root: UInt32, pageSize: Int, usable: Int, pageCount: UInt32)
+    ///
+    /// With `changed` (the pages the commits may have written), a page they
+    /// did not write is taken from `kept`, the last reading's copy of the
+    /// table, instead of the file.
+    private func walk(
+        _ root: UInt32, pageSize: Int, usable: Int, pageCount: UInt32, kept: [UInt32: [UInt8]]? = nil,
+        changed: ChangedPages? = nil
+    )
         -> Result<(pages: [UInt32: [UInt8]], cellOf: [UInt32: UInt32]), Failure>
     {
+        func page(_ number: UInt32) -> [UInt8]? {
+            if let changed, !changed.mayHaveChanged(number), let copy = kept?[number] { return copy }
+            return bytes(count: pageSize, at: Int64(number - 1) * Int64(pageSize))
+        }
         var pages: [UInt32: [UInt8]] = [:]
         var cellOf: [UInt32: UInt32] = [:]
         var stack = [root]
@@ -267,7 +345,7 @@ final class RollbackRowDeriver {
             guard pages[next] == nil, next >= 1, next <= pageCount else {
                 return .failure(Failure(reason: "page \(next) is linked twice or lies past the end"))
             }
-            guard let content = bytes(count: pageSize, at: Int64(next - 1) * Int64(pageSize)) else {
+            guard let content = page(next) else {
                 return .failure(Failure(reason: "the file was written while it was read"))
             }
             pages[next] = content
@@ -289,8 +367,7 @@ final class RollbackRowDeriver {
                     if chain * pageSize > BTreeCells.largestPayload {
                         return .failure(Failure(reason: BTreeCells.tooLargeReason, tooLarge: true))
                     }
-                    guard pages[link] == nil, link <= pageCount,
-                        let overflow = bytes(count: pageSize, at: Int64(link - 1) * Int64(pageSize))
+                    guard pages[link] == nil, link <= pageCount, link >= 1, let overflow = page(link)
                     else { return .failure(Failure(reason: "overflow page \(link) cannot be read")) }
                     pages[link] = overflow
                     cellOf[link] = next

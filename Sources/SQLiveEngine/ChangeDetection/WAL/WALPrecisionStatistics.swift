@@ -16,6 +16,11 @@ public struct WALPrecisionStatistics: Hashable, Sendable {
     /// Maps built from `dbstat`, and the time they took (off the watcher's thread).
     public var mapBuilds = 0
     public var mapBuildNanoseconds: Int64 = 0
+    /// Rollback-journal commits whose changed rows were read from the
+    /// pages their journals named (`JournalCapture`), and those read from
+    /// every page of the tables.
+    public var rollbackJournalReadings = 0
+    public var rollbackFullReadings = 0
 
     public init() {}
 
@@ -29,6 +34,8 @@ public struct WALPrecisionStatistics: Hashable, Sendable {
         difference.fallbacks -= b.fallbacks
         difference.mapBuilds -= b.mapBuilds
         difference.mapBuildNanoseconds -= b.mapBuildNanoseconds
+        difference.rollbackJournalReadings -= b.rollbackJournalReadings
+        difference.rollbackFullReadings -= b.rollbackFullReadings
         return difference
     }
 
@@ -41,6 +48,8 @@ public struct WALPrecisionStatistics: Hashable, Sendable {
         sum.fallbacks += b.fallbacks
         sum.mapBuilds += b.mapBuilds
         sum.mapBuildNanoseconds += b.mapBuildNanoseconds
+        sum.rollbackJournalReadings += b.rollbackJournalReadings
+        sum.rollbackFullReadings += b.rollbackFullReadings
         return sum
     }
 }

@@ -903,3 +903,11 @@ int sqlive_observer_stats_of(sqlite3 *db, const char *schema, sqlive_observer_st
 int sqlive_observer_pages(sqlite3 *db, sqlive_observer_pages_request *request) {
     return sqlite3_file_control(db, "main", SQLIVE_FCNTL_OBSERVER_PAGES, request);
 }
+
+int sqlive_observer_descriptor(sqlite3 *db) {
+    sqlite3_file *file = NULL;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || file == NULL ||
+        file->pMethods != &observer_methods)
+        return -1;
+    return ((ObsFile *)file)->fd;
+}

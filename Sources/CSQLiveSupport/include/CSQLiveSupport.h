@@ -198,6 +198,12 @@ int sqlive_confine(sqlite3 *db);
 /// rollback file with a change counter of its own, and never locks it.
 int sqlive_is_follow_target(const char *path);
 
+/// The file descriptor of the main database of a connection opened through
+/// the observer VFS (-1 for any other). It stays open as long as the
+/// connection: `pread` on it from another thread reads the file, never the
+/// connection's state. Never close it.
+int sqlive_observer_descriptor(sqlite3 *db);
+
 /// Whether a PRAGMA with this name and argument (NULL: none) only reads: a
 /// setting read without an argument, or a list read with the name of what
 /// to list (`table_info(t)`). Every other PRAGMA may change the connection

@@ -259,7 +259,6 @@ extension ExternalChangeWatcher {
             var descriptors = [
                 pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: -1, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: -1, events: Int16(POLLIN), revents: 0),
             ]
             while true {
                 if let due = inotifyDue, clock.now >= due.at {
@@ -268,9 +267,7 @@ extension ExternalChangeWatcher {
                     // What was written before the descriptor existed is read now.
                     read()
                 }
-                // The rollback journals' own descriptor (`JournalCapture`), when rows are read.
-                descriptors[2].fd = rollbackRows?.journals?.descriptor ?? -1
-                let count = nfds_t(3)
+                let count = nfds_t(events == nil ? 1 : 2)
                 var next = schedule.nextReading()
                 if let due = inotifyDue { next = min(next, due.at) }
                 let wait = next - clock.now
@@ -285,16 +282,10 @@ extension ExternalChangeWatcher {
                 let ready = poll(&descriptors, count, milliseconds)
                 if ready < 0 && errno != EINTR { return }
                 if descriptors[0].revents != 0 { return }
-                if descriptors[2].fd >= 0, descriptors[2].revents != 0 { rollbackRows?.journals?.look() }
                 if let events, descriptors[1].revents != 0 {
                     let events = events.take()
                     if events.database { writes.fileWasWritten(at: clock.now) }
-                    if events.relevant {
-                        schedule.eventDidArrive(at: clock.now)
-                        // A rollback journal is opened while it exists: its
-                        // pages are the commit's (`JournalCapture`).
-                        rollbackRows?.journals?.look()
-                    }
+                    if events.relevant { schedule.eventDidArrive(at: clock.now) }
                 }
                 if clock.now >= schedule.nextReading() {
                     read()

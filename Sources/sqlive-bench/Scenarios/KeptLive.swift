@@ -35,8 +35,10 @@ enum KeptLive: Scenario {
                 + "timed from the writer's commit to the change event. The anchor is the sqlite3 shell running the "
                 + "query once; the writer's p99 commit time is compared with the same UPDATEs and no watcher.")
         // SQLIVE_BENCH_KEPT_ONLY=1: the kept WAL side alone (for a profiler).
-        let keptOnly = ProcessInfo.processInfo.environment["SQLIVE_BENCH_KEPT_ONLY"] == "1"
-        for journalMode in keptOnly ? ["WAL"] : ["WAL", "DELETE"] {
+        // SQLIVE_BENCH_KEPT_ONLY=DELETE: the kept DELETE-journal side alone.
+        let keptOnlyMode = ProcessInfo.processInfo.environment["SQLIVE_BENCH_KEPT_ONLY"]
+        let keptOnly = keptOnlyMode == "1" || keptOnlyMode == "DELETE"
+        for journalMode in keptOnlyMode == "DELETE" ? ["DELETE"] : keptOnly ? ["WAL"] : ["WAL", "DELETE"] {
             let path = try makeDatabase(
                 directory, "kept-\(journalMode).sqlite",
                 """
@@ -69,7 +71,8 @@ enum KeptLive: Scenario {
                     guard status == 0 else { throw BenchmarkCheckFailed(description: "sqlite3 failed: \(query.sql)") }
                     rerun.append(Int64(seconds * 1e9))
                 }
-                var figures: [(kept: Bool, latency: Samples, commits: Samples, cpu: Double)] = []
+                var figures:
+                    [(kept: Bool, latency: Samples, commits: Samples, cpu: Double, journals: WALPrecisionStatistics)] = []
                 for kept in keptOnly ? [true] : [true, false] {
                     var options = LiveDatabase.Options()
                     options.liveQueries.maintainsFromRows = kept
@@ -90,6 +93,7 @@ enum KeptLive: Scenario {
                     try await Task.sleep(for: .milliseconds(200))
                     var latency = Samples()
                     var commits = Samples()
+                    let statisticsBefore = database.walPrecisionStatistics()
                     let cpuBefore = cpuSeconds()
                     for _ in 0..<updates {
                         next += 1
@@ -109,6 +113,7 @@ enum KeptLive: Scenario {
                         try await Task.sleep(for: .milliseconds(50))
                     }
                     let cpu = (cpuSeconds() - cpuBefore) / Double(updates) * 1e3
+                    let readings = database.walPrecisionStatistics() - statisticsBefore
                     // Still kept (or reading its base again after the last commit, for a moment).
                     var precision = await database.directory.list().first?.precision
                     for _ in 0..<100 where kept && precision != .rows {
@@ -122,7 +127,7 @@ enum KeptLive: Scenario {
                         throw BenchmarkCheckFailed(
                             description: "\(query.label) was not kept from rows (\(String(describing: precision)))")
                     }
-                    figures.append((kept, latency, commits, cpu))
+                    figures.append((kept, latency, commits, cpu, readings))
                 }
                 let label = "\(query.label), \(journalMode)"
                 for figure in figures {
@@ -137,6 +142,16 @@ enum KeptLive: Scenario {
                         "\(label), \(how): writer's p99 commit (ms)", figure.commits.percentile(99),
                         anchor: alone.percentile(99), "the same UPDATEs, no watcher")
                     table.add("\(label), \(how): this process's CPU per commit (ms)", figure.cpu)
+                    if journalMode == "DELETE", figure.kept {
+                        // How the change feed read the commits: the journals' pages, or every page.
+                        let readings = figure.journals
+                        table.add(
+                            "\(label), \(how): commits read from their journal's pages (%)",
+                            readings.rollbackJournalReadings + readings.rollbackFullReadings == 0
+                                ? 0
+                                : 100 * Double(readings.rollbackJournalReadings)
+                                    / Double(readings.rollbackJournalReadings + readings.rollbackFullReadings))
+                    }
                 }
             }
             if journalMode == "WAL", !keptOnly {

@@ -1,4 +1,6 @@
+import CSQLiveSupport
 import Foundation
+import SQLiveLocks
 
 #if canImport(Glibc)
     import Glibc
@@ -43,7 +45,7 @@ import Foundation
 /// journal's name, so no one takes it for a hot journal).
 ///
 /// Not thread-safe: confined to the watcher's thread.
-final class JournalCapture {
+final class JournalCapture: Sendable {
     let path: String
     /// What a journal held turned out to be.
     enum Verdict: Equatable {
@@ -63,109 +65,153 @@ final class JournalCapture {
         var inode: ino_t
         var verdict: Verdict = .pending
     }
-    /// Journals opened, in the order they were opened.
-    private var held: [Held] = []
-    /// Journals were let go unread (more than `capacity`), or the kernel
-    /// dropped events: the window's journals cannot be trusted.
-    private var lost = false
+    // Mutable State: guarded by the mutex. The capture's thread and the
+    // watcher's (`take`, `confirm`) both read the inotify descriptor and
+    // open journals, always holding it, so every event is counted once.
+    private struct State {
+        /// Journals opened, in the order they were opened.
+        var held: [Held] = []
+        /// Journals were let go unread (more than `capacity`), or the
+        /// kernel dropped events: the window's journals cannot be trusted.
+        var lost = false
+        /// Journals created since the last `confirm`, and those finished
+        /// (committed or rolled back) in the last `take`.
+        var created = 0
+        var taken = 0
+        var stopped = false
+        var finished = false
+    }
+    private let state = Condition(State())
     static let capacity = 64
-    /// Reads the database's change counter now (offset 24), with no lock.
-    private let counter: () -> UInt32?
-    /// The capture's own inotify instance on the directory (creations of
-    /// the journal's name); -1 when none could be made (then `take` always
-    /// answers `nil`).
-    let descriptor: Int32
+    /// The database file's descriptor, the observer connection's own
+    /// (`sqlive_observer_descriptor`): the change counter is read from it,
+    /// with `pread` and no lock. Owned by that connection, never closed here.
+    private let database: Int32
+    /// The capture's own inotify instance on the directory (the journal's
+    /// name created, deleted, moved); -1 when none could be made (then
+    /// `take` always answers `nil`).
+    private let inotify: Int32
     private let journalName: String
-    /// Journals created since the last `confirm`, and those finished
-    /// (committed or rolled back) in the last `take`.
-    private var created = 0
-    private var taken = 0
+    private let wake: WakePipe?
 
-    init(databasePath: String, counter: @escaping () -> UInt32?) {
+    /// Starts watching; `database` is the descriptor the change counter is
+    /// read from, open for longer than the capture (its owner calls `stop`
+    /// before closing it).
+    init(databasePath: String, database: Int32) {
         path = databasePath + "-journal"
         journalName = (path as NSString).lastPathComponent
-        self.counter = counter
+        self.database = database
         let directory = (DatabaseLocation.resolvingSymbolicLinks(databasePath) as NSString).deletingLastPathComponent
-        var descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        if descriptor >= 0,
-            inotify_add_watch(descriptor, directory.isEmpty ? "." : directory, UInt32(IN_CREATE) | UInt32(IN_MOVED_TO))
-                < 0
-        {
-            close(descriptor)
-            descriptor = -1
+        var inotify = database >= 0 ? inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) : -1
+        let mask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)
+        if inotify >= 0, inotify_add_watch(inotify, directory.isEmpty ? "." : directory, mask) < 0 {
+            close(inotify)
+            inotify = -1
         }
-        self.descriptor = descriptor
-        if descriptor < 0 { Log.monitor.debug("no inotify for \(path): rollback journals are not read") }
+        self.inotify = inotify
+        wake = inotify >= 0 ? try? WakePipe() : nil
+        guard inotify >= 0, let wake else {
+            Log.monitor.debug("no inotify for \(path): rollback journals are not read")
+            state.withLock { $0.finished = true }
+            return
+        }
+        // The thread opens a journal as soon as it is created (a commit
+        // can take less than a millisecond), and judges it as soon as it
+        // is deleted, whatever the watcher's thread is doing.
+        let watched = inotify
+        let thread = Thread { [self] in
+            var descriptors = [
+                pollfd(fd: watched, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wake.readDescriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            while !state.withLock({ $0.stopped }) {
+                let ready = poll(&descriptors, 2, 1000)
+                if ready < 0 && errno != EINTR { break }
+                if descriptors[0].revents != 0 { state.withLock { process(&$0) } }
+            }
+            state.withLock { $0.finished = true }
+            state.broadcast()
+        }
+        thread.name = "sqlive journal capture"
+        thread.start()
     }
 
-    deinit {
-        for journal in held { close(journal.descriptor) }
-        if descriptor >= 0 { close(descriptor) }
+    /// Stops the thread (waiting for it) and lets every journal go. Call it
+    /// before the database's descriptor is closed.
+    func stop() {
+        state.withLock { $0.stopped = true }
+        wake?.post()
+        state.wait { $0.finished ? .done(()) : .wait }
+        state.withLock { state in
+            for journal in state.held { close(journal.descriptor) }
+            state.held = []
+        }
+        if inotify >= 0 { close(inotify) }
     }
 
-    /// Counts the journals created since the last drain.
-    private func drain() {
-        guard descriptor >= 0 else { return }
+    /// Reads the queued events, judges the journals deleted, opens the
+    /// journal if one is there that is not held yet.
+    private func process(_ state: inout State) {
         let size = 4096
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
         defer { buffer.deallocate() }
         while true {
-            let count = read(descriptor, buffer, size)
+            let count = read(inotify, buffer, size)
             if count <= 0 { break }
             var offset = 0
             while offset < count {
                 let event = (buffer + offset).assumingMemoryBound(to: inotify_event.self).pointee
-                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 { lost = true }
-                if event.len > 0 {
+                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 { state.lost = true }
+                if event.len > 0, event.mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0 {
                     let name = String(
                         cString: (buffer + offset + MemoryLayout<inotify_event>.size).assumingMemoryBound(
                             to: CChar.self))
-                    if name == journalName { created += 1 }
+                    if name == journalName { state.created += 1 }
                 }
                 offset += MemoryLayout<inotify_event>.size + Int(event.len)
             }
         }
-    }
-
-    /// Judges the journals deleted since the last look, then opens the
-    /// journal if one is there that is not held yet. Call it when the
-    /// capture's descriptor is readable and at each of the directory's events.
-    func look() {
-        drain()
-        judge()
+        judge(&state)
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return }
         var status = stat()
-        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG,
-            !held.contains(where: { $0.inode == status.st_ino })
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, status.st_nlink > 0,
+            !state.held.contains(where: { $0.inode == status.st_ino })
         else {
             close(descriptor)
             return
         }
-        held.append(Held(descriptor: descriptor, inode: status.st_ino))
-        if held.count > Self.capacity {
-            close(held.removeFirst().descriptor)
-            lost = true
+        state.held.append(Held(descriptor: descriptor, inode: status.st_ino))
+        if state.held.count > Self.capacity {
+            close(state.held.removeFirst().descriptor)
+            state.lost = true
         }
+    }
+
+    /// The change counter now (offset 24 of the database file).
+    private func counter() -> UInt32? {
+        var bytes = [UInt8](repeating: 0, count: 4)
+        guard pread(database, &bytes, 4, 24) == 4 else { return nil }
+        return UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3])
     }
 
     /// A deleted journal is a commit's when the change counter is now one
     /// past the one its saved page 1 holds (every commit journals page 1
     /// to move the counter), a rollback's when it is the same; anything
     /// else (a later commit came first) cannot be told.
-    private func judge() {
+    private func judge(_ state: inout State) {
         var now: UInt32??
-        for index in held.indices where held[index].verdict == .pending {
+        for index in state.held.indices where state.held[index].verdict == .pending {
             var status = stat()
-            guard fstat(held[index].descriptor, &status) != 0 || status.st_nlink == 0 else { continue }
+            guard fstat(state.held[index].descriptor, &status) != 0 || status.st_nlink == 0 else { continue }
             if now == nil { now = .some(counter()) }
-            guard let pages = JournalPages.read(held[index].descriptor, size: Int(status.st_size)),
+            guard let pages = JournalPages.read(state.held[index].descriptor, size: Int(status.st_size)),
                 let before = pages.startCounter, let current = now ?? nil
             else {
-                held[index].verdict = .unknown
+                state.held[index].verdict = .unknown
                 continue
             }
-            held[index].verdict =
+            state.held[index].verdict =
                 current == before &+ 1 ? .committed(pages) : current == before ? .rolledBack : .unknown
         }
     }
@@ -175,38 +221,47 @@ final class JournalCapture {
     /// still pending stay held. `confirm` tells, after the reading, whether
     /// they were all the journals.
     func take() -> [JournalPages]? {
-        look()
-        var committed: [JournalPages] = []
-        var trusted = descriptor >= 0
-        var kept: [Held] = []
-        taken = 0
-        for journal in held {
-            switch journal.verdict {
-            case .pending:
-                kept.append(journal)
-                continue
-            case .committed(let pages): committed.append(pages)
-            case .rolledBack: break
-            case .unknown: trusted = false
+        state.withLock { state in
+            guard inotify >= 0 else { return nil }
+            process(&state)
+            var committed: [JournalPages] = []
+            var trusted = true
+            var kept: [Held] = []
+            state.taken = 0
+            for journal in state.held {
+                switch journal.verdict {
+                case .pending:
+                    kept.append(journal)
+                    continue
+                case .committed(let pages): committed.append(pages)
+                case .rolledBack: break
+                case .unknown: trusted = false
+                }
+                state.taken += 1
+                close(journal.descriptor)
             }
-            taken += 1
-            close(journal.descriptor)
+            state.held = kept
+            return trusted ? committed : nil
         }
-        held = kept
-        return trusted ? committed : nil
     }
 
     /// After a reading of the file: whether every journal created since the
     /// last confirmation is one `take` handed over (none was missed, none
-    /// is still under way, no event was lost). Ends the window either way.
+    /// is still under way, no event was lost). The events queued now are
+    /// read first: the kernel queues a creation as the journal is created,
+    /// so every journal whose commit the reading can hold is counted. Ends
+    /// the window either way.
     func confirm() -> Bool {
-        drain()
-        defer {
-            created = 0
-            taken = 0
-            lost = false
+        state.withLock { state in
+            guard inotify >= 0 else { return false }
+            process(&state)
+            defer {
+                state.created = 0
+                state.taken = 0
+                state.lost = false
+            }
+            return !state.lost && state.created == state.taken
         }
-        return descriptor >= 0 && !lost && created == taken
     }
 }
 

@@ -1,3 +1,4 @@
+import CSQLiveSupport
 import GRDBSQLite
 
 /// Derives each commit's changed rows in a rollback-journal file, where
@@ -31,6 +32,9 @@ final class RollbackRowDeriver {
         var pages: [UInt32: [UInt8]]
         /// Each overflow page's cell page.
         var cellOf: [UInt32: UInt32]
+        /// Each b-tree page, parsed: a page taken from the copy is not
+        /// parsed again.
+        var nodes: [UInt32: BTreePage] = [:]
     }
     /// The wanted tables as of `counter`, by lowercased name.
     private var tables: [String: Table] = [:]
@@ -59,16 +63,12 @@ final class RollbackRowDeriver {
     }
 
     private func makeJournals() -> JournalCapture {
-        let raw = raw
-        return JournalCapture(databasePath: path) {
-            // Outside a read transaction the observer reads the file itself.
-            guard let (file, methods) = DatabaseHeader.openFile(of: raw.handle), let xRead = methods.xRead else {
-                return nil
-            }
-            var bytes = [UInt8](repeating: 0, count: 4)
-            guard xRead(file, &bytes, 4, 24) == SQLITE_OK else { return nil }
-            return UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3])
-        }
+        JournalCapture(databasePath: path, database: sqlive_observer_descriptor(raw.handle))
+    }
+
+    deinit {
+        // Before the connection (and the descriptor the capture reads) closes.
+        journals?.stop()
     }
 
     /// Reads the wanted tables now; the changes since the last reading, as
@@ -304,11 +304,12 @@ final class RollbackRowDeriver {
         for (name, layout) in layouts where wanted.includes(layout.name) {
             guard let root = roots[name], root >= 1 else { continue }
             // Unchanged pages come from the copy of the same table.
-            let kept = changed == nil ? nil : self.tables[name].flatMap { $0.layout == layout ? $0.pages : nil }
+            let kept = changed == nil ? nil : self.tables[name].flatMap { $0.layout == layout && $0.usable == usable ? $0 : nil }
             switch walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount, kept: kept, changed: changed) {
-            case .success(let (pages, cellOf)):
+            case .success(let (pages, cellOf, nodes)):
                 tables[name] = Table(
-                    layout: layout, usable: usable, encoding: encodingLayouts.encoding, pages: pages, cellOf: cellOf)
+                    layout: layout, usable: usable, encoding: encodingLayouts.encoding, pages: pages, cellOf: cellOf,
+                    nodes: nodes)
             case .failure(let failure) where failure.tooLarge:
                 tooLarge.insert(layout.name)
             case .failure(let failure):
@@ -329,31 +330,36 @@ final class RollbackRowDeriver {
     /// did not write is taken from `kept`, the last reading's copy of the
     /// table, instead of the file.
     private func walk(
-        _ root: UInt32, pageSize: Int, usable: Int, pageCount: UInt32, kept: [UInt32: [UInt8]]? = nil,
+        _ root: UInt32, pageSize: Int, usable: Int, pageCount: UInt32, kept: Table? = nil,
         changed: ChangedPages? = nil
     )
-        -> Result<(pages: [UInt32: [UInt8]], cellOf: [UInt32: UInt32]), Failure>
+        -> Result<(pages: [UInt32: [UInt8]], cellOf: [UInt32: UInt32], nodes: [UInt32: BTreePage]), Failure>
     {
-        func page(_ number: UInt32) -> [UInt8]? {
-            if let changed, !changed.mayHaveChanged(number), let copy = kept?[number] { return copy }
-            return bytes(count: pageSize, at: Int64(number - 1) * Int64(pageSize))
+        /// A page's bytes, and whether they are the copy's (unchanged).
+        func page(_ number: UInt32) -> (bytes: [UInt8], kept: Bool)? {
+            if let changed, !changed.mayHaveChanged(number), let copy = kept?.pages[number] { return (copy, true) }
+            return bytes(count: pageSize, at: Int64(number - 1) * Int64(pageSize)).map { ($0, false) }
         }
         var pages: [UInt32: [UInt8]] = [:]
         var cellOf: [UInt32: UInt32] = [:]
+        var nodes: [UInt32: BTreePage] = [:]
         var stack = [root]
         while let next = stack.popLast() {
             guard pages[next] == nil, next >= 1, next <= pageCount else {
                 return .failure(Failure(reason: "page \(next) is linked twice or lies past the end"))
             }
-            guard let content = page(next) else {
+            guard let (content, fromCopy) = page(next) else {
                 return .failure(Failure(reason: "the file was written while it was read"))
             }
             pages[next] = content
-            guard
-                let node = content.withUnsafeBytes({
-                    BTreePage($0, page: next, usableSize: usable, pageCount: pageCount)
-                })
-            else { return .failure(Failure(reason: "page \(next) is not a b-tree page")) }
+            let parsed: BTreePage? =
+                if fromCopy, let node = kept?.nodes[next] {
+                    node
+                } else {
+                    content.withUnsafeBytes { BTreePage($0, page: next, usableSize: usable, pageCount: pageCount) }
+                }
+            guard let node = parsed else { return .failure(Failure(reason: "page \(next) is not a b-tree page")) }
+            nodes[next] = node
             // A row too large to copy: its overflow pages are not even read.
             if node.largestPayload > UInt64(BTreeCells.largestPayload) {
                 return .failure(Failure(reason: BTreeCells.tooLargeReason, tooLarge: true))
@@ -367,7 +373,7 @@ final class RollbackRowDeriver {
                     if chain * pageSize > BTreeCells.largestPayload {
                         return .failure(Failure(reason: BTreeCells.tooLargeReason, tooLarge: true))
                     }
-                    guard pages[link] == nil, link <= pageCount, link >= 1, let overflow = page(link)
+                    guard pages[link] == nil, link <= pageCount, link >= 1, let overflow = page(link)?.bytes
                     else { return .failure(Failure(reason: "overflow page \(link) cannot be read")) }
                     pages[link] = overflow
                     cellOf[link] = next
@@ -375,7 +381,7 @@ final class RollbackRowDeriver {
                 }
             }
         }
-        return .success((pages, cellOf))
+        return .success((pages, cellOf, nodes))
     }
 
     /// Bytes of the file as the read transaction's state of it has them,

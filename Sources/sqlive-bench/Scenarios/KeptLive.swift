@@ -72,7 +72,8 @@ enum KeptLive: Scenario {
                     rerun.append(Int64(seconds * 1e9))
                 }
                 var figures:
-                    [(kept: Bool, latency: Samples, commits: Samples, cpu: Double, journals: WALPrecisionStatistics)] = []
+                    [(kept: Bool, latency: Samples, commits: Samples, cpu: Double, journals: WALPrecisionStatistics)] =
+                        []
                 for kept in keptOnly ? [true] : [true, false] {
                     var options = LiveDatabase.Options()
                     options.liveQueries.maintainsFromRows = kept

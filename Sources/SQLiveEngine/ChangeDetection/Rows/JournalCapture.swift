@@ -74,10 +74,18 @@ final class JournalCapture: Sendable {
         /// Journals were let go unread (more than `capacity`), or the
         /// kernel dropped events: the window's journals cannot be trusted.
         var lost = false
-        /// Journals created since the last `confirm`, and those finished
-        /// (committed or rolled back) in the last `take`.
+        /// Journals created (the directory's events), and journals opened,
+        /// since the capture began; their difference, less `baseline` (a
+        /// journal there before the capture, opened with no event), is the
+        /// number of journals missed: created and deleted between two looks.
         var created = 0
-        var taken = 0
+        var opened = 0
+        var baseline = 0
+        /// The journals missed at the last `confirm`.
+        var missedBefore = 0
+        /// A journal was missed after the last reading's header was read:
+        /// its commit may belong to the next reading.
+        var poisoned = false
         var stopped = false
         var finished = false
     }
@@ -110,6 +118,11 @@ final class JournalCapture: Sendable {
         }
         self.inotify = inotify
         wake = inotify >= 0 ? try? WakePipe() : nil
+        state.withLock { state in
+            guard inotify >= 0 else { return }
+            process(&state)
+            state.baseline = state.created - state.opened
+        }
         guard inotify >= 0, let wake else {
             Log.monitor.debug("no inotify for \(path): rollback journals are not read")
             state.withLock { $0.finished = true }
@@ -152,6 +165,30 @@ final class JournalCapture: Sendable {
     /// Reads the queued events, judges the journals deleted, opens the
     /// journal if one is there that is not held yet.
     private func process(_ state: inout State) {
+        drain(&state)
+        judge(&state)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard descriptor >= 0 else { return }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, status.st_nlink > 0,
+            !state.held.contains(where: { $0.inode == status.st_ino })
+        else {
+            close(descriptor)
+            return
+        }
+        state.held.append(Held(descriptor: descriptor, inode: status.st_ino))
+        state.opened += 1
+        // Its creation is queued by now (it was created before it was
+        // opened): counted in the same pass as its opening.
+        drain(&state)
+        if state.held.count > Self.capacity {
+            close(state.held.removeFirst().descriptor)
+            state.lost = true
+        }
+    }
+
+    /// Counts the journals created, from the queued events.
+    private func drain(_ state: inout State) {
         let size = 4096
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
         defer { buffer.deallocate() }
@@ -170,21 +207,6 @@ final class JournalCapture: Sendable {
                 }
                 offset += MemoryLayout<inotify_event>.size + Int(event.len)
             }
-        }
-        judge(&state)
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard descriptor >= 0 else { return }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, status.st_nlink > 0,
-            !state.held.contains(where: { $0.inode == status.st_ino })
-        else {
-            close(descriptor)
-            return
-        }
-        state.held.append(Held(descriptor: descriptor, inode: status.st_ino))
-        if state.held.count > Self.capacity {
-            close(state.held.removeFirst().descriptor)
-            state.lost = true
         }
     }
 
@@ -208,36 +230,42 @@ final class JournalCapture: Sendable {
             guard let pages = JournalPages.read(state.held[index].descriptor, size: Int(status.st_size)),
                 let before = pages.startCounter, let current = now ?? nil
             else {
+                Log.monitor.debug("journal of \(status.st_size) bytes: unreadable, or no page 1")
                 state.held[index].verdict = .unknown
                 continue
+            }
+            if current != before &+ 1 && current != before {
+                Log.monitor.debug("journal saved counter \(before), the file's is \(current): cannot tell")
             }
             state.held[index].verdict =
                 current == before &+ 1 ? .committed(pages) : current == before ? .rolledBack : .unknown
         }
     }
 
-    /// The commits' journals finished since the last call (before a
-    /// reading of the file); `nil` when one could not be judged. Journals
-    /// still pending stay held. `confirm` tells, after the reading, whether
-    /// they were all the journals.
-    func take() -> [JournalPages]? {
+    /// The journals of commits after `previous` finished since the last
+    /// call (before a reading of the file); `nil` when one of them could
+    /// not be judged. Journals of earlier commits (in the last reading
+    /// already) are let go; journals still pending stay held. `confirm`
+    /// tells, after the reading, whether none was missed.
+    func take(after previous: UInt32) -> [JournalPages]? {
         state.withLock { state in
             guard inotify >= 0 else { return nil }
             process(&state)
             var committed: [JournalPages] = []
             var trusted = true
             var kept: [Held] = []
-            state.taken = 0
             for journal in state.held {
                 switch journal.verdict {
                 case .pending:
                     kept.append(journal)
                     continue
-                case .committed(let pages): committed.append(pages)
+                case .committed(let pages):
+                    // Began before the last reading's state: in it already.
+                    if let start = pages.startCounter, start &- previous >= 1 << 31 { break }
+                    committed.append(pages)
                 case .rolledBack: break
                 case .unknown: trusted = false
                 }
-                state.taken += 1
                 close(journal.descriptor)
             }
             state.held = kept
@@ -245,22 +273,27 @@ final class JournalCapture: Sendable {
         }
     }
 
-    /// After a reading of the file: whether every journal created since the
-    /// last confirmation is one `take` handed over (none was missed, none
-    /// is still under way, no event was lost). The events queued now are
-    /// read first: the kernel queues a creation as the journal is created,
-    /// so every journal whose commit the reading can hold is counted. Ends
-    /// the window either way.
+    /// After a reading of the file: whether no journal was missed since the
+    /// one before (the events queued now are read first: the kernel queues
+    /// a creation as the journal is created, so every journal whose commit
+    /// the reading can hold is counted). A journal missed since the last
+    /// confirmation also makes the next one fail: its commit may come after
+    /// this reading.
     func confirm() -> Bool {
         state.withLock { state in
             guard inotify >= 0 else { return false }
             process(&state)
-            defer {
-                state.created = 0
-                state.taken = 0
-                state.lost = false
+            let missed = state.created - state.opened - state.baseline
+            let complete = !state.poisoned && !state.lost && missed == state.missedBefore
+            if !complete {
+                Log.monitor.debug(
+                    "journals: \(missed - state.missedBefore) missed\(state.lost ? ", events lost" : "")\(state.poisoned ? ", one missed before" : ""): read whole"
+                )
             }
-            return !state.lost && state.created == state.taken
+            state.poisoned = missed != state.missedBefore || state.lost
+            state.missedBefore = missed
+            state.lost = false
+            return complete
         }
     }
 }

@@ -82,7 +82,7 @@ final class RollbackRowDeriver {
         // when not used, so that they do not count for a later one).
         if journals == nil { journals = makeJournals() }
         let journals = journals!
-        let captured = journals.take()
+        let captured = counter.flatMap { journals.take(after: $0) }
         lastReadUsedJournals = nil
         var state: State?
         var failure = "the file kept changing while it was read"
@@ -291,6 +291,13 @@ final class RollbackRowDeriver {
         // changed only if they are those commits' journals, each once:
         // their saved counters run from the last reading's to this one's.
         var changed: ChangedPages?
+        if let captured, let previous = self.counter {
+            Log.monitor.debug(
+                "journals: counters \(captured.map { $0.startCounter.map(String.init) ?? "-" }) for \(previous)..<\(counter)"
+            )
+        } else if self.counter != nil {
+            Log.monitor.debug("journals: none trusted")
+        }
         if let captured, let previous = self.counter, !captured.isEmpty, counter &- previous <= 64,
             captured.compactMap(\.startCounter).sorted() == (0..<(counter &- previous)).map({ previous &+ $0 }),
             captured.allSatisfy({ $0.pageSize == pageSize && $0.startCounter != nil })
@@ -304,7 +311,9 @@ final class RollbackRowDeriver {
         for (name, layout) in layouts where wanted.includes(layout.name) {
             guard let root = roots[name], root >= 1 else { continue }
             // Unchanged pages come from the copy of the same table.
-            let kept = changed == nil ? nil : self.tables[name].flatMap { $0.layout == layout && $0.usable == usable ? $0 : nil }
+            let kept =
+                changed == nil
+                ? nil : self.tables[name].flatMap { $0.layout == layout && $0.usable == usable ? $0 : nil }
             switch walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount, kept: kept, changed: changed) {
             case .success(let (pages, cellOf, nodes)):
                 tables[name] = Table(

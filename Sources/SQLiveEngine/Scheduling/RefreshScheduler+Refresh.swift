@@ -271,6 +271,11 @@ extension RefreshScheduler {
         }
         var guards: [FetchGuard] = []
         defer { untrack(guards, of: definition) }
+        // Another read of this definition (a refresh for a commit) may end
+        // while this one is under way, and have read a later state: then
+        // this read's result could be older than what the other members
+        // were given, and nothing would read it again.
+        let lastReadBefore = registry.evaluations[definition]?.lastReadAt
         do {
             let home = try await reader.session.writeWithoutTransaction { db in
                 try LiveQueryReader.home(of: definition, db, hasCommitted: hasCommitted)
@@ -292,7 +297,13 @@ extension RefreshScheduler {
                 guards.append(aloneGuard)
                 fetched = try await reader.readAlone(definition, read(aloneGuard, home: home, alone: true))
             }
+            let raced = registry.evaluations[definition]?.lastReadAt != lastReadBefore
             registry.record(fetched!, home: home, for: definition, readAt: prefetch.reads.next())
+            if raced {
+                // Read it again (after this registration joins): every
+                // member, this one included, converges on the latest state.
+                perform(machine.keysDidChange([definition], cause: .local, at: clock.now))
+            }
             return (fetched!.result, fetched!.tables ?? [])
         } catch {
             retireLaneIfUnused(definition)

@@ -294,8 +294,11 @@ struct JournalPagesTests {
     /// A journal as SQLite writes it: a header padded to the sector, then
     /// records (page number, the page's old bytes, a checksum).
     static func journal(pages: [(UInt32, UInt32?)], original: UInt32, count: UInt32? = nil) -> [UInt8] {
-        func word(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
-        var bytes = JournalPages.magic + word(count ?? UInt32(pages.count)) + word(7) + word(original) + word(512)
+        func word(_ value: UInt32) -> [UInt8] {
+            [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+        }
+        var bytes =
+            JournalPages.magic + word(count ?? UInt32(pages.count)) + word(7) + word(original) + word(512)
             + word(1024)
         bytes += [UInt8](repeating: 0, count: 512 - bytes.count)
         for (page, counter) in pages {
@@ -312,7 +315,9 @@ struct JournalPagesTests {
         #expect(parsed == JournalPages(pages: [1, 5, 9], originalPageCount: 12, pageSize: 1024, startCounter: 41))
         // No count written (synchronous=OFF): every whole record.
         #expect(
-            JournalPages.parse(Self.journal(pages: [(3, nil), (1, 8)], original: 4, count: 0xFFFF_FFFF))?.pages == [1, 3])
+            JournalPages.parse(Self.journal(pages: [(3, nil), (1, 8)], original: 4, count: 0xFFFF_FFFF))?.pages == [
+                1, 3,
+            ])
         // Without page 1, the commit it belongs to cannot be told.
         #expect(JournalPages.parse(Self.journal(pages: [(3, nil)], original: 4))?.startCounter == nil)
         // A count past the end, a blanked header: nothing is trusted.

@@ -29,6 +29,26 @@ import Testing
 struct ReplicaTests {
     static let scripts = SQLiveBinary.packageRoot.appendingPathComponent("Tests/ReplicaClients/python")
 
+    /// Runs one script of `Tests/ReplicaClients/python` with pytest, prints
+    /// its figure lines, and expects it to pass `passed` tests.
+    static func runScript(
+        _ file: String, passed: Int, environment: [String: String] = [:], printing figure: (Substring) -> Bool
+    ) async throws {
+        let directory = try TemporaryDirectory()
+        let (status, output) = try await EditorClientTests.run(
+            try #require(EditorClientTests.python),
+            ["-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", scripts.appendingPathComponent(file).path],
+            in: directory.url,
+            environment: environment.merging(["SQLIVE_BIN": SQLiveBinary.path, "PYTHONDONTWRITEBYTECODE": "1"]) {
+                a, _ in a
+            })
+        for line in output.split(separator: "\n") where figure(line) {
+            print(line)
+        }
+        #expect(status == 0, "\(file) failed:\n\(output)")
+        #expect(output.contains("\(passed) passed"), "\(output)")
+    }
+
     static func hasLitestream() async -> Bool {
         guard let python = EditorClientTests.python else { return false }
         return await commandSucceeds(
@@ -46,20 +66,9 @@ struct ReplicaTests {
             await hasLitestream()
         })
     func followTarget() async throws {
-        let directory = try TemporaryDirectory()
-        let (status, output) = try await EditorClientTests.run(
-            try #require(EditorClientTests.python),
-            [
-                "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
-                Self.scripts.appendingPathComponent("test_litestream.py").path,
-            ],
-            in: directory.url,
-            environment: ["SQLIVE_BIN": SQLiveBinary.path, "PYTHONDONTWRITEBYTECODE": "1"])
-        for line in output.split(separator: "\n") where line.contains("applied in") || line.contains("header says") {
-            print(line)
+        try await Self.runScript("test_litestream.py", passed: 1) {
+            $0.contains("applied in") || $0.contains("header says")
         }
-        #expect(status == 0, "the Litestream test failed:\n\(output)")
-        #expect(output.contains("1 passed"), "\(output)")
     }
 
     static var sqld: String? {
@@ -72,22 +81,9 @@ struct ReplicaTests {
         .enabled(if: sqld != nil && EditorClientTests.python != nil, "sqld is not installed (.ci/run: extract_sqld.py)")
     )
     func sqldReplica() async throws {
-        let directory = try TemporaryDirectory()
-        let (status, output) = try await EditorClientTests.run(
-            try #require(EditorClientTests.python),
-            [
-                "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
-                Self.scripts.appendingPathComponent("test_sqld.py").path,
-            ],
-            in: directory.url,
-            environment: [
-                "SQLIVE_BIN": SQLiveBinary.path, "SQLD_BIN": try #require(Self.sqld), "PYTHONDONTWRITEBYTECODE": "1",
-            ])
-        for line in output.split(separator: "\n") where line.hasPrefix("sqld replica") {
-            print(line)
+        try await Self.runScript("test_sqld.py", passed: 2, environment: ["SQLD_BIN": try #require(Self.sqld)]) {
+            $0.hasPrefix("sqld replica")
         }
-        #expect(status == 0, "the sqld test failed:\n\(output)")
-        #expect(output.contains("2 passed"), "\(output)")
     }
 
     @Test(
@@ -96,19 +92,6 @@ struct ReplicaTests {
             if: FileManager.default.isExecutableFile(atPath: "/usr/bin/dqlite-demo") && EditorClientTests.python != nil,
             "dqlite-demo is not installed (apt-get install go-dqlite)"))
     func dqliteCluster() async throws {
-        let directory = try TemporaryDirectory()
-        let (status, output) = try await EditorClientTests.run(
-            try #require(EditorClientTests.python),
-            [
-                "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
-                Self.scripts.appendingPathComponent("test_dqlite.py").path,
-            ],
-            in: directory.url,
-            environment: ["SQLIVE_BIN": SQLiveBinary.path, "PYTHONDONTWRITEBYTECODE": "1"])
-        for line in output.split(separator: "\n") where line.hasPrefix("dqlite:") {
-            print(line)
-        }
-        #expect(status == 0, "the dqlite test failed:\n\(output)")
-        #expect(output.contains("6 passed"), "\(output)")
+        try await Self.runScript("test_dqlite.py", passed: 6) { $0.hasPrefix("dqlite:") }
     }
 }

@@ -51,7 +51,8 @@ extension LiveDatabase {
             // Blocking network calls, off the cooperative pool's threads.
             let connected = await withCheckedContinuation { continuation in
                 Thread.detachNewThread {
-                    continuation.resume(returning: Result { () throws(SQLiveError) in try DqliteRemote.connect(target) })
+                    continuation.resume(
+                        returning: Result { () throws(SQLiveError) in try DqliteRemote.connect(target) })
                 }
             }
             remote = try connected.get()

@@ -23,7 +23,8 @@ extension ScriptRunner {
         let sql = sqlite3_sql(statement).map { String(cString: $0) } ?? header.sql
         let columnCount = Int(sqlite3_column_count(statement))
         let readonly = sqlite3_stmt_readonly(statement) != 0
-        let verb = Self.firstWord(of: sql)
+        let source = SQLSource(sql)
+        let verb = source.statements.first.flatMap(source.firstWord(of:)) ?? ""
         let dml = ["INSERT", "UPDATE", "DELETE", "REPLACE", "WITH"].contains(verb)
         var run = RemoteRun(header: header)
         run.mayHaveWritten = !readonly
@@ -100,22 +101,6 @@ extension ScriptRunner {
         }
         try rows.didStep(&consumer)
         return run
-    }
-
-    /// The first keyword of a statement, upper-cased (comments skipped).
-    static func firstWord(of sql: String) -> String {
-        var rest = Substring(sql)
-        while true {
-            rest = rest.drop { $0.isWhitespace || $0 == ";" }
-            if rest.hasPrefix("--") {
-                rest = rest.drop { $0 != "\n" }
-            } else if rest.hasPrefix("/*"), let end = rest.range(of: "*/") {
-                rest = rest[end.upperBound...]
-            } else {
-                break
-            }
-        }
-        return String(rest.prefix { $0.isLetter }).uppercased()
     }
 }
 

@@ -79,15 +79,14 @@ final class DqliteConnection {
         database = try reader.uint32()
     }
 
-    /// Runs SQL that answers no rows: the last insert rowid and the rows changed.
-    func exec(_ sql: String, _ parameters: [SQLValue]) throws -> (lastInsertID: Int64, changes: Int) {
-        let (type, body) = try request(DqliteWire.execSQL(database: try openDatabase(), sql, parameters))
+    /// Runs SQL that answers no rows: the rows it changed.
+    func exec(_ sql: String, _ parameters: [SQLValue]) throws -> Int {
+        let (type, body) = try request(DqliteWire.sql(.execSQL, database: try openDatabase(), sql, parameters))
         if type == .failure { throw DqliteWire.failure(body) }
         guard type == .result else { throw unexpected(type, body, "EXEC_SQL") }
         var reader = DqliteWire.Reader(body)
-        let lastInsertID = try reader.int64()
-        let changes = try reader.uint64()
-        return (lastInsertID, Int(clamping: changes))
+        _ = try reader.uint64()  // the last insert rowid
+        return Int(clamping: try reader.uint64())
     }
 
     /// Runs a query, handing each batch's rows over as it arrives (the
@@ -98,7 +97,7 @@ final class DqliteConnection {
     func query(_ sql: String, _ parameters: [SQLValue], rows: (_ columns: [String], [[SQLValue]]) throws -> Void)
         throws -> [String]
     {
-        try send(DqliteWire.querySQL(database: try openDatabase(), sql, parameters))
+        try send(DqliteWire.sql(.querySQL, database: try openDatabase(), sql, parameters))
         var columns: [String] = []
         var handlerError: (any Error)?
         while true {

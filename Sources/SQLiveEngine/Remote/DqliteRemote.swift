@@ -85,7 +85,6 @@ final class DqliteRemote: Sendable {
         var completed = 0
         var stopped = false
         var finished = false
-        var lastError: String?
     }
     private let follow = Condition(Follow())
 
@@ -149,15 +148,11 @@ final class DqliteRemote: Sendable {
         }
     }
 
-    /// Why the mirror is not following the cluster now (`nil`: it is).
-    var followingError: String? { follow.withLock { $0.lastError } }
-
     // MARK: - Statements
 
     /// What one statement did on the leader.
     struct Outcome {
         var columns: [String]
-        var lastInsertID: Int64
         var changes: Int
     }
 
@@ -187,10 +182,9 @@ final class DqliteRemote: Sendable {
                             handedOver = true
                             try rows(columns, batch)
                         }
-                        return Outcome(columns: columns, lastInsertID: 0, changes: 0)
+                        return Outcome(columns: columns, changes: 0)
                     }
-                    let result = try connection.exec(sql, parameters)
-                    return Outcome(columns: [], lastInsertID: result.lastInsertID, changes: result.changes)
+                    return Outcome(columns: [], changes: try connection.exec(sql, parameters))
                 } catch let failure as DqliteWire.Failure {
                     // Refused because it no longer leads: it did not run there.
                     guard failure.code == DqliteWire.notLeader, attempt == 1, !handedOver else { throw failure }
@@ -321,18 +315,13 @@ final class DqliteRemote: Sendable {
                     }
                     lastVersion = version
                 }
-                follow.withLock { follow in
-                    follow.completed = max(follow.completed, requested)
-                    follow.lastError = nil
-                }
+                follow.withLock { $0.completed = max($0.completed, requested) }
                 follow.broadcast()
                 pause = .milliseconds(100)
             } catch {
                 owned.connection?.shutdown()
                 owned.connection = nil
                 Log.monitor.warning("dqlite: following \(target.url): \(error)")
-                follow.withLock { $0.lastError = "\(error)" }
-                follow.broadcast()
                 wait = pause
                 pause = min(pause * 2, .seconds(1))
             }

@@ -16,10 +16,8 @@ enum DqliteWire {
         case leader = 0
         case client = 1
         case open = 3
-        case finalize = 7
         case execSQL = 8
         case querySQL = 9
-        case interrupt = 10
         case dump = 15
         case cluster = 16
     }
@@ -42,17 +40,9 @@ enum DqliteWire {
     static let rowsDone: UInt64 = 0xFFFF_FFFF_FFFF_FFFF
     static let rowsPart: UInt64 = 0xEEEE_EEEE_EEEE_EEEE
 
-    /// dqlite's own result codes (SQLite's extended codes otherwise).
+    /// dqlite's "not leader" (SQLite's extended codes otherwise): the
+    /// statement did not run there.
     static let notLeader: UInt64 = 10250
-    static let leadershipLost: UInt64 = 10506
-    static let legacyNotLeader: UInt64 = 8202
-    static let legacyLeadershipLost: UInt64 = 8458
-
-    /// Whether a failure means "ask the new leader" (the statement did not
-    /// run there, or its outcome is unknown).
-    static func isLeadershipFailure(_ code: UInt64) -> Bool {
-        [notLeader, leadershipLost, legacyNotLeader, legacyLeadershipLost].contains(code)
-    }
 
     // MARK: - Writing
 
@@ -151,20 +141,15 @@ enum DqliteWire {
         return message(.open, body)
     }
 
-    static func execSQL(database: UInt32, _ sql: String, _ parameters: [SQLValue]) throws(SQLiveError) -> [UInt8] {
+    /// EXEC_SQL or QUERY_SQL: the database, the SQL, its parameters.
+    static func sql(_ type: Request, database: UInt32, _ sql: String, _ parameters: [SQLValue]) throws(SQLiveError)
+        -> [UInt8]
+    {
         var body = Body()
         body.uint64(UInt64(database))
         body.text(sql)
         try body.parameters(parameters)
-        return message(.execSQL, body)
-    }
-
-    static func querySQL(database: UInt32, _ sql: String, _ parameters: [SQLValue]) throws(SQLiveError) -> [UInt8] {
-        var body = Body()
-        body.uint64(UInt64(database))
-        body.text(sql)
-        try body.parameters(parameters)
-        return message(.querySQL, body)
+        return message(type, body)
     }
 
     static func dump(_ name: String) -> [UInt8] {

@@ -13,17 +13,13 @@ Run: SQLIVE_BIN=/path/to/sqlive PYTHONDONTWRITEBYTECODE=1 \
        python3 -m pytest -q -s Tests/ReplicaClients/python/test_dqlite.py
 """
 
-import contextlib
 import os
 import pathlib
-import queue
 import random
 import re
 import shutil
-import socket
 import statistics
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -32,8 +28,7 @@ import urllib.request
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[2] / "Samples" / "clients" / "python"))
-from sqlive_client import SQLiveClient, SQLiveError  # noqa: E402
+from replica_support import SQLiveClient, SQLiveError, changed, free_ports
 
 SQLIVE = os.environ.get("SQLIVE_BIN", "sqlive")
 CLUSTER = HERE.parent / "dqlite-cluster.sh"
@@ -41,18 +36,6 @@ TIMEOUT = 60
 
 pytestmark = pytest.mark.skipif(
     shutil.which("dqlite-demo") is None, reason="dqlite-demo is not installed (apt-get install go-dqlite)")
-
-
-def free_ports(count):
-    sockets = []
-    for _ in range(count):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        sockets.append(s)
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 class Cluster:
@@ -110,21 +93,6 @@ def cluster(tmp_path):
         yield c
     finally:
         c.stop()
-
-
-def changed(client, name, timeout):
-    deadline = time.monotonic() + timeout
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise AssertionError(f"no notification for {name}")
-        try:
-            message = client.next_notification(timeout=left)
-        except queue.Empty:
-            raise AssertionError(f"no notification for {name}")
-        assert message is not None, "sqlive ended"
-        if message["method"] == "liveQuery/changed" and message["params"]["name"] == name:
-            return message["params"]
 
 
 def rows(client, sql):

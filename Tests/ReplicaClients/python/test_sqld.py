@@ -20,21 +20,17 @@ import contextlib
 import json
 import os
 import pathlib
-import queue
 import shutil
 import signal
-import socket
 import sqlite3
 import statistics
 import subprocess
-import sys
 import time
 import urllib.request
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / "Samples" / "clients" / "python"))
-from sqlive_client import SQLiveClient  # noqa: E402
+from replica_support import SQLiveClient, changed, free_ports
 
 SQLIVE = os.environ.get("SQLIVE_BIN", "sqlive")
 SQLD = os.environ.get("SQLD_BIN") or shutil.which("sqld")
@@ -42,12 +38,6 @@ TIMEOUT = 60
 COMMITS = 100
 
 pytestmark = pytest.mark.skipif(SQLD is None, reason="sqld is not installed (.ci/run: extract_sqld.py)")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Primary:
@@ -85,9 +75,7 @@ def wait_until(what, condition, timeout=TIMEOUT):
 class Cluster:
     def __init__(self, root: pathlib.Path):
         self.root = root
-        self.http = free_port()
-        self.grpc = free_port()
-        self.replica_http = free_port()
+        self.http, self.grpc, self.replica_http = free_ports(3)
         self.processes = {}
         self.primary = Primary(self.http)
         self.replica = Primary(self.replica_http)
@@ -161,25 +149,6 @@ def cluster(tmp_path):
         yield c
     finally:
         c.close()
-
-
-def changed(client, name, timeout, skipped=None):
-    """The next liveQuery/changed of `name`'s rows (others are skipped, and
-    their methods added to `skipped`)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise AssertionError(f"no notification for {name}")
-        try:
-            message = client.next_notification(timeout=left)
-        except queue.Empty:
-            raise AssertionError(f"no notification for {name}")
-        assert message is not None, "sqlive ended"
-        if message["method"] == "liveQuery/changed" and message["params"]["name"] == name:
-            return message["params"]
-        if skipped is not None:
-            skipped.append(message["method"])
 
 
 def listed(client):

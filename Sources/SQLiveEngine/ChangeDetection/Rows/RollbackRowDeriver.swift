@@ -296,7 +296,7 @@ final class RollbackRowDeriver {
                 "journals: counters \(captured.map { $0.startCounter.map(String.init) ?? "-" }) for \(previous)..<\(counter)"
             )
         } else if self.counter != nil {
-            Log.monitor.debug("journals: none trusted")
+            Log.monitor.debug("journals: not used for this reading")
         }
         if let captured, let previous = self.counter, !captured.isEmpty, counter &- previous <= 64,
             captured.compactMap(\.startCounter).sorted() == (0..<(counter &- previous)).map({ previous &+ $0 }),

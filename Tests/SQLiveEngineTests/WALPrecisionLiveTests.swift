@@ -121,8 +121,11 @@ struct WALPrecisionLiveTests {
                 (counts[name] ?? 0) - (baseline[name] ?? 0) <= 1,
                 "\(name) re-read for commits that did not change its pages")
         }
-        // Matched by table too (the tables' pages compared at each commit).
-        #expect(recorder.changes("q3").last?.tables == ["t3"])
+        // Matched by table too (the tables' pages compared at each commit),
+        // but for the one commit in five read while the shell still wrote
+        // (above), which may be the last.
+        let lastFive = recorder.changes("q3").suffix(5)
+        #expect(lastFive.filter { $0.tables != ["t3"] }.count <= 1, "\(lastFive.map(\.tables))")
         #expect(try await database.rows("SELECT sum(v) FROM t3") == [[.integer(Int64(sum))]])
         await database.close()
     }

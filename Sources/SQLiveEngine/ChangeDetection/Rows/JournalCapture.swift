@@ -102,17 +102,6 @@ final class JournalCapture: Sendable {
     private let journalName: String
     private let wake: WakePipe?
 
-    /// Captures alive in this process, and the most there may be: each
-    /// holds an inotify instance and a thread, and inotify instances are
-    /// few per user (128 by default, shared with every other process, and
-    /// the `DirectoryEvents` hub needs one). Past the limit a deriver reads
-    /// every page, as without journals. (Sharing the hub's instance is the
-    /// way to lift it.)
-    private static let alive = Locked(0)
-    static let limit = 4
-    /// Whether this capture counts in `alive`.
-    private let counted: Bool
-
     /// Starts watching; `database` is the descriptor the change counter is
     /// read from, open for longer than the capture (its owner calls `stop`
     /// before closing it).
@@ -121,14 +110,7 @@ final class JournalCapture: Sendable {
         journalName = (path as NSString).lastPathComponent
         self.database = database
         let directory = (DatabaseLocation.resolvingSymbolicLinks(databasePath) as NSString).deletingLastPathComponent
-        counted =
-            database >= 0
-            && Self.alive.withLock { alive in
-                guard alive < Self.limit else { return false }
-                alive += 1
-                return true
-            }
-        var inotify = counted ? inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) : -1
+        var inotify = database >= 0 ? inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) : -1
         let mask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)
         if inotify >= 0, inotify_add_watch(inotify, directory.isEmpty ? "." : directory, mask) < 0 {
             close(inotify)
@@ -178,7 +160,6 @@ final class JournalCapture: Sendable {
             state.held = []
         }
         if inotify >= 0 { close(inotify) }
-        if counted { Self.alive.withLock { $0 -= 1 } }
     }
 
     /// Reads the queued events, judges the journals deleted, opens the

@@ -325,6 +325,44 @@ struct JournalPagesTests {
         #expect(JournalPages.parse([UInt8](repeating: 0, count: 2048)) == nil)
     }
 
+    @Test("A dozen DELETE-journal databases with live queries and feeds: their journals heard through one inotify")
+    func oneInstance() async throws {
+        var directories: [TemporaryDirectory] = []
+        var databases: [LiveDatabase] = []
+        var recorders: [EventRecorder] = []
+        var feeds: [AsyncStream<CommitRows>.Iterator] = []
+        for _ in 0..<12 {
+            let directory = try TemporaryDirectory()
+            let path = try await makeDatabaseFile(
+                in: directory, mode: .delete, "CREATE TABLE t(v); CREATE TABLE u(v); INSERT INTO t VALUES (1);")
+            let database = try await LiveDatabase.open(.file(path), options: rerunOnly)
+            _ = try await database.directory.register(name: "q", LiveQueryDefinition(sql: "SELECT sum(v) FROM t"))
+            directories.append(directory)
+            databases.append(database)
+            recorders.append(EventRecorder(database))
+            feeds.append(database.rowChanges(tables: ["t"]).makeAsyncIterator())
+        }
+        // Two commits each: the first starts the table and row readings
+        // (and their journal captures), the second is read with them.
+        for step in 2...3 {
+            for (index, directory) in directories.enumerated() {
+                try await SQLite3CLI.run(directory.path("live-delete.sqlite"), "INSERT INTO t VALUES (1);")
+                try await recorders[index].waitForRows("q", timeout: .seconds(30)) { $0 == [[.integer(Int64(step))]] }
+                _ = await feeds[index].next()
+            }
+        }
+        // Every database read its tables and its rows (a capture each).
+        for database in databases {
+            let statistics = database.walPrecisionStatistics()
+            #expect(statistics.rollbackTableJournalReadings + statistics.rollbackTableFullReadings >= 2, "\(statistics)")
+            #expect(statistics.rollbackJournalReadings + statistics.rollbackFullReadings >= 1, "\(statistics)")
+        }
+        // The hub's one (two while a stopped one closes); a capture of its
+        // own each would hold 24 more.
+        #expect(try DirectoryEventsTests.inotifyDescriptors() <= 2)
+        for database in databases { await database.close() }
+    }
+
     @Test("One-row updates by the sqlite3 shell in a DELETE journal: rows read from the journals' pages, exact")
     func journalsUsed() async throws {
         let directory = try TemporaryDirectory()

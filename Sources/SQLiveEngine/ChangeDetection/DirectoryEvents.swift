@@ -22,6 +22,13 @@ import SQLiveLocks
 /// let events = subscription.take()
 /// ```
 ///
+/// A subscriber that must act on its database's rollback journal the
+/// moment it is created or deleted (`JournalCapture`) passes a handler:
+/// it is called with each such event, in order, on the thread that reads
+/// them. `flush(_:)` reads what the kernel has queued and hands it out
+/// before it returns, so a caller knows every event queued before the call
+/// has been handled.
+///
 /// Ownership: the hub's thread and its inotify descriptor exist while at
 /// least one subscription does. The first subscription starts them; the
 /// last one cancelled tells the thread to stop, and the thread closes the
@@ -40,6 +47,16 @@ final class DirectoryEvents: Sendable {
         var database = false
     }
 
+    /// What happened to a database's `-journal`, for a journal handler.
+    enum JournalEvent: Equatable, Sendable {
+        /// Created (or moved in).
+        case created
+        /// Deleted (or moved away).
+        case removed
+        /// The kernel dropped events: some may have been either.
+        case lost
+    }
+
     /// One watcher's interest in the events of a database's directory,
     /// until `cancel()`.
     final class Subscription: Sendable {
@@ -49,15 +66,25 @@ final class DirectoryEvents: Sendable {
         private let wake: WakePipe
         fileprivate let names: Set<String>
         fileprivate let databaseName: String
+        fileprivate let journalName: String
         fileprivate let watch: Int32
+        /// The instance it was made in (`flush` reads that one's events).
+        fileprivate let generation: Int
+        fileprivate let journal: (@Sendable (JournalEvent) -> Void)?
         private let pending = Locked(Events())
         private let hub: DirectoryEvents
 
-        fileprivate init(wake: WakePipe, path: String, watch: Int32, hub: DirectoryEvents) {
+        fileprivate init(
+            wake: WakePipe, path: String, watch: Int32, generation: Int, hub: DirectoryEvents,
+            journal: (@Sendable (JournalEvent) -> Void)?
+        ) {
             self.wake = wake
             databaseName = URL(fileURLWithPath: path).lastPathComponent
-            names = [databaseName, databaseName + "-wal", databaseName + "-journal"]
+            journalName = databaseName + "-journal"
+            names = [databaseName, databaseName + "-wal", journalName]
             self.watch = watch
+            self.generation = generation
+            self.journal = journal
             self.hub = hub
         }
 
@@ -108,13 +135,30 @@ final class DirectoryEvents: Sendable {
     // Mutable State: the running instance (nil while nobody subscribes),
     // guarded by the mutex.
     private let state = Locked(State())
+    /// Whoever reads an inotify descriptor (the hub's thread, a `flush`)
+    /// holds this while reading and handing out what it read, so events
+    /// are handed out in the order they came; a descriptor is closed only
+    /// while it is held.
+    ///
+    /// Lock order: `reading`, then `state`, `descriptors`, a
+    /// subscription's own, a journal handler's. `state` never takes
+    /// `reading`; `descriptors` takes nothing.
+    private let reading = Locked(())
+    /// The open inotify descriptors, by generation.
+    private let descriptors = Locked<[Int: Int32]>([:])
 
     private init() {}
 
     /// Subscribes to the events of the directory of the database at `path`
     /// that concern it. Throws when inotify is refused (no instances or no
     /// watches left): then poll instead.
-    func subscribe(to path: String) throws(Unavailable) -> Subscription {
+    ///
+    /// `journal`, when given, is called with each event of the database's
+    /// `-journal` as it is read, on the reading thread; it must not call
+    /// into the hub, and should be quick (every database's events wait).
+    func subscribe(to path: String, journal: (@Sendable (JournalEvent) -> Void)? = nil) throws(Unavailable)
+        -> Subscription
+    {
         let directory = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
         let wake: WakePipe
         do {
@@ -136,7 +180,8 @@ final class DirectoryEvents: Sendable {
                 if state.instance == nil { Self.stop(instance) }
                 throw Unavailable(description: "inotify_add_watch \(directory): \(reason)")
             }
-            let subscription = Subscription(wake: wake, path: path, watch: watch, hub: self)
+            let subscription = Subscription(
+                wake: wake, path: path, watch: watch, generation: instance.generation, hub: self, journal: journal)
             instance.subscriptions[watch, default: [:]][ObjectIdentifier(subscription)] = subscription
             state.instance = instance
             return subscription
@@ -192,6 +237,9 @@ final class DirectoryEvents: Sendable {
             close(inotify)
             throw Unavailable(description: error.description)
         }
+        // Registered before the thread runs, so that `flush` finds it as
+        // soon as the first subscription exists.
+        descriptors.withLock { $0[generation] = inotify }
         let thread = Thread { [self] in run(inotify: inotify, stop: stop, generation: generation) }
         thread.name = "sqlive.inotify"
         thread.start()
@@ -203,24 +251,44 @@ final class DirectoryEvents: Sendable {
         instance.stop.post()
     }
 
+    /// Reads every event `generation`'s descriptor has queued now and
+    /// hands them out, before it returns: every event queued before the
+    /// call has then reached `subscription` (its journal handler has been
+    /// called). Called by a subscriber on its own thread.
+    func flush(_ subscription: Subscription) {
+        readEvents(generation: subscription.generation)
+    }
+
     /// The thread: reads events until told to stop, and hands each to the
     /// subscriptions it concerns.
     private func run(inotify: Int32, stop: WakePipe, generation: Int) {
-        let size = 16 * 1024
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
         defer {
-            buffer.deallocate()
-            close(inotify)
+            reading.withLock { _ in
+                self.descriptors.withLock { $0[generation] = nil }
+                close(inotify)
+            }
         }
-        var descriptors = [
+        var polled = [
             pollfd(fd: stop.readDescriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
         ]
         while true {
-            let ready = poll(&descriptors, 2, -1)
+            let ready = poll(&polled, 2, -1)
             if ready < 0 && errno != EINTR { return }
-            if descriptors[0].revents != 0 { return }
-            guard descriptors[1].revents != 0 else { continue }
+            if polled[0].revents != 0 { return }
+            guard polled[1].revents != 0 else { continue }
+            readEvents(generation: generation)
+        }
+    }
+
+    /// Reads what `generation`'s descriptor holds (nothing when it is
+    /// closed), and hands it out while still the only reader.
+    private func readEvents(generation: Int) {
+        reading.withLock { _ in
+            guard let inotify = descriptors.withLock({ $0[generation] }) else { return }
+            let size = 16 * 1024
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+            defer { buffer.deallocate() }
             var found: [ObjectIdentifier: (Subscription, Events)] = [:]
             while true {
                 let count = Glibc.read(inotify, buffer, size)
@@ -232,6 +300,7 @@ final class DirectoryEvents: Sendable {
                     if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
                         for subscription in subscriptions(of: nil, generation: generation) {
                             found[ObjectIdentifier(subscription), default: (subscription, Events())].1.relevant = true
+                            subscription.journal?(.lost)
                         }
                     } else if nameLength > 0 {
                         let name = String(
@@ -243,6 +312,13 @@ final class DirectoryEvents: Sendable {
                             found[key, default: (subscription, Events())].1.relevant = true
                             if name == subscription.databaseName, event.mask & UInt32(IN_MODIFY) != 0 {
                                 found[key]!.1.database = true
+                            }
+                            if name == subscription.journalName, let journal = subscription.journal {
+                                if event.mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0 {
+                                    journal(.created)
+                                } else if event.mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 {
+                                    journal(.removed)
+                                }
                             }
                         }
                     }

@@ -443,6 +443,15 @@ extension ExternalChangeWatcher {
                 }
             }
             var tables = rollbackTables!.changedTables()
+            if let used = rollbackTables!.lastReadUsedJournals {
+                statistics.withLock { statistics in
+                    if used {
+                        statistics.rollbackTableJournalReadings += 1
+                    } else {
+                        statistics.rollbackTableFullReadings += 1
+                    }
+                }
+            }
             // Called for a changed counter: a reading that saw no change read
             // the state before the commit (a writer still writing its pages
             // after its counter), and says nothing of it.

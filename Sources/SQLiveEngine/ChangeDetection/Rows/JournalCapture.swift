@@ -13,20 +13,25 @@ import SQLiveLocks
 /// a checksum), writes the database, and commits by deleting the journal.
 /// Nothing of it is left for a watcher to read afterwards — unless the
 /// watcher opened the journal while it existed: a descriptor keeps a
-/// deleted file's content. So the watcher opens `DB-journal` as soon as the
-/// directory's events say it is there (`look`), and at its next reading
+/// deleted file's content. So the capture opens `DB-journal` as soon as the
+/// directory's events say it was created, and at the next reading
 /// (`take`) reads every journal that was deleted since: the pages the
 /// commits changed are the journaled ones, and every page past the
 /// smallest size the database had when one of them began (pages a commit
 /// appended are not journaled).
 ///
+/// The events come from the process's one inotify instance
+/// (`DirectoryEvents`, with a journal handler): its reading thread opens a
+/// journal the moment its creation is read, and notes the change counter
+/// the moment its deletion is. `take` and `confirm` first `flush` the hub,
+/// so every event the kernel queued before them has been handled.
+///
 /// That set is only trusted when it is complete, which two checks prove:
-/// - **Every journal was caught.** The capture has an inotify descriptor of
-///   its own on the directory, which counts the journals created; the
-///   kernel queues that event as the journal is created, so a count read
-///   after the reading's header counts every journal whose commit the
-///   reading can contain. Between two readings, as many journals must have
-///   been created as were caught and finished (`take`, `confirm`).
+/// - **Every journal was caught.** The kernel queues a journal's creation
+///   as it is created, so the creations counted after a reading's header
+///   was read include every journal whose commit the reading can contain.
+///   Between two readings, as many journals must have been created as
+///   were opened (`confirm`).
 /// - **Each is one of the commits between the two readings.** Every commit
 ///   journals page 1 (it moves the header's change counter): a deleted
 ///   journal saved the counter its transaction began at, and the counter
@@ -35,39 +40,40 @@ import SQLiveLocks
 ///   (`RollbackRowDeriver`) uses the journals only when the committed ones'
 ///   saved counters are exactly the commits between its two readings, each
 ///   once.
-/// A journal missed (created and deleted between two looks), one that
-/// cannot be judged or parsed, a journal mode that keeps its file
-/// (`PERSIST`, `TRUNCATE`), a transaction that spans two readings: the
-/// deriver reads every page of the tables, as it does without journals.
+/// A journal missed (created and deleted before its creation was read),
+/// one that cannot be judged or parsed, a journal mode that keeps its file
+/// (`PERSIST`, `TRUNCATE`), a transaction that spans two readings, no
+/// inotify: the deriver reads every page of the tables, as it does without
+/// journals.
 ///
 /// Opening and reading a journal takes no lock and writes nothing: the
 /// writer neither waits nor notices (a descriptor does not keep a deleted
 /// journal's name, so no one takes it for a hot journal).
 ///
-/// Not thread-safe: confined to the watcher's thread.
+/// `take` and `confirm` are called by one thread (the watcher's); the
+/// handler runs on the hub's reading thread; `State` is shared between
+/// them under its mutex.
 final class JournalCapture: Sendable {
     let path: String
     /// What a journal held turned out to be.
     enum Verdict: Equatable {
-        /// Still in its directory: its transaction is under way (or the
-        /// journal mode keeps the file).
-        case pending
         /// Deleted by a commit: its pages.
         case committed(JournalPages)
         /// Deleted by a rollback: nothing changed.
         case rolledBack
         /// Deleted, but which of the two cannot be told (the file changed
-        /// again before it was looked at, or the journal does not parse).
+        /// again before its deletion was read, or the journal does not parse).
         case unknown
     }
     private struct Held {
         var descriptor: Int32
         var inode: ino_t
-        var verdict: Verdict = .pending
+        /// Deleted: the change counter read as its deletion was (`nil`
+        /// inside when the file could not be read).
+        var counterAfter: UInt32??
     }
-    // Mutable State: guarded by the mutex. The capture's thread and the
-    // watcher's (`take`, `confirm`) both read the inotify descriptor and
-    // open journals, always holding it, so every event is counted once.
+    // Mutable State: guarded by the mutex (the hub's reading thread, in
+    // `handle`, and the watcher's, in `take` and `confirm`).
     private struct State {
         /// Journals opened, in the order they were opened.
         var held: [Held] = []
@@ -87,87 +93,84 @@ final class JournalCapture: Sendable {
         /// its commit may belong to the next reading.
         var poisoned = false
         var stopped = false
-        var finished = false
     }
-    private let state = Condition(State())
+    private let state = Locked(State())
     static let capacity = 64
     /// The database file's descriptor, the observer connection's own
     /// (`sqlive_observer_descriptor`): the change counter is read from it,
     /// with `pread` and no lock. Owned by that connection, never closed here.
     private let database: Int32
-    /// The capture's own inotify instance on the directory (the journal's
-    /// name created, deleted, moved); -1 when none could be made (then
-    /// `take` always answers `nil`).
-    private let inotify: Int32
-    private let journalName: String
-    private let wake: WakePipe?
+    /// The capture's subscription to the directory's events; `nil` when
+    /// inotify was refused (then `take` always answers `nil`).
+    private let events: DirectoryEvents.Subscription?
+    private let handler = Handler()
 
     /// Starts watching; `database` is the descriptor the change counter is
     /// read from, open for longer than the capture (its owner calls `stop`
     /// before closing it).
     init(databasePath: String, database: Int32) {
-        path = databasePath + "-journal"
-        journalName = (path as NSString).lastPathComponent
+        let resolved = DatabaseLocation.resolvingSymbolicLinks(databasePath)
+        path = resolved + "-journal"
         self.database = database
-        let directory = (DatabaseLocation.resolvingSymbolicLinks(databasePath) as NSString).deletingLastPathComponent
-        var inotify = database >= 0 ? inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) : -1
-        let mask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)
-        if inotify >= 0, inotify_add_watch(inotify, directory.isEmpty ? "." : directory, mask) < 0 {
-            close(inotify)
-            inotify = -1
-        }
-        self.inotify = inotify
-        wake = inotify >= 0 ? try? WakePipe() : nil
-        state.withLock { state in
-            guard inotify >= 0 else { return }
-            process(&state)
-            state.baseline = state.created - state.opened
-        }
-        guard inotify >= 0, let wake else {
+        events = database >= 0 ? try? DirectoryEvents.shared.subscribe(to: resolved, journal: handler.handle) : nil
+        guard let events else {
             Log.monitor.debug("no inotify for \(path): rollback journals are not read")
-            state.withLock { $0.finished = true }
             return
         }
-        // The thread opens a journal as soon as it is created (a commit
-        // can take less than a millisecond), and judges it as soon as it
-        // is deleted, whatever the watcher's thread is doing.
-        let watched = inotify
-        let thread = Thread { [self] in
-            var descriptors = [
-                pollfd(fd: watched, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: wake.readDescriptor, events: Int16(POLLIN), revents: 0),
-            ]
-            while !state.withLock({ $0.stopped }) {
-                let ready = poll(&descriptors, 2, 1000)
-                if ready < 0 && errno != EINTR { break }
-                if descriptors[0].revents != 0 { state.withLock { process(&$0) } }
-            }
-            state.withLock { $0.finished = true }
-            state.broadcast()
-        }
-        thread.name = "sqlive journal capture"
-        thread.start()
+        handler.capture.withLock { $0 = self }
+        // A journal there already is opened with no creation event: the
+        // baseline of the missed count. One created meanwhile has its
+        // creation queued before it could be opened: counted by the second
+        // flush, in the same pass as its opening.
+        DirectoryEvents.shared.flush(events)
+        state.withLock { open(&$0) }
+        DirectoryEvents.shared.flush(events)
+        state.withLock { $0.baseline = $0.created - $0.opened }
     }
 
-    /// Stops the thread (waiting for it) and lets every journal go. Call it
-    /// before the database's descriptor is closed.
+    /// Passes the hub's events to the capture until `stop` (the hub's
+    /// subscription holds the handler; the handler, the capture, until
+    /// `stop` lets it go).
+    private final class Handler: Sendable {
+        let capture = Locked<JournalCapture?>(nil)
+        var handle: @Sendable (DirectoryEvents.JournalEvent) -> Void {
+            { event in self.capture.withLock { $0 }?.handle(event) }
+        }
+    }
+
+    /// Stops the events and lets every journal go. Call it before the
+    /// database's descriptor is closed.
     func stop() {
-        state.withLock { $0.stopped = true }
-        wake?.post()
-        state.wait { $0.finished ? .done(()) : .wait }
+        events?.cancel()
+        handler.capture.withLock { $0 = nil }
         state.withLock { state in
+            state.stopped = true
             for journal in state.held { close(journal.descriptor) }
             state.held = []
         }
-        if inotify >= 0 { close(inotify) }
     }
 
-    /// Reads the queued events, judges the journals deleted, opens the
-    /// journal if one is there that is not held yet.
-    private func process(_ state: inout State) {
-        drain(&state)
-        judge(&state)
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+    /// An event of the journal's name, on the hub's reading thread: a
+    /// journal created is opened at once (a commit can take less than a
+    /// millisecond), one deleted is judged by the counter now.
+    private func handle(_ event: DirectoryEvents.JournalEvent) {
+        state.withLock { state in
+            guard !state.stopped else { return }
+            switch event {
+            case .created:
+                state.created += 1
+                open(&state)
+            case .removed:
+                noteDeletions(&state)
+            case .lost:
+                state.lost = true
+            }
+        }
+    }
+
+    /// Opens the journal if one is there that is not held yet.
+    private func open(_ state: inout State) {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return }
         var status = stat()
         guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, status.st_nlink > 0,
@@ -178,35 +181,20 @@ final class JournalCapture: Sendable {
         }
         state.held.append(Held(descriptor: descriptor, inode: status.st_ino))
         state.opened += 1
-        // Its creation is queued by now (it was created before it was
-        // opened): counted in the same pass as its opening.
-        drain(&state)
         if state.held.count > Self.capacity {
             close(state.held.removeFirst().descriptor)
             state.lost = true
         }
     }
 
-    /// Counts the journals created, from the queued events.
-    private func drain(_ state: inout State) {
-        let size = 4096
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
-        defer { buffer.deallocate() }
-        while true {
-            let count = read(inotify, buffer, size)
-            if count <= 0 { break }
-            var offset = 0
-            while offset < count {
-                let event = (buffer + offset).assumingMemoryBound(to: inotify_event.self).pointee
-                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 { state.lost = true }
-                if event.len > 0, event.mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0 {
-                    let name = String(
-                        cString: (buffer + offset + MemoryLayout<inotify_event>.size).assumingMemoryBound(
-                            to: CChar.self))
-                    if name == journalName { state.created += 1 }
-                }
-                offset += MemoryLayout<inotify_event>.size + Int(event.len)
-            }
+    /// Notes the counter for every held journal deleted since.
+    private func noteDeletions(_ state: inout State) {
+        var now: UInt32??
+        for index in state.held.indices where state.held[index].counterAfter == nil {
+            var status = stat()
+            guard fstat(state.held[index].descriptor, &status) != 0 || status.st_nlink == 0 else { continue }
+            if now == nil { now = .some(counter()) }
+            state.held[index].counterAfter = now
         }
     }
 
@@ -217,48 +205,43 @@ final class JournalCapture: Sendable {
         return UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3])
     }
 
-    /// A deleted journal is a commit's when the change counter is now one
-    /// past the one its saved page 1 holds (every commit journals page 1
-    /// to move the counter), a rollback's when it is the same; anything
-    /// else (a later commit came first) cannot be told.
-    private func judge(_ state: inout State) {
-        var now: UInt32??
-        for index in state.held.indices where state.held[index].verdict == .pending {
-            var status = stat()
-            guard fstat(state.held[index].descriptor, &status) != 0 || status.st_nlink == 0 else { continue }
-            if now == nil { now = .some(counter()) }
-            guard let pages = JournalPages.read(state.held[index].descriptor, size: Int(status.st_size)),
-                let before = pages.startCounter, let current = now ?? nil
-            else {
-                Log.monitor.debug("journal of \(status.st_size) bytes: unreadable, or no page 1")
-                state.held[index].verdict = .unknown
-                continue
-            }
-            if current != before &+ 1 && current != before {
-                Log.monitor.debug("journal saved counter \(before), the file's is \(current): cannot tell")
-            }
-            state.held[index].verdict =
-                current == before &+ 1 ? .committed(pages) : current == before ? .rolledBack : .unknown
+    /// A deleted journal is a commit's when the change counter right after
+    /// its deletion is one past the one its saved page 1 holds (every
+    /// commit journals page 1 to move the counter), a rollback's when it is
+    /// the same; anything else (a later commit came first) cannot be told.
+    private static func verdict(_ journal: Held, after current: UInt32?) -> Verdict {
+        var status = stat()
+        guard fstat(journal.descriptor, &status) == 0,
+            let pages = JournalPages.read(journal.descriptor, size: Int(status.st_size)),
+            let before = pages.startCounter, let current
+        else {
+            Log.monitor.debug("journal of \(status.st_size) bytes: unreadable, or no page 1")
+            return .unknown
         }
+        if current == before &+ 1 { return .committed(pages) }
+        if current == before { return .rolledBack }
+        Log.monitor.debug("journal saved counter \(before), the file's is \(current): cannot tell")
+        return .unknown
     }
 
     /// The journals of commits after `previous` finished since the last
     /// call (before a reading of the file); `nil` when one of them could
     /// not be judged. Journals of earlier commits (in the last reading
-    /// already) are let go; journals still pending stay held. `confirm`
-    /// tells, after the reading, whether none was missed.
+    /// already) are let go; journals still in their directory stay held.
+    /// `confirm` tells, after the reading, whether none was missed.
     func take(after previous: UInt32) -> [JournalPages]? {
-        state.withLock { state in
-            guard inotify >= 0 else { return nil }
-            process(&state)
+        guard let events else { return nil }
+        DirectoryEvents.shared.flush(events)
+        return state.withLock { state in
             var committed: [JournalPages] = []
             var trusted = true
             var kept: [Held] = []
             for journal in state.held {
-                switch journal.verdict {
-                case .pending:
+                guard let after = journal.counterAfter else {
                     kept.append(journal)
                     continue
+                }
+                switch Self.verdict(journal, after: after) {
                 case .committed(let pages):
                     // Began before the last reading's state: in it already.
                     if let start = pages.startCounter, start &- previous >= 1 << 31 { break }
@@ -274,15 +257,15 @@ final class JournalCapture: Sendable {
     }
 
     /// After a reading of the file: whether no journal was missed since the
-    /// one before (the events queued now are read first: the kernel queues
-    /// a creation as the journal is created, so every journal whose commit
-    /// the reading can hold is counted). A journal missed since the last
-    /// confirmation also makes the next one fail: its commit may come after
-    /// this reading.
+    /// one before (the events queued now are handled first: the kernel
+    /// queues a creation as the journal is created, so every journal whose
+    /// commit the reading can hold is counted). A journal missed since the
+    /// last confirmation also makes the next one fail: its commit may come
+    /// after this reading.
     func confirm() -> Bool {
-        state.withLock { state in
-            guard inotify >= 0 else { return false }
-            process(&state)
+        guard let events else { return false }
+        DirectoryEvents.shared.flush(events)
+        return state.withLock { state in
             let missed = state.created - state.opened - state.baseline
             let complete = !state.poisoned && !state.lost && missed == state.missedBefore
             if !complete {

@@ -42,8 +42,7 @@ final class RollbackRowDeriver {
     private var filter: RowFeedFilter?
     /// The journals of the commits since the last reading, when they could
     /// be caught (`JournalCapture`): then only the pages they name are read
-    /// again, the others taken from the copy. Made at the first `read` (a
-    /// deriver for table precision has none: each holds an inotify instance).
+    /// again, the others taken from the copy. Made at the first reading.
     private(set) var journals: JournalCapture?
     private let path: String
     /// How the last reading read the tables: from the journals' pages
@@ -78,36 +77,16 @@ final class RollbackRowDeriver {
     func read(_ wanted: RowFeedFilter) -> Read? {
         let first = filter != wanted || counter == nil
         filter = wanted
-        // The journals of the commits since the last reading (taken even
-        // when not used, so that they do not count for a later one).
-        if journals == nil { journals = makeJournals() }
-        let journals = journals!
-        let captured = counter.flatMap { journals.take(after: $0) }
         lastReadUsedJournals = nil
-        var state: State?
-        var failure = "the file kept changing while it was read"
-        // A writer that overtakes the reading makes it read again.
-        for _ in 0..<ObserverVFS.maximumAttempts where state == nil {
-            switch readState(wanted, captured: first ? nil : captured) {
-            case .success(let read): state = read
-            case .failure(let error): failure = error.reason
-            }
-        }
-        // Were they all the journals? If not, the tables are read whole.
-        if !journals.confirm(), state?.usedJournals == true {
-            state = nil
-            for _ in 0..<ObserverVFS.maximumAttempts where state == nil {
-                switch readState(wanted) {
-                case .success(let read): state = read
-                case .failure(let error): failure = error.reason
-                }
-            }
-        }
-        guard let state else {
+        let state: State
+        switch readTables(wanted, first: first) {
+        case .success(let read): state = read
+        case .failure(let failure):
             // The copy can no longer be trusted: start again at the next commit.
             counter = nil
             tables = [:]
-            return Read(from: nil, to: nil, changes: tablesNamed(wanted).map { RowChange.unknown($0, reason: failure) })
+            return Read(
+                from: nil, to: nil, changes: tablesNamed(wanted).map { RowChange.unknown($0, reason: failure.reason) })
         }
         defer {
             counter = state.counter
@@ -181,23 +160,13 @@ final class RollbackRowDeriver {
         defer { matchesTables = counter != nil }
         let first = filter != .all || counter == nil
         filter = .all
-        var state: State?
-        attempts: for _ in 0..<ObserverVFS.maximumAttempts {
-            switch readState(.all, limit: Self.tableMatchingLimit) {
-            case .success(let read):
-                state = read
-                break attempts
-            case .failure(let failure) where failure.tooLarge:
-                break attempts
-            case .failure:
-                continue
-            }
-        }
-        guard let state else {
+        lastReadUsedJournals = nil
+        guard case .success(let state) = readTables(.all, limit: Self.tableMatchingLimit, first: first) else {
             counter = nil
             tables = [:]
             return nil
         }
+        lastReadUsedJournals = state.usedJournals
         defer {
             counter = state.counter
             cookie = state.cookie
@@ -253,7 +222,39 @@ final class RollbackRowDeriver {
         var tooLarge = false
     }
 
-    private func readState(_ wanted: RowFeedFilter, limit: Int? = nil, captured: [JournalPages]? = nil)
+    /// Reads the wanted tables: only the pages the journals of the commits
+    /// since the last reading name (the rest from the copy) when they prove
+    /// to be all of them, else every page. A writer that overtakes the
+    /// reading makes it read again (`ObserverVFS.maximumAttempts` times).
+    private func readTables(_ wanted: RowFeedFilter, limit: Int? = nil, first: Bool) -> Result<State, Failure> {
+        // The journals of the commits since the last reading (taken even
+        // when not used, so that they do not count for a later one).
+        if journals == nil { journals = makeJournals() }
+        let journals = journals!
+        let captured = counter.flatMap { journals.take(after: $0) }
+        var result = readState(wanted, limit: limit, attempts: ObserverVFS.maximumAttempts, captured: first ? nil : captured)
+        // Were they all the journals? If not, the tables are read whole.
+        if !journals.confirm(), case .success(let state) = result, state.usedJournals {
+            result = readState(wanted, limit: limit, attempts: ObserverVFS.maximumAttempts)
+        }
+        return result
+    }
+
+    private func readState(
+        _ wanted: RowFeedFilter, limit: Int?, attempts: Int, captured: [JournalPages]? = nil
+    ) -> Result<State, Failure> {
+        var failure = Failure(reason: "the file kept changing while it was read")
+        for _ in 0..<attempts {
+            switch readState(wanted, limit: limit, captured: captured) {
+            case .success(let state): return .success(state)
+            case .failure(let error) where error.tooLarge: return .failure(error)
+            case .failure(let error): failure = error
+            }
+        }
+        return .failure(failure)
+    }
+
+    private func readState(_ wanted: RowFeedFilter, limit: Int?, captured: [JournalPages]?)
         -> Result<State, Failure>
     {
         guard raw.execute("BEGIN") else { return .failure(Failure(reason: "cannot begin a read")) }

@@ -21,6 +21,10 @@ public struct WALPrecisionStatistics: Hashable, Sendable {
     /// every page of the tables.
     public var rollbackJournalReadings = 0
     public var rollbackFullReadings = 0
+    /// The same for the readings that tell which tables a rollback-journal
+    /// commit changed (table precision, files of 16 MiB at most).
+    public var rollbackTableJournalReadings = 0
+    public var rollbackTableFullReadings = 0
 
     public init() {}
 
@@ -36,6 +40,8 @@ public struct WALPrecisionStatistics: Hashable, Sendable {
         difference.mapBuildNanoseconds -= b.mapBuildNanoseconds
         difference.rollbackJournalReadings -= b.rollbackJournalReadings
         difference.rollbackFullReadings -= b.rollbackFullReadings
+        difference.rollbackTableJournalReadings -= b.rollbackTableJournalReadings
+        difference.rollbackTableFullReadings -= b.rollbackTableFullReadings
         return difference
     }
 
@@ -50,6 +56,8 @@ public struct WALPrecisionStatistics: Hashable, Sendable {
         sum.mapBuildNanoseconds += b.mapBuildNanoseconds
         sum.rollbackJournalReadings += b.rollbackJournalReadings
         sum.rollbackFullReadings += b.rollbackFullReadings
+        sum.rollbackTableJournalReadings += b.rollbackTableJournalReadings
+        sum.rollbackTableFullReadings += b.rollbackTableFullReadings
         return sum
     }
 }

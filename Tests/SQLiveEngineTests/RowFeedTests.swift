@@ -357,9 +357,10 @@ struct JournalPagesTests {
             #expect(statistics.rollbackTableJournalReadings + statistics.rollbackTableFullReadings >= 2, "\(statistics)")
             #expect(statistics.rollbackJournalReadings + statistics.rollbackFullReadings >= 1, "\(statistics)")
         }
-        // The hub's one (two while a stopped one closes); a capture of its
-        // own each would hold 24 more.
-        #expect(try DirectoryEventsTests.inotifyDescriptors() <= 2)
+        // The watchers' hub's and the journal captures' (each may have a
+        // stopped one still closing); a capture of its own each would hold
+        // 24 more.
+        #expect(try DirectoryEventsTests.inotifyDescriptors() <= 4)
         for database in databases { await database.close() }
     }
 
@@ -382,9 +383,12 @@ struct JournalPagesTests {
         try await writer.run("DELETE FROM t WHERE id BETWEEN 10 AND 40;")
         let statistics = database.walPrecisionStatistics() - before
         #expect(writer.unknowns.isEmpty, "\(writer.unknowns)")
-        // Most commits are read from their journal's pages (a journal
-        // created and deleted between two looks is read the long way).
-        #expect(statistics.rollbackJournalReadings >= 11, "\(statistics)")
+        // Commits are read from their journal's pages when the capture
+        // opened the journal before the commit deleted it (a millisecond or
+        // less): most of them on a quiet machine (the benchmark's share),
+        // about half under the whole suite's load on two cores. A journal
+        // missed makes two readings read every page.
+        #expect(statistics.rollbackJournalReadings >= 3, "\(statistics)")
         await writer.finish()
         await database.close()
     }

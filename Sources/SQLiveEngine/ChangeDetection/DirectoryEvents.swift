@@ -25,7 +25,7 @@ import SQLiveLocks
 /// A subscriber that must act on its database's rollback journal the
 /// moment it is created or deleted (`JournalCapture`) passes a handler:
 /// it is called with each such event, in order, on the thread that reads
-/// them. `flush(_:)` reads what the kernel has queued and hands it out
+/// them. A subscription's `flush()` reads what the kernel has queued and hands it out
 /// before it returns, so a caller knows every event queued before the call
 /// has been handled.
 ///
@@ -36,7 +36,20 @@ import SQLiveLocks
 /// which the one who cancelled does not wait for). A later subscription
 /// starts a new pair.
 final class DirectoryEvents: Sendable {
-    static let shared = DirectoryEvents()
+    /// The file watchers' hub: every event of the databases' files.
+    static let shared = DirectoryEvents(
+        mask: UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_CREATE) | UInt32(IN_DELETE)
+            | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_ATTRIB),
+        threadName: "sqlive.inotify")
+    /// The journal captures' hub (`JournalCapture`): names created and
+    /// deleted only. A second instance for the process, so that the thread
+    /// that must open a journal before its commit deletes it (a millisecond
+    /// or less) wakes for those events alone, not behind every write of
+    /// every watched file (one shared thread fell behind under load, and
+    /// the journals were missed).
+    static let journals = DirectoryEvents(
+        mask: UInt32(IN_CREATE) | UInt32(IN_DELETE) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM),
+        threadName: "sqlive.journals")
 
     /// What the events since the last `take()` said about one database.
     struct Events: Equatable, Sendable {
@@ -97,6 +110,14 @@ final class DirectoryEvents: Sendable {
             }
         }
 
+        /// Reads every event its hub's descriptor has queued now and hands
+        /// them out, before it returns: every event queued before the call
+        /// has then been handled (the journal handler called). Called by
+        /// the subscriber on its own thread, never from the handler.
+        func flush() {
+            hub.readEvents(generation: generation)
+        }
+
         /// Stops delivery. Idempotent.
         func cancel() {
             hub.remove(self)
@@ -147,7 +168,13 @@ final class DirectoryEvents: Sendable {
     /// The open inotify descriptors, by generation.
     private let descriptors = Locked<[Int: Int32]>([:])
 
-    private init() {}
+    private let mask: UInt32
+    private let threadName: String
+
+    private init(mask: UInt32, threadName: String) {
+        self.mask = mask
+        self.threadName = threadName
+    }
 
     /// Subscribes to the events of the directory of the database at `path`
     /// that concern it. Throws when inotify is refused (no instances or no
@@ -174,7 +201,7 @@ final class DirectoryEvents: Sendable {
                 state.generations += 1
                 instance = try start(generation: state.generations)
             }
-            let watch = inotify_add_watch(instance.inotify, directory, Self.mask)
+            let watch = inotify_add_watch(instance.inotify, directory, mask)
             guard watch >= 0 else {
                 let reason = String(cString: strerror(errno))
                 if state.instance == nil { Self.stop(instance) }
@@ -220,10 +247,6 @@ final class DirectoryEvents: Sendable {
         }
     }
 
-    private static let mask =
-        UInt32(IN_MODIFY) | UInt32(IN_CLOSE_WRITE) | UInt32(IN_CREATE) | UInt32(IN_DELETE)
-        | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_ATTRIB)
-
     /// Makes the inotify descriptor and the thread that reads it.
     private func start(generation: Int) throws(Unavailable) -> Instance {
         let inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -241,7 +264,7 @@ final class DirectoryEvents: Sendable {
         // soon as the first subscription exists.
         descriptors.withLock { $0[generation] = inotify }
         let thread = Thread { [self] in run(inotify: inotify, stop: stop, generation: generation) }
-        thread.name = "sqlive.inotify"
+        thread.name = threadName
         thread.start()
         return Instance(inotify: inotify, stop: stop, generation: generation)
     }
@@ -249,14 +272,6 @@ final class DirectoryEvents: Sendable {
     /// Tells an instance's thread to stop; it closes its inotify descriptor.
     private static func stop(_ instance: Instance) {
         instance.stop.post()
-    }
-
-    /// Reads every event `generation`'s descriptor has queued now and
-    /// hands them out, before it returns: every event queued before the
-    /// call has then reached `subscription` (its journal handler has been
-    /// called). Called by a subscriber on its own thread.
-    func flush(_ subscription: Subscription) {
-        readEvents(generation: subscription.generation)
     }
 
     /// The thread: reads events until told to stop, and hands each to the
@@ -283,7 +298,7 @@ final class DirectoryEvents: Sendable {
 
     /// Reads what `generation`'s descriptor holds (nothing when it is
     /// closed), and hands it out while still the only reader.
-    private func readEvents(generation: Int) {
+    fileprivate func readEvents(generation: Int) {
         reading.withLock { _ in
             guard let inotify = descriptors.withLock({ $0[generation] }) else { return }
             let size = 16 * 1024
@@ -299,8 +314,12 @@ final class DirectoryEvents: Sendable {
                     let nameLength = Int(event.len)
                     if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
                         for subscription in subscriptions(of: nil, generation: generation) {
-                            found[ObjectIdentifier(subscription), default: (subscription, Events())].1.relevant = true
-                            subscription.journal?(.lost)
+                            if let journal = subscription.journal {
+                                journal(.lost)
+                            } else {
+                                found[ObjectIdentifier(subscription), default: (subscription, Events())].1.relevant =
+                                    true
+                            }
                         }
                     } else if nameLength > 0 {
                         let name = String(
@@ -308,17 +327,19 @@ final class DirectoryEvents: Sendable {
                                 .assumingMemoryBound(to: CChar.self))
                         for subscription in subscriptions(of: event.wd, generation: generation)
                         where subscription.names.contains(name) {
-                            let key = ObjectIdentifier(subscription)
-                            found[key, default: (subscription, Events())].1.relevant = true
-                            if name == subscription.databaseName, event.mask & UInt32(IN_MODIFY) != 0 {
-                                found[key]!.1.database = true
-                            }
                             if name == subscription.journalName, let journal = subscription.journal {
                                 if event.mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0 {
                                     journal(.created)
                                 } else if event.mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 {
                                     journal(.removed)
                                 }
+                            }
+                            // A journal handler's subscriber is told nothing else.
+                            guard subscription.journal == nil else { continue }
+                            let key = ObjectIdentifier(subscription)
+                            found[key, default: (subscription, Events())].1.relevant = true
+                            if name == subscription.databaseName, event.mask & UInt32(IN_MODIFY) != 0 {
+                                found[key]!.1.database = true
                             }
                         }
                     }

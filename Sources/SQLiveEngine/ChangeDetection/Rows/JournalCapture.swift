@@ -112,7 +112,7 @@ final class JournalCapture: Sendable {
         let resolved = DatabaseLocation.resolvingSymbolicLinks(databasePath)
         path = resolved + "-journal"
         self.database = database
-        events = database >= 0 ? try? DirectoryEvents.shared.subscribe(to: resolved, journal: handler.handle) : nil
+        events = database >= 0 ? try? DirectoryEvents.journals.subscribe(to: resolved, journal: handler.handle) : nil
         guard let events else {
             Log.monitor.debug("no inotify for \(path): rollback journals are not read")
             return
@@ -122,9 +122,9 @@ final class JournalCapture: Sendable {
         // baseline of the missed count. One created meanwhile has its
         // creation queued before it could be opened: counted by the second
         // flush, in the same pass as its opening.
-        DirectoryEvents.shared.flush(events)
+        events.flush()
         state.withLock { open(&$0) }
-        DirectoryEvents.shared.flush(events)
+        events.flush()
         state.withLock { $0.baseline = $0.created - $0.opened }
     }
 
@@ -224,21 +224,40 @@ final class JournalCapture: Sendable {
         return .unknown
     }
 
+    /// What `take` found.
+    struct Taken {
+        /// The journals of the commits finished since the last call; `nil`
+        /// when one of them could not be judged.
+        var journals: [JournalPages]?
+        /// A journal in its directory holds a transaction's pages (its
+        /// header is written): a commit may be under way, its database
+        /// pages written, the journal not yet deleted.
+        var underWay = false
+
+        /// What two calls found together.
+        func then(_ later: Taken) -> Taken {
+            Taken(journals: journals.flatMap { first in later.journals.map { first + $0 } }, underWay: later.underWay)
+        }
+    }
+
     /// The journals of commits after `previous` finished since the last
-    /// call (before a reading of the file); `nil` when one of them could
-    /// not be judged. Journals of earlier commits (in the last reading
-    /// already) are let go; journals still in their directory stay held.
-    /// `confirm` tells, after the reading, whether none was missed.
-    func take(after previous: UInt32) -> [JournalPages]? {
-        guard let events else { return nil }
-        DirectoryEvents.shared.flush(events)
+    /// call (before a reading of the file). Journals of earlier commits (in
+    /// the last reading already) are let go; journals still in their
+    /// directory stay held. `confirm` tells, after the reading, whether
+    /// none was missed.
+    func take(after previous: UInt32) -> Taken {
+        guard let events else { return Taken(journals: nil) }
+        events.flush()
         return state.withLock { state in
             var committed: [JournalPages] = []
             var trusted = true
+            var underWay = false
             var kept: [Held] = []
             for journal in state.held {
                 guard let after = journal.counterAfter else {
                     kept.append(journal)
+                    var magic = [UInt8](repeating: 0, count: 8)
+                    if pread(journal.descriptor, &magic, 8, 0) == 8, magic == JournalPages.magic { underWay = true }
                     continue
                 }
                 switch Self.verdict(journal, after: after) {
@@ -252,7 +271,7 @@ final class JournalCapture: Sendable {
                 close(journal.descriptor)
             }
             state.held = kept
-            return trusted ? committed : nil
+            return Taken(journals: trusted ? committed : nil, underWay: underWay)
         }
     }
 
@@ -264,7 +283,7 @@ final class JournalCapture: Sendable {
     /// after this reading.
     func confirm() -> Bool {
         guard let events else { return false }
-        DirectoryEvents.shared.flush(events)
+        events.flush()
         return state.withLock { state in
             let missed = state.created - state.opened - state.baseline
             let complete = !state.poisoned && !state.lost && missed == state.missedBefore

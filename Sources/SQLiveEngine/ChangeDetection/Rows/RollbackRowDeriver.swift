@@ -1,3 +1,4 @@
+import Foundation
 import CSQLiveSupport
 import GRDBSQLite
 
@@ -220,6 +221,9 @@ final class RollbackRowDeriver {
         /// A row too large to read (`BTreeCells.largestPayload`): its table
         /// is told unknown, the others are read.
         var tooLarge = false
+        /// The journals do not yet name the commit read: one is still in
+        /// its directory (`JournalCapture.Taken.underWay`).
+        var journalUnderWay = false
     }
 
     /// Reads the wanted tables: only the pages the journals of the commits
@@ -231,8 +235,26 @@ final class RollbackRowDeriver {
         // when not used, so that they do not count for a later one).
         if journals == nil { journals = makeJournals() }
         let journals = journals!
-        let captured = counter.flatMap { journals.take(after: $0) }
-        var result = readState(wanted, limit: limit, attempts: ObserverVFS.maximumAttempts, captured: first ? nil : captured)
+        var result: Result<State, Failure> = .failure(Failure(reason: "the file kept changing while it was read"))
+        if let previous = counter {
+            var captured = journals.take(after: previous)
+            // A commit whose pages are written but whose journal is not yet
+            // deleted (its writer syncing the file) is waited for, a little:
+            // reading every page would cost more.
+            let patience = ContinuousClock.now + Self.journalPatience
+            for attempt in 1...ObserverVFS.maximumAttempts {
+                let wait =
+                    !first && captured.underWay && captured.journals != nil && ContinuousClock.now < patience
+                result = readState(
+                    wanted, limit: limit, captured: first ? nil : captured.journals, waitingForJournal: wait)
+                guard case .failure(let failure) = result, !failure.tooLarge, attempt < ObserverVFS.maximumAttempts
+                else { break }
+                if failure.journalUnderWay { Thread.sleep(forTimeInterval: 0.000_25) }
+                captured = captured.then(journals.take(after: previous))
+            }
+        } else {
+            result = readState(wanted, limit: limit, attempts: ObserverVFS.maximumAttempts)
+        }
         // Were they all the journals? If not, the tables are read whole.
         if !journals.confirm(), case .success(let state) = result, state.usedJournals {
             result = readState(wanted, limit: limit, attempts: ObserverVFS.maximumAttempts)
@@ -254,7 +276,12 @@ final class RollbackRowDeriver {
         return .failure(failure)
     }
 
-    private func readState(_ wanted: RowFeedFilter, limit: Int?, captured: [JournalPages]?)
+    /// How long a reading waits for a commit's journal to be deleted.
+    static let journalPatience = Duration.milliseconds(20)
+
+    private func readState(
+        _ wanted: RowFeedFilter, limit: Int?, captured: [JournalPages]?, waitingForJournal: Bool = false
+    )
         -> Result<State, Failure>
     {
         guard raw.execute("BEGIN") else { return .failure(Failure(reason: "cannot begin a read")) }
@@ -306,6 +333,9 @@ final class RollbackRowDeriver {
             changed = ChangedPages(
                 pages: captured.reduce(into: Set<UInt32>()) { $0.formUnion($1.pages) },
                 appendedAfter: captured.map(\.originalPageCount).min() ?? 0)
+        }
+        if changed == nil, waitingForJournal, let previous = self.counter, counter != previous {
+            return .failure(Failure(reason: "a commit's journal is still there", journalUnderWay: true))
         }
         var tables: [String: Table] = [:]
         var tooLarge = Set<String>()

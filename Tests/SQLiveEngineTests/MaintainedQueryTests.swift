@@ -82,6 +82,8 @@ struct MaintainedQueryTests {
         }
 
         let writer = try TruthWriter(path: path, queries: Self.queries.map(\.sql))
+        // Every tree updated from journals is checked against a whole walk.
+        RollbackRowDeriver.checksUpdates.withLock { $0.enabled = true }
         var truths: [String: Set<[[SQLValue]]>] = [:]
         var nextID = 301
         for round in 0..<commits {
@@ -131,6 +133,7 @@ struct MaintainedQueryTests {
             #expect(infos.first { $0.name == query.name }?.precision == .rows, "\(query.name)")
         }
         print("kept from rows (\(mode.rawValue)): \(kept.sorted { $0.key < $1.key }.map { "\($0.value)" })")
+        #expect(RollbackRowDeriver.checksUpdates.withLock { $0.differences } == 0)
     }
 
     private static func word(_ n: Int) -> String {

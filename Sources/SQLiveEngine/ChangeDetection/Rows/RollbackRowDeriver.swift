@@ -1,6 +1,7 @@
 import Foundation
 import CSQLiveSupport
 import GRDBSQLite
+import SQLiveLocks
 
 /// Derives each commit's changed rows in a rollback-journal file, where
 /// nothing is left of a commit's pages once it is done (the journal is
@@ -30,12 +31,25 @@ final class RollbackRowDeriver {
         var layout: TableLayout
         var usable: Int
         var encoding: SQLiteRecord.TextEncoding
-        var pages: [UInt32: [UInt8]]
+        var tree: Tree
+        var pages: [UInt32: [UInt8]] { tree.pages }
+        var cellOf: [UInt32: UInt32] { tree.cellOf }
+    }
+
+    /// A table's b-tree as read: every page from its root.
+    struct Tree {
+        var root: UInt32
+        var pages: [UInt32: [UInt8]] = [:]
         /// Each overflow page's cell page.
-        var cellOf: [UInt32: UInt32]
+        var cellOf: [UInt32: UInt32] = [:]
         /// Each b-tree page, parsed: a page taken from the copy is not
         /// parsed again.
         var nodes: [UInt32: BTreePage] = [:]
+        /// Each b-tree page's parent (the root has none).
+        var parentOf: [UInt32: UInt32] = [:]
+        /// The pages that may differ from the last reading's copy, when
+        /// only those were looked at (`update`); `nil` after a whole walk.
+        var touched: Set<UInt32>?
     }
     /// The wanted tables as of `counter`, by lowercased name.
     private var tables: [String: Table] = [:]
@@ -180,7 +194,13 @@ final class RollbackRowDeriver {
         var changed = Set<String>()
         for (name, now) in state.tables {
             guard let before = tables[name], before.layout == now.layout else { return nil }
-            if before.pages != now.pages { changed.insert(name) }
+            let differs =
+                if let touched = now.tree.touched {
+                    touched.contains { before.pages[$0] != now.pages[$0] }
+                } else {
+                    before.pages != now.pages
+                }
+            if differs { changed.insert(name) }
         }
         return changed
     }
@@ -276,6 +296,15 @@ final class RollbackRowDeriver {
         return .failure(failure)
     }
 
+    /// For tests: each tree `update`d is checked against a walk of the
+    /// whole tree (`compared`, `differences`).
+    struct UpdateChecks: Sendable {
+        var enabled = false
+        var compared = 0
+        var differences = 0
+    }
+    static let checksUpdates = Locked(UpdateChecks())
+
     /// How long a reading waits for a commit's journal to be deleted.
     static let journalPatience = Duration.milliseconds(20)
 
@@ -345,11 +374,29 @@ final class RollbackRowDeriver {
             let kept =
                 changed == nil
                 ? nil : self.tables[name].flatMap { $0.layout == layout && $0.usable == usable ? $0 : nil }
-            switch walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount, kept: kept, changed: changed) {
-            case .success(let (pages, cellOf, nodes)):
-                tables[name] = Table(
-                    layout: layout, usable: usable, encoding: encodingLayouts.encoding, pages: pages, cellOf: cellOf,
-                    nodes: nodes)
+            let walked: Result<Tree, Failure>
+            if let kept, let changed, kept.tree.root == root, pageCount >= changed.appendedAfter,
+                let updated = update(kept.tree, changed: changed, pageSize: pageSize, usable: usable, pageCount: pageCount)
+            {
+                walked = updated
+                if Self.checksUpdates.withLock({ $0.enabled }), case .success(let tree) = updated {
+                    let whole = walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount)
+                    if case .success(let truth) = whole {
+                        let same =
+                            truth.pages == tree.pages && truth.cellOf == tree.cellOf && truth.parentOf == tree.parentOf
+                            && Set(truth.nodes.keys) == Set(tree.nodes.keys)
+                        Self.checksUpdates.withLock {
+                            $0.compared += 1
+                            if !same { $0.differences += 1 }
+                        }
+                    }
+                }
+            } else {
+                walked = walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount, kept: kept, changed: changed)
+            }
+            switch walked {
+            case .success(let tree):
+                tables[name] = Table(layout: layout, usable: usable, encoding: encodingLayouts.encoding, tree: tree)
             case .failure(let failure) where failure.tooLarge:
                 tooLarge.insert(layout.name)
             case .failure(let failure):
@@ -372,9 +419,7 @@ final class RollbackRowDeriver {
     private func walk(
         _ root: UInt32, pageSize: Int, usable: Int, pageCount: UInt32, kept: Table? = nil,
         changed: ChangedPages? = nil
-    )
-        -> Result<(pages: [UInt32: [UInt8]], cellOf: [UInt32: UInt32], nodes: [UInt32: BTreePage]), Failure>
-    {
+    ) -> Result<Tree, Failure> {
         /// A page's bytes, and whether they are the copy's (unchanged).
         func page(_ number: UInt32) -> (bytes: [UInt8], kept: Bool)? {
             if let changed, !changed.mayHaveChanged(number), let copy = kept?.pages[number] { return (copy, true) }
@@ -383,6 +428,7 @@ final class RollbackRowDeriver {
         var pages: [UInt32: [UInt8]] = [:]
         var cellOf: [UInt32: UInt32] = [:]
         var nodes: [UInt32: BTreePage] = [:]
+        var parentOf: [UInt32: UInt32] = [:]
         var stack = [root]
         while let next = stack.popLast() {
             guard pages[next] == nil, next >= 1, next <= pageCount else {
@@ -393,7 +439,7 @@ final class RollbackRowDeriver {
             }
             pages[next] = content
             let parsed: BTreePage? =
-                if fromCopy, let node = kept?.nodes[next] {
+                if fromCopy, let node = kept?.tree.nodes[next] {
                     node
                 } else {
                     content.withUnsafeBytes { BTreePage($0, page: next, usableSize: usable, pageCount: pageCount) }
@@ -405,6 +451,7 @@ final class RollbackRowDeriver {
                 return .failure(Failure(reason: BTreeCells.tooLargeReason, tooLarge: true))
             }
             stack += node.children
+            for child in node.children { parentOf[child] = next }
             for first in node.overflows {
                 var link = first
                 var chain = 0
@@ -421,7 +468,174 @@ final class RollbackRowDeriver {
                 }
             }
         }
-        return .success((pages, cellOf, nodes))
+        return .success(Tree(root: root, pages: pages, cellOf: cellOf, nodes: nodes, parentOf: parentOf))
+    }
+
+    /// The tree after a commit that changed only `changed`'s pages, from
+    /// the last reading's (`kept`), looking at those pages alone: the
+    /// changed pages, their ancestors, and whatever they now point to. An
+    /// unchanged page whose subtree holds no changed page, under the same
+    /// parent, is the same subtree; pages that only changed pages pointed
+    /// to, and no longer do, are gone with their subtrees. `nil` when the
+    /// copy does not say enough (then the whole tree is walked).
+    ///
+    /// Pointers live in pages: a page the commit did not write points where
+    /// it did, so only a written page can link, unlink or move a subtree,
+    /// and every page it links is either written too or an unchanged
+    /// subtree it took from another written page.
+    private func update(
+        _ kept: Tree, changed: ChangedPages, pageSize: Int, usable: Int, pageCount: UInt32
+    ) -> Result<Tree, Failure>? {
+        guard kept.pages[kept.root] != nil, kept.cellOf[kept.root] == nil else { return nil }
+        // The b-tree pages to look at again: the written ones, and the cell
+        // pages of written overflow pages (their chains).
+        var revisit = Set<UInt32>()
+        var written = Set<UInt32>()
+        for page in kept.pages.keys where changed.mayHaveChanged(page) {
+            written.insert(page)
+            revisit.insert(kept.cellOf[page] ?? page)
+        }
+        if written.isEmpty {
+            var same = kept
+            same.touched = []
+            return .success(same)
+        }
+        // And their ancestors, down to which the walk goes.
+        var onPath = revisit
+        for page in revisit {
+            var link = page
+            while let parent = kept.parentOf[link], onPath.insert(parent).inserted { link = parent }
+        }
+        /// A page's bytes: the file's if the commit may have written it.
+        func content(_ number: UInt32) -> (bytes: [UInt8], kept: Bool)? {
+            if !changed.mayHaveChanged(number), let copy = kept.pages[number] { return (copy, true) }
+            return bytes(count: pageSize, at: Int64(number - 1) * Int64(pageSize)).map { ($0, false) }
+        }
+        /// Whether a page is a b-tree page of the copy (not an overflow page).
+        func isNode(_ page: UInt32) -> Bool { kept.nodes[page] != nil && kept.cellOf[page] == nil }
+
+        // The pages reached again, with what they now are.
+        var pages: [UInt32: [UInt8]] = [:]
+        var nodes: [UInt32: BTreePage] = [:]
+        var parentOf: [UInt32: UInt32] = [:]
+        var cellOf: [UInt32: UInt32] = [:]
+        // The copy's pages that may have left the tree: old children and
+        // old overflow chains of the pages reached again.
+        var leaving: [UInt32] = []
+        // The copy's subtrees kept whole (still under the same page).
+        var keptWhole = Set<UInt32>()
+        var stack: [(page: UInt32, parent: UInt32?)] = [(kept.root, nil)]
+        while let (next, parent) = stack.popLast() {
+            guard pages[next] == nil, next >= 1, next <= pageCount else {
+                return .failure(Failure(reason: "page \(next) is linked twice or lies past the end"))
+            }
+            guard let (bytes, fromCopy) = content(next) else {
+                return .failure(Failure(reason: "the file was written while it was read"))
+            }
+            let node: BTreePage
+            if fromCopy, isNode(next), let copy = kept.nodes[next] {
+                node = copy
+            } else {
+                guard
+                    let parsed = bytes.withUnsafeBytes({
+                        BTreePage($0, page: next, usableSize: usable, pageCount: pageCount)
+                    })
+                else { return .failure(Failure(reason: "page \(next) is not a b-tree page")) }
+                node = parsed
+            }
+            if node.largestPayload > UInt64(BTreeCells.largestPayload) {
+                return .failure(Failure(reason: BTreeCells.tooLargeReason, tooLarge: true))
+            }
+            pages[next] = bytes
+            nodes[next] = node
+            if let parent { parentOf[next] = parent }
+            let old = isNode(next) ? kept.nodes[next] : nil
+            if let old { leaving += old.children }
+            for child in node.children {
+                // The same subtree, under the same page, untouched: kept whole.
+                if isNode(child), !onPath.contains(child), !changed.mayHaveChanged(child),
+                    kept.parentOf[child] == next
+                {
+                    keptWhole.insert(child)
+                    continue
+                }
+                stack.append((child, next))
+            }
+            // Its overflow chains, when it or one of them was written, or it
+            // is new here.
+            guard old == nil || revisit.contains(next) || !fromCopy else { continue }
+            if let old {
+                for first in old.overflows {
+                    var link = first
+                    var chain = 0
+                    while link != 0, let page = kept.pages[link], kept.cellOf[link] == next, chain < 1 << 20 {
+                        leaving.append(link)
+                        chain += 1
+                        link = page.withUnsafeBytes { $0.bigEndianUInt32(at: 0) }
+                    }
+                }
+            }
+            for first in node.overflows {
+                var link = first
+                var chain = 0
+                while link != 0 {
+                    chain += 1
+                    if chain * pageSize > BTreeCells.largestPayload {
+                        return .failure(Failure(reason: BTreeCells.tooLargeReason, tooLarge: true))
+                    }
+                    guard pages[link] == nil, link <= pageCount, link >= 1, let overflow = content(link)?.bytes
+                    else { return .failure(Failure(reason: "overflow page \(link) cannot be read")) }
+                    pages[link] = overflow
+                    cellOf[link] = next
+                    link = overflow.withUnsafeBytes { $0.bigEndianUInt32(at: 0) }
+                }
+            }
+        }
+        var tree = kept
+        tree.touched = Set(pages.keys)
+        // What left: the copy's pages no longer reached, with their
+        // subtrees and chains (as the copy has them), but for what was
+        // reached again.
+        // A b-tree page reached again had its old children and chains
+        // looked at in the walk; one reached again as an overflow page
+        // leaves its old ones behind.
+        var gone = leaving
+        var dropped = Set<UInt32>()
+        while let page = gone.popLast() {
+            guard !keptWhole.contains(page), nodes[page] == nil, dropped.insert(page).inserted else { continue }
+            if cellOf[page] == nil {
+                guard tree.pages.removeValue(forKey: page) != nil else { continue }
+                tree.touched!.insert(page)
+                tree.cellOf[page] = nil
+                tree.parentOf[page] = nil
+                tree.nodes[page] = nil
+            }
+            guard isNode(page), let node = kept.nodes[page] else { continue }
+            gone += node.children
+            for first in node.overflows {
+                var link = first
+                var chain = 0
+                while link != 0, let content = kept.pages[link], kept.cellOf[link] == page, chain < 1 << 20 {
+                    gone.append(link)
+                    chain += 1
+                    link = content.withUnsafeBytes { $0.bigEndianUInt32(at: 0) }
+                }
+            }
+        }
+        // What was reached again, as it now is.
+        for (page, bytes) in pages {
+            tree.pages[page] = bytes
+            if let cell = cellOf[page] {
+                tree.cellOf[page] = cell
+                tree.nodes[page] = nil
+                tree.parentOf[page] = nil
+            } else {
+                tree.cellOf[page] = nil
+                tree.nodes[page] = nodes[page]
+                tree.parentOf[page] = parentOf[page]
+            }
+        }
+        return .success(tree)
     }
 
     /// Bytes of the file as the read transaction's state of it has them,
@@ -440,7 +654,8 @@ final class RollbackRowDeriver {
     /// page does not read as its b-tree's.
     private static func changes(from before: Table, to now: Table) -> [RowChange]? {
         var cellPages = Set<UInt32>()
-        for page in Set(before.pages.keys).union(now.pages.keys) where before.pages[page] != now.pages[page] {
+        for page in now.tree.touched ?? Set(before.pages.keys).union(now.pages.keys)
+        where before.pages[page] != now.pages[page] {
             // The page itself (read as a b-tree page in each version where it
             // is one), and the cell pages it was an overflow page of.
             cellPages.insert(page)

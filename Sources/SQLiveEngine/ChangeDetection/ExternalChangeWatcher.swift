@@ -376,8 +376,7 @@ extension ExternalChangeWatcher {
                 do throws(SQLiveError) {
                     if rollbackRows == nil { rollbackRows = try RollbackRowDeriver(path: probe.path) }
                     // Nothing to tell at its first reading (it starts from there).
-                    let readResult = rollbackRows!.read(wanted)
-                    if let read = readResult {
+                    if let read = rollbackRows!.read(wanted) {
                         feed.deliver(cause: cause, from: read.from, to: read.to, derived: wanted, read.changes)
                     }
                     if let used = rollbackRows!.lastReadUsedJournals {

@@ -47,9 +47,6 @@ final class RollbackRowDeriver {
         var nodes: [UInt32: BTreePage] = [:]
         /// Each b-tree page's parent (the root has none).
         var parentOf: [UInt32: UInt32] = [:]
-        /// The pages that may differ from the last reading's copy, when
-        /// only those were looked at (`update`); `nil` after a whole walk.
-        var touched: Set<UInt32>?
     }
     /// The wanted tables as of `counter`, by lowercased name.
     private var tables: [String: Table] = [:]
@@ -93,7 +90,7 @@ final class RollbackRowDeriver {
         let first = filter != wanted || counter == nil
         filter = wanted
         lastReadUsedJournals = nil
-        let state: State
+        var state: State
         switch readTables(wanted, first: first) {
         case .success(let read): state = read
         case .failure(let failure):
@@ -103,6 +100,7 @@ final class RollbackRowDeriver {
             return Read(
                 from: nil, to: nil, changes: tablesNamed(wanted).map { RowChange.unknown($0, reason: failure.reason) })
         }
+        let befores = commit(&state)
         defer {
             counter = state.counter
             tables = state.tables
@@ -122,7 +120,7 @@ final class RollbackRowDeriver {
             .unknown($0, reason: BTreeCells.tooLargeReason)
         }
         for (name, now) in state.tables.sorted(by: { $0.key < $1.key }) {
-            guard let before = tables[name] else { continue }
+            guard let before = befores[name] else { continue }
             guard before.layout == now.layout else {
                 changes.append(.unknown(now.layout.name, reason: "its columns changed"))
                 continue
@@ -176,11 +174,12 @@ final class RollbackRowDeriver {
         let first = filter != .all || counter == nil
         filter = .all
         lastReadUsedJournals = nil
-        guard case .success(let state) = readTables(.all, limit: Self.tableMatchingLimit, first: first) else {
+        guard case .success(var state) = readTables(.all, limit: Self.tableMatchingLimit, first: first) else {
             counter = nil
             tables = [:]
             return nil
         }
+        let befores = commit(&state)
         lastReadUsedJournals = state.usedJournals
         defer {
             counter = state.counter
@@ -188,17 +187,17 @@ final class RollbackRowDeriver {
             tables = state.tables
         }
         guard !first, let counter, state.counter != counter else { return first ? nil : [] }
-        guard state.cookie == cookie, state.tooLarge.isEmpty, Set(state.tables.keys) == Set(tables.keys) else {
+        guard state.cookie == cookie, state.tooLarge.isEmpty, Set(state.tables.keys) == Set(befores.keys) else {
             return nil
         }
         var changed = Set<String>()
         for (name, now) in state.tables {
-            guard let before = tables[name], before.layout == now.layout else { return nil }
+            guard let before = befores[name], before.layout == now.layout else { return nil }
             let differs =
-                if let touched = now.tree.touched {
-                    touched.contains { before.pages[$0] != now.pages[$0] }
+                if let old = before.old {
+                    old.contains { $0.value.bytes != now.pages[$0.key] }
                 } else {
-                    before.pages != now.pages
+                    before.table.pages != now.pages
                 }
             if differs { changed.insert(name) }
         }
@@ -231,7 +230,11 @@ final class RollbackRowDeriver {
         var cookie: UInt32 = 0
         /// The file's size in bytes, by its header.
         var bytes = 0
+        /// The tables walked whole.
         var tables: [String: Table]
+        /// The tables updated from the copy's (`update`), by what changed:
+        /// applied to the copy in place by `commit`.
+        var deltas: [String: Delta] = [:]
         /// Tables with a row over 16 MiB: not read.
         var tooLarge: Set<String> = []
     }
@@ -367,6 +370,7 @@ final class RollbackRowDeriver {
             return .failure(Failure(reason: "a commit's journal is still there", journalUnderWay: true))
         }
         var tables: [String: Table] = [:]
+        var deltas: [String: Delta] = [:]
         var tooLarge = Set<String>()
         for (name, layout) in layouts where wanted.includes(layout.name) {
             guard let root = roots[name], root >= 1 else { continue }
@@ -374,12 +378,17 @@ final class RollbackRowDeriver {
             let kept =
                 changed == nil
                 ? nil : self.tables[name].flatMap { $0.layout == layout && $0.usable == usable ? $0 : nil }
-            let walked: Result<Tree, Failure>
             if let kept, let changed, kept.tree.root == root, pageCount >= changed.appendedAfter,
                 let updated = update(kept.tree, changed: changed, pageSize: pageSize, usable: usable, pageCount: pageCount)
             {
-                walked = updated
-                if Self.checksUpdates.withLock({ $0.enabled }), case .success(let tree) = updated {
+                switch updated {
+                case .success(let delta): deltas[name] = delta
+                case .failure(let failure) where failure.tooLarge: tooLarge.insert(layout.name)
+                case .failure(let failure): return .failure(failure)
+                }
+                if Self.checksUpdates.withLock({ $0.enabled }), case .success(let delta) = updated {
+                    var tree = kept.tree
+                    _ = Self.apply(delta, to: &tree)
                     let whole = walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount)
                     if case .success(let truth) = whole {
                         let same =
@@ -391,10 +400,9 @@ final class RollbackRowDeriver {
                         }
                     }
                 }
-            } else {
-                walked = walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount, kept: kept, changed: changed)
+                continue
             }
-            switch walked {
+            switch walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount, kept: kept, changed: changed) {
             case .success(let tree):
                 tables[name] = Table(layout: layout, usable: usable, encoding: encodingLayouts.encoding, tree: tree)
             case .failure(let failure) where failure.tooLarge:
@@ -407,7 +415,7 @@ final class RollbackRowDeriver {
             State(
                 counter: counter, usedJournals: changed != nil,
                 cookie: header.withUnsafeBytes { $0.bigEndianUInt32(at: 40) },
-                bytes: Int(pageCount) * pageSize, tables: tables, tooLarge: tooLarge))
+                bytes: Int(pageCount) * pageSize, tables: tables, deltas: deltas, tooLarge: tooLarge))
     }
 
     /// Every page of a b-tree, from its root: interior pages' children,
@@ -485,7 +493,7 @@ final class RollbackRowDeriver {
     /// subtree it took from another written page.
     private func update(
         _ kept: Tree, changed: ChangedPages, pageSize: Int, usable: Int, pageCount: UInt32
-    ) -> Result<Tree, Failure>? {
+    ) -> Result<Delta, Failure>? {
         guard kept.pages[kept.root] != nil, kept.cellOf[kept.root] == nil else { return nil }
         // The b-tree pages to look at again: the written ones, and the cell
         // pages of written overflow pages (their chains).
@@ -495,11 +503,7 @@ final class RollbackRowDeriver {
             written.insert(page)
             revisit.insert(kept.cellOf[page] ?? page)
         }
-        if written.isEmpty {
-            var same = kept
-            same.touched = []
-            return .success(same)
-        }
+        if written.isEmpty { return .success(Delta()) }
         // And their ancestors, down to which the walk goes.
         var onPath = revisit
         for page in revisit {
@@ -591,24 +595,18 @@ final class RollbackRowDeriver {
                 }
             }
         }
-        var tree = kept
-        tree.touched = Set(pages.keys)
         // What left: the copy's pages no longer reached, with their
-        // subtrees and chains (as the copy has them), but for what was
-        // reached again.
-        // A b-tree page reached again had its old children and chains
-        // looked at in the walk; one reached again as an overflow page
-        // leaves its old ones behind.
+        // subtrees and chains (as the copy has them). A b-tree page reached
+        // again had its old children and chains looked at in the walk; one
+        // reached again as an overflow page leaves its old ones behind.
+        var delta = Delta()
         var gone = leaving
         var dropped = Set<UInt32>()
         while let page = gone.popLast() {
             guard !keptWhole.contains(page), nodes[page] == nil, dropped.insert(page).inserted else { continue }
             if cellOf[page] == nil {
-                guard tree.pages.removeValue(forKey: page) != nil else { continue }
-                tree.touched!.insert(page)
-                tree.cellOf[page] = nil
-                tree.parentOf[page] = nil
-                tree.nodes[page] = nil
+                guard kept.pages[page] != nil else { continue }
+                delta.removed.append(page)
             }
             guard isNode(page), let node = kept.nodes[page] else { continue }
             gone += node.children
@@ -624,18 +622,54 @@ final class RollbackRowDeriver {
         }
         // What was reached again, as it now is.
         for (page, bytes) in pages {
-            tree.pages[page] = bytes
-            if let cell = cellOf[page] {
-                tree.cellOf[page] = cell
-                tree.nodes[page] = nil
-                tree.parentOf[page] = nil
-            } else {
-                tree.cellOf[page] = nil
-                tree.nodes[page] = nodes[page]
-                tree.parentOf[page] = parentOf[page]
-            }
+            delta.reached[page] = Delta.Page(
+                bytes: bytes, node: cellOf[page] == nil ? nodes[page] : nil, parent: parentOf[page],
+                cell: cellOf[page])
         }
-        return .success(tree)
+        return .success(delta)
+    }
+
+    /// What a commit changed in a table's tree (`update`), to apply to it
+    /// in place once the whole reading succeeded.
+    struct Delta {
+        struct Page {
+            var bytes: [UInt8]
+            /// A b-tree page's parsed node (`nil`: an overflow page).
+            var node: BTreePage?
+            var parent: UInt32?
+            /// An overflow page's cell page.
+            var cell: UInt32?
+        }
+        /// The pages reached again, as they now are.
+        var reached: [UInt32: Page] = [:]
+        /// The pages that left the tree.
+        var removed: [UInt32] = []
+    }
+
+    /// A page's version before a `Delta` was applied (`bytes` `nil`: not
+    /// in the tree).
+    struct OldPage {
+        var bytes: [UInt8]?
+        var cell: UInt32?
+    }
+
+    /// Applies a delta to a tree in place; returns the old versions of the
+    /// pages it touched.
+    static func apply(_ delta: Delta, to tree: inout Tree) -> [UInt32: OldPage] {
+        var old: [UInt32: OldPage] = [:]
+        for page in delta.removed {
+            old[page] = OldPage(bytes: tree.pages.removeValue(forKey: page), cell: tree.cellOf.removeValue(forKey: page))
+            tree.parentOf[page] = nil
+            tree.nodes[page] = nil
+        }
+        for (page, new) in delta.reached {
+            if old[page] == nil { old[page] = OldPage(bytes: tree.pages[page], cell: tree.cellOf[page]) }
+            tree.pages[page] = new.bytes
+            tree.cellOf[page] = new.cell
+            tree.nodes[page] = new.node
+            tree.parentOf[page] = new.parent
+        }
+        return old
     }
 
     /// Bytes of the file as the read transaction's state of it has them,
@@ -650,32 +684,72 @@ final class RollbackRowDeriver {
 
     // MARK: - Comparing
 
+    /// A table as the last reading had it: its tree, or, when the tree was
+    /// updated in place, the new tree with the old versions of the pages
+    /// the update touched.
+    private struct Before {
+        var table: Table
+        var old: [UInt32: OldPage]?
+        var layout: TableLayout { table.layout }
+
+        func page(_ number: UInt32) -> [UInt8]? {
+            if let version = old?[number] { return version.bytes }
+            return table.tree.pages[number]
+        }
+
+        func cell(_ number: UInt32) -> UInt32? {
+            if let version = old?[number] { return version.cell }
+            return table.tree.cellOf[number]
+        }
+    }
+
+    /// Applies the reading's deltas to the copy in place (no copy of its
+    /// pages is made) and moves them into `state.tables`; returns every
+    /// table of the copy as it was.
+    private func commit(_ state: inout State) -> [String: Before] {
+        var befores: [String: Before] = [:]
+        for (name, delta) in state.deltas {
+            guard var table = tables.removeValue(forKey: name) else { continue }
+            let old = Self.apply(delta, to: &table.tree)
+            state.tables[name] = table
+            befores[name] = Before(table: table, old: old)
+        }
+        state.deltas = [:]
+        for (name, table) in tables { befores[name] = Before(table: table, old: nil) }
+        return befores
+    }
+
     /// The rows that changed between two readings of a table; `nil` when a
     /// page does not read as its b-tree's.
-    private static func changes(from before: Table, to now: Table) -> [RowChange]? {
+    private static func changes(from before: Before, to now: Table) -> [RowChange]? {
         var cellPages = Set<UInt32>()
-        for page in now.tree.touched ?? Set(before.pages.keys).union(now.pages.keys)
-        where before.pages[page] != now.pages[page] {
+        let candidates = before.old.map { Set($0.keys) } ?? Set(before.table.pages.keys).union(now.pages.keys)
+        for page in candidates where before.page(page) != now.pages[page] {
             // The page itself (read as a b-tree page in each version where it
             // is one), and the cell pages it was an overflow page of.
             cellPages.insert(page)
-            if let cell = before.cellOf[page] { cellPages.insert(cell) }
+            if let cell = before.cell(page) { cellPages.insert(cell) }
             if let cell = now.cellOf[page] { cellPages.insert(cell) }
         }
         guard !cellPages.isEmpty else { return [] }
-        guard let old = rows(of: before, on: cellPages), let new = rows(of: now, on: cellPages) else { return nil }
+        guard let old = rows(of: before.table, page: before.page, cell: before.cell, on: cellPages),
+            let new = rows(of: now, page: { now.pages[$0] }, cell: { now.cellOf[$0] }, on: cellPages)
+        else { return nil }
         return WALRowDeriver.compare(old, new, layout: now.layout)
     }
 
-    private static func rows(of table: Table, on pages: Set<UInt32>) -> [RowKey: [SQLValue]]? {
+    /// The rows on some b-tree pages of one version of a table (`page`,
+    /// `cell`: its pages and overflow pages' cell pages).
+    private static func rows(
+        of table: Table, page: (UInt32) -> [UInt8]?, cell: (UInt32) -> UInt32?, on pages: Set<UInt32>
+    ) -> [RowKey: [SQLValue]]? {
         var rows: [RowKey: [SQLValue]] = [:]
-        for page in pages {
-            // A page of the b-tree in this reading (not an overflow page, not gone).
-            guard let bytes = table.pages[page], table.cellOf[page] == nil else { continue }
+        for number in pages {
+            // A page of the b-tree in this version (not an overflow page, not gone).
+            guard let bytes = page(number), cell(number) == nil else { continue }
             let read = bytes.withUnsafeBytes {
                 BTreeCells.read(
-                    $0, page: page, usableSize: table.usable, pageCount: UInt32.max,
-                    readPage: { table.pages[$0] })
+                    $0, page: number, usableSize: table.usable, pageCount: UInt32.max, readPage: page)
             }
             guard case .success(let cells) = read else { return nil }
             for cell in cells.cells {

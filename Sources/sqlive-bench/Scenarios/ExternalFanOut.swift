@@ -26,11 +26,17 @@ enum ExternalFanOut: Scenario {
         let precise = try await measure(directory, walPrecision: true, commits: commits)
         let everything = try await measure(directory, walPrecision: false, commits: commits)
         let rollback = try await measure(directory, walPrecision: true, commits: commits, journalMode: "DELETE")
+        // Ten times as many: 10,000 queries over 1,000 tables.
+        let wideCommits = quick ? 5 : 50
+        let wideWAL = try await measure(directory, walPrecision: true, commits: wideCommits, tables: 1000)
+        let wideDelete = try await measure(
+            directory, walPrecision: true, commits: wideCommits, journalMode: "DELETE", tables: 1000)
         var table = ResultTable(
             scenario: name,
             note:
                 "1,000 live queries over 100 tables (10 per table); the sqlite3 shell, at its defaults, commits "
-                + "\(commits) single-row inserts into one table, one at a time (each waits for the 10 updates).")
+                + "\(commits) single-row inserts into one table, one at a time (each waits for the 10 updates). "
+                + "Then 10,000 queries over 1,000 tables, \(wideCommits) commits, in WAL and DELETE.")
         table.add(
             "refreshes per external commit", precise.refreshesPerCommit, anchor: everything.refreshesPerCommit,
             "without WAL precision")
@@ -44,6 +50,15 @@ enum ExternalFanOut: Scenario {
         table.add(
             "CPU per external commit, DELETE journal (ms)", rollback.cpuPerCommit, anchor: precise.cpuPerCommit,
             "WAL, with WAL precision")
+        table.add(
+            "10,000 queries over 1,000 tables, DELETE journal: refreshes per external commit",
+            wideDelete.refreshesPerCommit, anchor: wideWAL.refreshesPerCommit, "the same in WAL")
+        table.add(
+            "10,000 queries over 1,000 tables, DELETE journal: CPU per external commit (ms)", wideDelete.cpuPerCommit,
+            anchor: wideWAL.cpuPerCommit, "the same in WAL")
+        table.add(
+            "10,000 queries over 1,000 tables, DELETE journal: p50 latency, commit sent → last of 10 updates (ms)",
+            wideDelete.latency.percentile(50), anchor: wideWAL.latency.percentile(50), "the same in WAL")
         table.add(
             "CPU per external commit (ms)", precise.cpuPerCommit, anchor: everything.cpuPerCommit,
             "without WAL precision")
@@ -71,16 +86,15 @@ enum ExternalFanOut: Scenario {
         return table
     }
 
-    static func measure(_ directory: URL, walPrecision: Bool, commits: Int, journalMode: String = "WAL") async throws
-        -> Run
-    {
-        let tables = 100
+    static func measure(
+        _ directory: URL, walPrecision: Bool, commits: Int, journalMode: String = "WAL", tables: Int = 100
+    ) async throws -> Run {
         let perTable = 10
         let schema =
             (0..<tables).map { "CREATE TABLE t\($0)(id INTEGER PRIMARY KEY, v);" }.joined()
             + (0..<tables).map { "INSERT INTO t\($0)(v) VALUES (0);" }.joined()
         let path = try makeDatabase(
-            directory, "external-fanout-\(walPrecision)-\(journalMode).sqlite", schema, journalMode: journalMode)
+            directory, "external-fanout-\(walPrecision)-\(journalMode)-\(tables).sqlite", schema, journalMode: journalMode)
         let wal = journalMode == "WAL"
         var options = LiveDatabase.Options()
         options.liveQueries.walPrecision = walPrecision
@@ -122,7 +136,7 @@ enum ExternalFanOut: Scenario {
         statistics.mapBuildNanoseconds = total.mapBuildNanoseconds
         // Bulk commits: 50,000 rows each into t42, over a hundred frames.
         let bulkBefore = database.walPrecisionStatistics()
-        for round in 1...(commits / 10) where wal {
+        for round in 1...max(1, commits / 10) where wal && tables == 100 {
             let value = Int64(1_000_000 * round)
             input.fileHandleForWriting.write(
                 Data(

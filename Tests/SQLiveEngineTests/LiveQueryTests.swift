@@ -633,6 +633,33 @@ struct LiveQueryDirectoryTests {
         await database.close()
     }
 
+    @Test("A registration while a refresh of the same SQL is under way reads the commit that refresh is for")
+    func registrationDuringItsRefresh() async throws {
+        // A query that takes a while on any machine: its refresh is still
+        // reading when the second registration comes.
+        let database = try await LiveDatabase.open(
+            .memory, options: LiveDatabase.Options(liveQueries: LiveQueryOptions(refreshBudget: nil)))
+        _ = try await database.execute(playersSchema)
+        let sql =
+            "SELECT (SELECT count(*) FROM games), (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+            + "WHERE i < 1500000) SELECT count(*) FROM n)"
+        let first = try await database.watch(name: "first", LiveQueryDefinition(sql: sql))
+        let before = first.first.result.rows[0][0]
+        let started = ContinuousClock.now
+        _ = try await database.execute("INSERT INTO games(title) VALUES ('new')")
+        // The commit's refresh of `first` has begun (it takes the whole read).
+        try await Task.sleep(for: .milliseconds(30))
+        let second = try await database.watch(name: "second", LiveQueryDefinition(sql: sql))
+        let read = ContinuousClock.now - started
+        #expect(before == .integer(2))
+        #expect(
+            second.first.result.rows[0][0] == .integer(3),
+            "registered after the commit, its first result is older (\(read) after the commit)")
+        await first.cancel()
+        await second.cancel()
+        await database.close()
+    }
+
     static func version(of event: LiveQueryEvent) -> Int? {
         if case .changed(let change) = event { return change.version }
         return nil

@@ -26,6 +26,8 @@ extension RefreshScheduler {
     /// the window; any other failure is delivered as the queries' error,
     /// and the next change tries again.
     func refresh(_ incoming: Batch) async {
+        refreshing = Set(incoming.keys)
+        defer { refreshing = [] }
         // Those kept from rows apply the commits' rows instead.
         let batch = await applyMaintained(incoming)
         var retry: [LiveQueryDefinition] = []
@@ -246,11 +248,15 @@ extension RefreshScheduler {
         -> (LiveQueryResult, [String])
     {
         if let damage { throw .sqlite(damage) }
-        if machine.pending[definition] == nil, let current = registry.currentResult(of: definition),
-            !wantsKey || registry.wantsKey(definition)
+        if machine.pending[definition] == nil, !refreshing.contains(definition), inFlight[definition] == nil,
+            ownLanes[definition].map({ !$0.running && $0.pending == nil }) ?? true,
+            let current = registry.currentResult(of: definition), !wantsKey || registry.wantsKey(definition)
         {
             // Shared: the evaluation's result is current, since any change
-            // after it would have marked it pending.
+            // after it would have marked it pending — and no refresh of it is
+            // under way (a change marked it, and its refresh had taken it
+            // off `pending` but not read it yet: that result is older than a
+            // commit that ended before this registration began).
             return current
         }
         let (rowCap, byteCap, tracer) = (rowCap, byteCap, tracer)

@@ -87,6 +87,10 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// The guards of the fetches under way, by evaluation: an evaluation
     /// nobody wants any more (`stopUnwantedWork`) or a shutdown stops them.
     var inFlight: [LiveQueryDefinition: [FetchGuard]] = [:]
+    /// The evaluations of the refresh under way (its batch, from its start
+    /// to its end; one refresh runs at a time): a change marked them, and
+    /// their result is not read yet.
+    var refreshing: Set<LiveQueryDefinition> = []
     /// The evaluations read on connections of their own, because a read of
     /// theirs held the shared one too long (RefreshScheduler+Lanes.swift).
     /// A key of `registry.evaluations`, or running (it retires then).

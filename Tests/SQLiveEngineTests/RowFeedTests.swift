@@ -369,7 +369,8 @@ struct JournalPagesTests {
         // Every database read its tables and its rows (a capture each).
         for database in databases {
             let statistics = database.walPrecisionStatistics()
-            #expect(statistics.rollbackTableJournalReadings + statistics.rollbackTableFullReadings >= 2, "\(statistics)")
+            #expect(
+                statistics.rollbackTableJournalReadings + statistics.rollbackTableFullReadings >= 2, "\(statistics)")
             #expect(statistics.rollbackJournalReadings + statistics.rollbackFullReadings >= 1, "\(statistics)")
         }
         // The watchers' hub's and the journal captures' (each may have a

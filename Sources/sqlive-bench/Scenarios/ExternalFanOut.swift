@@ -94,7 +94,8 @@ enum ExternalFanOut: Scenario {
             (0..<tables).map { "CREATE TABLE t\($0)(id INTEGER PRIMARY KEY, v);" }.joined()
             + (0..<tables).map { "INSERT INTO t\($0)(v) VALUES (0);" }.joined()
         let path = try makeDatabase(
-            directory, "external-fanout-\(walPrecision)-\(journalMode)-\(tables).sqlite", schema, journalMode: journalMode)
+            directory, "external-fanout-\(walPrecision)-\(journalMode)-\(tables).sqlite", schema,
+            journalMode: journalMode)
         let wal = journalMode == "WAL"
         var options = LiveDatabase.Options()
         options.liveQueries.walPrecision = walPrecision

@@ -281,10 +281,24 @@ final class JournalCapture: Sendable {
     /// commit the reading can hold is counted). A journal missed since the
     /// last confirmation also makes the next one fail: its commit may come
     /// after this reading.
-    func confirm() -> Bool {
+    ///
+    /// Journals deleted by the time the file's change counter was `read`
+    /// (the reading's, when it succeeded) belong to it or to an earlier
+    /// one: they are let go now, not at the next reading, which may be long
+    /// after (a deleted journal's space stays taken while it is open).
+    func confirm(read counter: UInt32?) -> Bool {
         guard let events else { return false }
         events.flush()
         return state.withLock { state in
+            if let counter {
+                state.held.removeAll { journal in
+                    guard case .some(.some(let after)) = journal.counterAfter, counter &- after < 1 << 31 else {
+                        return false
+                    }
+                    close(journal.descriptor)
+                    return true
+                }
+            }
             let missed = state.created - state.opened - state.baseline
             let complete = !state.poisoned && !state.lost && missed == state.missedBefore
             if !complete {

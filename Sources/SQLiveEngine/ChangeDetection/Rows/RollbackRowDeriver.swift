@@ -1,5 +1,5 @@
-import Foundation
 import CSQLiveSupport
+import Foundation
 import GRDBSQLite
 import SQLiveLocks
 
@@ -279,7 +279,8 @@ final class RollbackRowDeriver {
             result = readState(wanted, limit: limit, attempts: ObserverVFS.maximumAttempts)
         }
         // Were they all the journals? If not, the tables are read whole.
-        if !journals.confirm(), case .success(let state) = result, state.usedJournals {
+        let readCounter: UInt32? = if case .success(let state) = result { state.counter } else { nil }
+        if !journals.confirm(read: readCounter), case .success(let state) = result, state.usedJournals {
             result = readState(wanted, limit: limit, attempts: ObserverVFS.maximumAttempts)
         }
         return result
@@ -379,7 +380,8 @@ final class RollbackRowDeriver {
                 changed == nil
                 ? nil : self.tables[name].flatMap { $0.layout == layout && $0.usable == usable ? $0 : nil }
             if let kept, let changed, kept.tree.root == root, pageCount >= changed.appendedAfter,
-                let updated = update(kept.tree, changed: changed, pageSize: pageSize, usable: usable, pageCount: pageCount)
+                let updated = update(
+                    kept.tree, changed: changed, pageSize: pageSize, usable: usable, pageCount: pageCount)
             {
                 switch updated {
                 case .success(let delta): deltas[name] = delta
@@ -460,20 +462,11 @@ final class RollbackRowDeriver {
             }
             stack += node.children
             for child in node.children { parentOf[child] = next }
-            for first in node.overflows {
-                var link = first
-                var chain = 0
-                while link != 0 {
-                    chain += 1
-                    if chain * pageSize > BTreeCells.largestPayload {
-                        return .failure(Failure(reason: BTreeCells.tooLargeReason, tooLarge: true))
-                    }
-                    guard pages[link] == nil, link <= pageCount, link >= 1, let overflow = page(link)?.bytes
-                    else { return .failure(Failure(reason: "overflow page \(link) cannot be read")) }
-                    pages[link] = overflow
-                    cellOf[link] = next
-                    link = overflow.withUnsafeBytes { $0.bigEndianUInt32(at: 0) }
-                }
+            if let failure = Self.readChains(
+                of: node, on: next, pageSize: pageSize, pageCount: pageCount, pages: &pages, cellOf: &cellOf,
+                read: { page($0)?.bytes })
+            {
+                return .failure(failure)
             }
         }
         return .success(Tree(root: root, pages: pages, cellOf: cellOf, nodes: nodes, parentOf: parentOf))
@@ -568,31 +561,12 @@ final class RollbackRowDeriver {
             // Its overflow chains, when it or one of them was written, or it
             // is new here.
             guard old == nil || revisit.contains(next) || !fromCopy else { continue }
-            if let old {
-                for first in old.overflows {
-                    var link = first
-                    var chain = 0
-                    while link != 0, let page = kept.pages[link], kept.cellOf[link] == next, chain < 1 << 20 {
-                        leaving.append(link)
-                        chain += 1
-                        link = page.withUnsafeBytes { $0.bigEndianUInt32(at: 0) }
-                    }
-                }
-            }
-            for first in node.overflows {
-                var link = first
-                var chain = 0
-                while link != 0 {
-                    chain += 1
-                    if chain * pageSize > BTreeCells.largestPayload {
-                        return .failure(Failure(reason: BTreeCells.tooLargeReason, tooLarge: true))
-                    }
-                    guard pages[link] == nil, link <= pageCount, link >= 1, let overflow = content(link)?.bytes
-                    else { return .failure(Failure(reason: "overflow page \(link) cannot be read")) }
-                    pages[link] = overflow
-                    cellOf[link] = next
-                    link = overflow.withUnsafeBytes { $0.bigEndianUInt32(at: 0) }
-                }
+            if let old { leaving += Self.chainPages(of: old, on: next, in: kept) }
+            if let failure = Self.readChains(
+                of: node, on: next, pageSize: pageSize, pageCount: pageCount, pages: &pages, cellOf: &cellOf,
+                read: { content($0)?.bytes })
+            {
+                return .failure(failure)
             }
         }
         // What left: the copy's pages no longer reached, with their
@@ -610,15 +584,7 @@ final class RollbackRowDeriver {
             }
             guard isNode(page), let node = kept.nodes[page] else { continue }
             gone += node.children
-            for first in node.overflows {
-                var link = first
-                var chain = 0
-                while link != 0, let content = kept.pages[link], kept.cellOf[link] == page, chain < 1 << 20 {
-                    gone.append(link)
-                    chain += 1
-                    link = content.withUnsafeBytes { $0.bigEndianUInt32(at: 0) }
-                }
-            }
+            gone += Self.chainPages(of: node, on: page, in: kept)
         }
         // What was reached again, as it now is.
         for (page, bytes) in pages {
@@ -627,6 +593,44 @@ final class RollbackRowDeriver {
                 cell: cellOf[page])
         }
         return .success(delta)
+    }
+
+    /// Reads a b-tree page's overflow chains into `pages` (each page's cell
+    /// page into `cellOf`); a failure when a chain is too long, runs past
+    /// the end or meets a page read already.
+    private static func readChains(
+        of node: BTreePage, on cell: UInt32, pageSize: Int, pageCount: UInt32, pages: inout [UInt32: [UInt8]],
+        cellOf: inout [UInt32: UInt32], read: (UInt32) -> [UInt8]?
+    ) -> Failure? {
+        for first in node.overflows {
+            var link = first
+            var chain = 0
+            while link != 0 {
+                chain += 1
+                if chain * pageSize > BTreeCells.largestPayload {
+                    return Failure(reason: BTreeCells.tooLargeReason, tooLarge: true)
+                }
+                guard pages[link] == nil, link <= pageCount, link >= 1, let overflow = read(link)
+                else { return Failure(reason: "overflow page \(link) cannot be read") }
+                pages[link] = overflow
+                cellOf[link] = cell
+                link = overflow.withUnsafeBytes { $0.bigEndianUInt32(at: 0) }
+            }
+        }
+        return nil
+    }
+
+    /// The overflow pages of a b-tree page's chains, as a tree has them.
+    private static func chainPages(of node: BTreePage, on cell: UInt32, in tree: Tree) -> [UInt32] {
+        var chainPages: [UInt32] = []
+        for first in node.overflows {
+            var link = first
+            while link != 0, let page = tree.pages[link], tree.cellOf[link] == cell, chainPages.count < 1 << 20 {
+                chainPages.append(link)
+                link = page.withUnsafeBytes { $0.bigEndianUInt32(at: 0) }
+            }
+        }
+        return chainPages
     }
 
     /// What a commit changed in a table's tree (`update`), to apply to it
@@ -658,7 +662,8 @@ final class RollbackRowDeriver {
     static func apply(_ delta: Delta, to tree: inout Tree) -> [UInt32: OldPage] {
         var old: [UInt32: OldPage] = [:]
         for page in delta.removed {
-            old[page] = OldPage(bytes: tree.pages.removeValue(forKey: page), cell: tree.cellOf.removeValue(forKey: page))
+            old[page] = OldPage(
+                bytes: tree.pages.removeValue(forKey: page), cell: tree.cellOf.removeValue(forKey: page))
             tree.parentOf[page] = nil
             tree.nodes[page] = nil
         }

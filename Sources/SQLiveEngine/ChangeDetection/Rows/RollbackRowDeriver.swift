@@ -309,6 +309,15 @@ final class RollbackRowDeriver {
     }
     static let checksUpdates = Locked(UpdateChecks())
 
+    /// The tables' roots and layouts as of a schema cookie.
+    private struct Schema {
+        var cookie: UInt32
+        var roots: [String: UInt32]
+        var layouts: [String: TableLayout]
+        var encoding: SQLiteRecord.TextEncoding
+    }
+    private var schema: Schema?
+
     /// How long a reading waits for a commit's journal to be deleted.
     static let journalPatience = Duration.milliseconds(20)
 
@@ -323,18 +332,32 @@ final class RollbackRowDeriver {
         let layouts: [String: TableLayout]
         let encodingLayouts: (layouts: [String: TableLayout], encoding: SQLiteRecord.TextEncoding)
         do throws(RawSQLiteError) {
-            let statement = try RawStatement(
-                on: raw.handle, "SELECT name, rootpage FROM main.sqlite_schema WHERE type = 'table'")
-            while true {
-                let code = statement.step()
-                if code == SQLITE_DONE { break }
-                guard code == SQLITE_ROW else { throw RawSQLiteError(code: code, on: raw.handle) }
-                let name = sqlite3_column_text(statement.handle, 0).map { String(cString: $0) } ?? ""
-                roots[name.lowercased()] = UInt32(truncatingIfNeeded: sqlite3_column_int64(statement.handle, 1))
+            // The schema cookie first (it begins the read): while it stays,
+            // the tables' roots and columns are the last reading's (a schema
+            // change and `VACUUM` move it).
+            let version = try RawStatement(on: raw.handle, "PRAGMA main.schema_version")
+            guard version.step() == SQLITE_ROW else { throw RawSQLiteError(code: SQLITE_ERROR, on: raw.handle) }
+            let cookie = UInt32(truncatingIfNeeded: sqlite3_column_int64(version.handle, 0))
+            if let schema, schema.cookie == cookie {
+                roots = schema.roots
+                encodingLayouts = (schema.layouts, schema.encoding)
+            } else {
+                let statement = try RawStatement(
+                    on: raw.handle, "SELECT name, rootpage FROM main.sqlite_schema WHERE type = 'table'")
+                while true {
+                    let code = statement.step()
+                    if code == SQLITE_DONE { break }
+                    guard code == SQLITE_ROW else { throw RawSQLiteError(code: code, on: raw.handle) }
+                    let name = sqlite3_column_text(statement.handle, 0).map { String(cString: $0) } ?? ""
+                    roots[name.lowercased()] = UInt32(truncatingIfNeeded: sqlite3_column_int64(statement.handle, 1))
+                }
+                encodingLayouts = try TableLayout.loadAll(raw.handle)
+                schema = Schema(
+                    cookie: cookie, roots: roots, layouts: encodingLayouts.layouts, encoding: encodingLayouts.encoding)
             }
-            encodingLayouts = try TableLayout.loadAll(raw.handle)
             layouts = encodingLayouts.layouts
         } catch {
+            schema = nil
             return .failure(Failure(reason: "reading the schema: \(error.message)"))
         }
         guard let header = bytes(count: 100, at: 0) else {

@@ -18,6 +18,9 @@ extension RefreshScheduler {
         /// The inbox entries applied (or, while a base is read, known to be in it).
         var consumed: Int
         var reading = false
+        /// A resync came while a base was being read: that read began
+        /// before the change that made it, and is read again.
+        var readAgain = false
         /// Why it is not kept (it is then run again as any other).
         var unsupported: String?
         /// Where the last delivered result stood, at the latest (`nil`:
@@ -58,7 +61,14 @@ extension RefreshScheduler {
     }
 
     private func requestBase(_ definition: LiveQueryDefinition) {
-        guard let inbox, var kept = maintenance[definition], kept.unsupported == nil, !kept.reading else { return }
+        guard let inbox, var kept = maintenance[definition], kept.unsupported == nil else { return }
+        guard !kept.reading else {
+            // The read under way may hold the state before the change that
+            // asks for a new one (a dropped table's rows, say): its result
+            // is not kept, and the base is read again after it.
+            maintenance[definition]!.readAgain = true
+            return
+        }
         kept.state = nil
         kept.reading = true
         // Every entry delivered before the base's read begins is in it.
@@ -89,6 +99,12 @@ extension RefreshScheduler {
         let read = await baseReader.read(kept.plan, sql: definition.sql, rowCap: rowCap, byteCap: byteCap)
         guard var kept = maintenance[definition], kept.reading else { return }
         kept.reading = false
+        if kept.readAgain {
+            kept.readAgain = false
+            maintenance[definition] = kept
+            requestBase(definition)
+            return
+        }
         switch read {
         case .success(let base):
             kept.failedReads = 0

@@ -140,6 +140,16 @@ final class RollbackRowDeriver {
             }
             changes += rows
         }
+        // A table that came or went: its rows are not derived (a kept
+        // query of it reads its base again), but never passed over.
+        for (name, before) in befores.sorted(by: { $0.key < $1.key }) where state.tables[name] == nil {
+            if !state.tooLarge.contains(before.layout.name) {
+                changes.append(.unknown(before.layout.name, reason: "the table was dropped"))
+            }
+        }
+        for (name, now) in state.tables.sorted(by: { $0.key < $1.key }) where befores[name] == nil {
+            changes.append(.unknown(now.layout.name, reason: "the table was created"))
+        }
         return Read(from: FilePosition(wal: false, value: counter), to: to, changes: changes)
     }
 
@@ -382,9 +392,13 @@ final class RollbackRowDeriver {
         } else if self.counter != nil {
             Log.monitor.debug("journals: not used for this reading")
         }
-        if let captured, let previous = self.counter, !captured.isEmpty, counter &- previous <= 64,
-            captured.compactMap(\.startCounter).sorted() == (0..<(counter &- previous)).map({ previous &+ $0 }),
-            captured.allSatisfy({ $0.pageSize == pageSize && $0.startCounter != nil })
+        // One commit only: a page one commit frees (its content left as it
+        // was, not journaled) and a later one reuses from the free list is
+        // written without being journaled (SQLite reads no content for a
+        // free-list leaf, so it saves none) — invisible to the journals when
+        // both commits fall between two readings.
+        if let captured, let previous = self.counter, captured.count == 1, counter &- previous == 1,
+            captured[0].startCounter == previous, captured[0].pageSize == pageSize
         {
             changed = ChangedPages(
                 pages: captured.reduce(into: Set<UInt32>()) { $0.formUnion($1.pages) },

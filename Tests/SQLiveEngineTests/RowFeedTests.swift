@@ -199,6 +199,32 @@ struct RowFeedTests {
         await database.close()
     }
 
+    @Test("A table dropped, then created again, in a DELETE journal: told unknown both times, never passed over")
+    func droppedAndCreated() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(in: directory, mode: .delete, Self.schema)
+        let database = try await LiveDatabase.open(.file(path))
+        let writer = try await Lockstep(path: path, database: database, tables: ["t"])
+        func next(_ sql: String) async throws -> CommitRows {
+            writer.shell.send(sql)
+            await writer.shell.sync()
+            while true {
+                let commit = try #require(await writer.feed.next(), "no commit for: \(sql)")
+                if !commit.changes.allSatisfy({ $0.table == "warm" }) { return commit }
+            }
+        }
+        // (The warm-up's last commit may come in the same reading.)
+        let dropped = try await next("DROP TABLE t;").changes.filter { $0.table == "t" }
+        #expect(dropped.map(\.operation) == [.unknown], "\(dropped)")
+        #expect(dropped.first?.reason == "the table was dropped", "\(dropped)")
+        let created = try await next(
+            "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO t VALUES (1, 'a');"
+        ).changes.filter { $0.table == "t" }
+        #expect(!created.isEmpty && created.allSatisfy { $0.operation == .unknown }, "\(created)")
+        await writer.finish()
+        await database.close()
+    }
+
     @Test(
         "A seeded run of 400 random transactions by the sqlite3 shell: every commit's rows exact",
         arguments: [

@@ -289,7 +289,12 @@ final class DirectoryEvents: Sendable {
         ]
         while true {
             let ready = poll(&polled, 2, -1)
-            if ready < 0 && errno != EINTR { return }
+            if ready < 0 {
+                // Only `stop` ends the thread (the instance and its
+                // descriptor stay in use until then): try again.
+                if errno != EINTR { usleep(1000) }
+                continue
+            }
             if polled[0].revents != 0 { return }
             guard polled[1].revents != 0 else { continue }
             readEvents(generation: generation)

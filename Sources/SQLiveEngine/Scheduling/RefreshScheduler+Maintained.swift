@@ -65,7 +65,8 @@ extension RefreshScheduler {
         guard !kept.reading else {
             // The read under way may hold the state before the change that
             // asks for a new one (a dropped table's rows, say): its result
-            // is not kept, and the base is read again after it.
+            // is not kept, and the base is read again after it (`handle`
+            // marks it so for a schema change too).
             maintenance[definition]!.readAgain = true
             return
         }

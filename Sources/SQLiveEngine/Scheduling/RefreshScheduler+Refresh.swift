@@ -26,8 +26,15 @@ extension RefreshScheduler {
     /// the window; any other failure is delivered as the queries' error,
     /// and the next change tries again.
     func refresh(_ incoming: Batch) async {
-        refreshing = Set(incoming.keys)
-        defer { refreshing = [] }
+        defer {
+            for definition in incoming.keys {
+                if let count = refreshing[definition], count > 1 {
+                    refreshing[definition] = count - 1
+                } else {
+                    refreshing[definition] = nil
+                }
+            }
+        }
         // Those kept from rows apply the commits' rows instead.
         let batch = await applyMaintained(incoming)
         var retry: [LiveQueryDefinition] = []
@@ -248,7 +255,7 @@ extension RefreshScheduler {
         -> (LiveQueryResult, [String])
     {
         if let damage { throw .sqlite(damage) }
-        if machine.pending[definition] == nil, !refreshing.contains(definition), inFlight[definition] == nil,
+        if machine.pending[definition] == nil, refreshing[definition] == nil, inFlight[definition] == nil,
             ownLanes[definition].map({ !$0.running && $0.pending == nil }) ?? true,
             let current = registry.currentResult(of: definition), !wantsKey || registry.wantsKey(definition)
         {

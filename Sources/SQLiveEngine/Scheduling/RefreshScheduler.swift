@@ -87,10 +87,11 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     /// The guards of the fetches under way, by evaluation: an evaluation
     /// nobody wants any more (`stopUnwantedWork`) or a shutdown stops them.
     var inFlight: [LiveQueryDefinition: [FetchGuard]] = [:]
-    /// The evaluations of the refresh under way (its batch, from its start
-    /// to its end; one refresh runs at a time): a change marked them, and
-    /// their result is not read yet.
-    var refreshing: Set<LiveQueryDefinition> = []
+    /// The evaluations of the refreshes asked for and not ended (each
+    /// batch counted from the `.refresh` action that made it, which took
+    /// them off `pending`, to the end of its refresh): a change marked
+    /// them, and their result is not read yet.
+    var refreshing: [LiveQueryDefinition: Int] = [:]
     /// The evaluations read on connections of their own, because a read of
     /// theirs held the shared one too long (RefreshScheduler+Lanes.swift).
     /// A key of `registry.evaluations`, or running (it retires then).
@@ -230,6 +231,10 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
             for definition in affected where maintenance[definition]?.state != nil {
                 resync(definition, "the schema changed or the file was damaged")
             }
+            // A base being read may hold the state before this change.
+            for definition in affected where maintenance[definition]?.reading == true {
+                maintenance[definition]!.readAgain = true
+            }
         case .fileWritten:
             // Written outside a commit (a checkpoint, or damage SQLite's
             // header does not show): run again, as every query is.
@@ -275,6 +280,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         case .none: break
         case .wake(let deadline): wakeRequests.yield(deadline)
         case .refresh(let batch):
+            for definition in batch.keys { refreshing[definition, default: 0] += 1 }
             if takesRefresh { takenRefresh = batch } else { refreshRequests.yield(batch) }
         }
     }

@@ -276,8 +276,11 @@ final class RollbackRowDeriver {
             // reading every page would cost more.
             let patience = ContinuousClock.now + Self.journalPatience
             for attempt in 1...ObserverVFS.maximumAttempts {
+                // (Never on the last attempt: a wait that ran out of them
+                // would fail the whole reading.)
                 let wait =
                     !first && captured.underWay && captured.journals != nil && ContinuousClock.now < patience
+                    && attempt < ObserverVFS.maximumAttempts
                 result = readState(
                     wanted, limit: limit, captured: first ? nil : captured.journals, waitingForJournal: wait)
                 guard case .failure(let failure) = result, !failure.tooLarge, attempt < ObserverVFS.maximumAttempts
@@ -404,7 +407,7 @@ final class RollbackRowDeriver {
                 pages: captured.reduce(into: Set<UInt32>()) { $0.formUnion($1.pages) },
                 appendedAfter: captured.map(\.originalPageCount).min() ?? 0)
         }
-        if changed == nil, waitingForJournal, let previous = self.counter, counter != previous {
+        if changed == nil, waitingForJournal, let previous = self.counter, counter &- previous == 1 {
             return .failure(Failure(reason: "a commit's journal is still there", journalUnderWay: true))
         }
         var tables: [String: Table] = [:]

@@ -647,8 +647,8 @@ struct LiveQueryDirectoryTests {
         let before = first.first.result.rows[0][0]
         let started = ContinuousClock.now
         _ = try await database.execute("INSERT INTO games(title) VALUES ('new')")
-        // The commit's refresh of `first` has begun (it takes the whole read).
-        try await Task.sleep(for: .milliseconds(30))
+        // The commit's refresh of `first` has begun (its read takes longer).
+        try await Task.sleep(for: .milliseconds(100))
         let second = try await database.watch(name: "second", LiveQueryDefinition(sql: sql))
         let read = ContinuousClock.now - started
         #expect(before == .integer(2))

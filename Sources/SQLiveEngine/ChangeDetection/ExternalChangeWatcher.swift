@@ -379,15 +379,7 @@ extension ExternalChangeWatcher {
                     if let read = rollbackRows!.read(wanted) {
                         feed.deliver(cause: cause, from: read.from, to: read.to, derived: wanted, read.changes)
                     }
-                    if let used = rollbackRows!.lastReadUsedJournals {
-                        statistics.withLock { statistics in
-                            if used {
-                                statistics.rollbackJournalReadings += 1
-                            } else {
-                                statistics.rollbackFullReadings += 1
-                            }
-                        }
-                    }
+                    count(rollbackRows!, journals: \.rollbackJournalReadings, full: \.rollbackFullReadings)
                     return
                 } catch {
                     reason = error.description
@@ -399,6 +391,16 @@ extension ExternalChangeWatcher {
                 case .tables(let names): names.sorted()
                 }
             feed.deliver(cause: cause, derived: wanted, tables.map { RowChange.unknown($0, reason: reason) })
+        }
+
+        /// Counts a rollback deriver's last reading: from the journals' pages,
+        /// or every page.
+        private func count(
+            _ deriver: RollbackRowDeriver, journals: WritableKeyPath<WALPrecisionStatistics, Int>,
+            full: WritableKeyPath<WALPrecisionStatistics, Int>
+        ) {
+            guard let used = deriver.lastReadUsedJournals else { return }
+            statistics.withLock { $0[keyPath: used ? journals : full] += 1 }
         }
 
         /// The tables the commits since the last reading wrote, from the
@@ -443,15 +445,7 @@ extension ExternalChangeWatcher {
                 }
             }
             var tables = rollbackTables!.changedTables()
-            if let used = rollbackTables!.lastReadUsedJournals {
-                statistics.withLock { statistics in
-                    if used {
-                        statistics.rollbackTableJournalReadings += 1
-                    } else {
-                        statistics.rollbackTableFullReadings += 1
-                    }
-                }
-            }
+            count(rollbackTables!, journals: \.rollbackTableJournalReadings, full: \.rollbackTableFullReadings)
             // Called for a changed counter: a reading that saw no change read
             // the state before the commit (a writer still writing its pages
             // after its counter), and says nothing of it.

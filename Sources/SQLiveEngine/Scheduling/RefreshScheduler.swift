@@ -228,12 +228,13 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
         // makes it read its base again.
         switch signal {
         case .damage, .schemaChanged:
-            for definition in affected where maintenance[definition]?.state != nil {
-                resync(definition, "the schema changed or the file was damaged")
-            }
-            // A base being read may hold the state before this change.
+            // A base being read may hold the state before this change (one a
+            // resync asks for below is read after it).
             for definition in affected where maintenance[definition]?.reading == true {
                 maintenance[definition]!.readAgain = true
+            }
+            for definition in affected where maintenance[definition]?.state != nil {
+                resync(definition, "the schema changed or the file was damaged")
             }
         case .fileWritten:
             // Written outside a commit (a checkpoint, or damage SQLite's

@@ -247,6 +247,9 @@ final class RollbackRowDeriver {
         var deltas: [String: Delta] = [:]
         /// Tables with a row over 16 MiB: not read.
         var tooLarge: Set<String> = []
+        /// The trees this reading updated, checked against whole walks
+        /// (`checksUpdates`, for tests): counted once the reading stands.
+        var checked = UpdateChecks()
     }
 
     private struct Failure: Error {
@@ -294,17 +297,23 @@ final class RollbackRowDeriver {
         // Were they all the journals? If not, the tables are read whole.
         let readCounter: UInt32? = if case .success(let state) = result { state.counter } else { nil }
         if !journals.confirm(read: readCounter), case .success(let state) = result, state.usedJournals {
+            // (A journal missed may also have made the journals taken look
+            // like this commit's — a rollback's, judged by a counter a missed
+            // commit moved: what the trees' check found then is not counted.)
             result = readState(wanted, limit: limit, attempts: ObserverVFS.maximumAttempts)
+        } else if case .success(let state) = result, state.checked.compared > 0 {
+            Self.checksUpdates.withLock {
+                $0.compared += state.checked.compared
+                $0.differences += state.checked.differences
+            }
         }
         return result
     }
 
-    private func readState(
-        _ wanted: RowFeedFilter, limit: Int?, attempts: Int, captured: [JournalPages]? = nil
-    ) -> Result<State, Failure> {
+    private func readState(_ wanted: RowFeedFilter, limit: Int?, attempts: Int) -> Result<State, Failure> {
         var failure = Failure(reason: "the file kept changing while it was read")
         for _ in 0..<attempts {
-            switch readState(wanted, limit: limit, captured: captured) {
+            switch readState(wanted, limit: limit, captured: nil) {
             case .success(let state): return .success(state)
             case .failure(let error) where error.tooLarge: return .failure(error)
             case .failure(let error): failure = error
@@ -403,9 +412,7 @@ final class RollbackRowDeriver {
         if let captured, let previous = self.counter, captured.count == 1, counter &- previous == 1,
             captured[0].startCounter == previous, captured[0].pageSize == pageSize
         {
-            changed = ChangedPages(
-                pages: captured.reduce(into: Set<UInt32>()) { $0.formUnion($1.pages) },
-                appendedAfter: captured.map(\.originalPageCount).min() ?? 0)
+            changed = ChangedPages(pages: captured[0].pages, appendedAfter: captured[0].originalPageCount)
         }
         if changed == nil, waitingForJournal, let previous = self.counter, counter &- previous == 1 {
             return .failure(Failure(reason: "a commit's journal is still there", journalUnderWay: true))
@@ -413,6 +420,8 @@ final class RollbackRowDeriver {
         var tables: [String: Table] = [:]
         var deltas: [String: Delta] = [:]
         var tooLarge = Set<String>()
+        let checking = Self.checksUpdates.withLock { $0.enabled }
+        var checked = UpdateChecks()
         for (name, layout) in layouts where wanted.includes(layout.name) {
             guard let root = roots[name], root >= 1 else { continue }
             // Unchanged pages come from the copy of the same table.
@@ -428,7 +437,7 @@ final class RollbackRowDeriver {
                 case .failure(let failure) where failure.tooLarge: tooLarge.insert(layout.name)
                 case .failure(let failure): return .failure(failure)
                 }
-                if Self.checksUpdates.withLock({ $0.enabled }), case .success(let delta) = updated {
+                if checking, case .success(let delta) = updated {
                     var tree = kept.tree
                     _ = Self.apply(delta, to: &tree)
                     let whole = walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount)
@@ -436,10 +445,8 @@ final class RollbackRowDeriver {
                         let same =
                             truth.pages == tree.pages && truth.cellOf == tree.cellOf && truth.parentOf == tree.parentOf
                             && Set(truth.nodes.keys) == Set(tree.nodes.keys)
-                        Self.checksUpdates.withLock {
-                            $0.compared += 1
-                            if !same { $0.differences += 1 }
-                        }
+                        checked.compared += 1
+                        if !same { checked.differences += 1 }
                     }
                 }
                 continue
@@ -457,7 +464,7 @@ final class RollbackRowDeriver {
             State(
                 counter: counter, usedJournals: changed != nil,
                 cookie: header.withUnsafeBytes { $0.bigEndianUInt32(at: 40) },
-                bytes: Int(pageCount) * pageSize, tables: tables, deltas: deltas, tooLarge: tooLarge))
+                bytes: Int(pageCount) * pageSize, tables: tables, deltas: deltas, tooLarge: tooLarge, checked: checked))
     }
 
     /// Every page of a b-tree, from its root: interior pages' children,
@@ -531,12 +538,10 @@ final class RollbackRowDeriver {
         // The b-tree pages to look at again: the written ones, and the cell
         // pages of written overflow pages (their chains).
         var revisit = Set<UInt32>()
-        var written = Set<UInt32>()
         for page in kept.pages.keys where changed.mayHaveChanged(page) {
-            written.insert(page)
             revisit.insert(kept.cellOf[page] ?? page)
         }
-        if written.isEmpty { return .success(Delta()) }
+        if revisit.isEmpty { return .success(Delta()) }
         // And their ancestors, down to which the walk goes.
         var onPath = revisit
         for page in revisit {

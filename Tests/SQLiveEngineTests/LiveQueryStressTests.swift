@@ -27,7 +27,7 @@ struct LiveQueryStressTests {
         ]
         var initial: [String: [[SQLValue]]] = [:]
         for (name, sql) in queries {
-            initial[name] = try await database.directory.register(name: name, LiveQueryDefinition(sql: sql)).result.rows
+            initial[name] = try await database.directory.register(name: name, LiveQueryDefinition(sql: sql)).result.rows.map { $0 }
         }
         for _ in 0..<Int.random(in: 20...40, using: &random) {
             let table = Bool.random(using: &random) ? "a" : "b"
@@ -53,7 +53,7 @@ struct LiveQueryStressTests {
         }
         try await recorder.wait("final results") { _ in
             queries.keys.allSatisfy { name in
-                (recorder.changes(name).last?.result.rows ?? initial[name]) == expected[name]
+                (recorder.changes(name).last.map { Array($0.result.rows) } ?? initial[name]) == expected[name]
             }
         }
         for name in queries.keys {

@@ -163,7 +163,7 @@ struct CommittedRowsTests {
         #expect(try await database.rows("SELECT count(*) FROM players") == [[.integer(5)]])
         _ = try await database.execute("ROLLBACK")
         try await Task.sleep(for: .milliseconds(200))
-        let latest = recorder.changes("names").last?.result.rows ?? updated.result.rows
+        let latest = Array(recorder.changes("names").last?.result.rows ?? updated.result.rows)
         #expect(latest == (try await database.rows("SELECT count(*) FROM players")))
         await database.close()
     }

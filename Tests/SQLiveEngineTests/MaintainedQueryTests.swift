@@ -76,7 +76,7 @@ struct MaintainedQueryTests {
         let delivered = Task { () -> [String: [[[SQLValue]]]] in
             var results: [String: [[[SQLValue]]]] = [:]
             for await event in events {
-                if case .changed(let change) = event { results[change.name, default: []].append(change.result.rows) }
+                if case .changed(let change) = event { results[change.name, default: []].append(Array(change.result.rows)) }
             }
             return results
         }
@@ -94,7 +94,7 @@ struct MaintainedQueryTests {
                 truths[query.name, default: []].insert(rows)
                 let deadline = ContinuousClock.now + .seconds(30)
                 while true {
-                    let current = try await database.directory.current(name: query.name).snapshot.result.rows
+                    let current = Array(try await database.directory.current(name: query.name).snapshot.result.rows)
                     if current == rows { break }
                     if ContinuousClock.now > deadline {
                         Issue.record(

@@ -160,8 +160,8 @@ struct ObserverEffectTests {
             #expect(observed.statistics.generations > 50, "\(observed.statistics)")
         }
         let expected: [[SQLValue]] = [[.integer(Self.invariantTotal)]]
-        let totals = recorder.changes("total").map(\.result.rows)
-        let joins = recorder.changes("joined").map(\.result.rows)
+        let totals = recorder.changes("total").map { Array($0.result.rows) }
+        let joins = recorder.changes("joined").map { Array($0.result.rows) }
         #expect(totals.allSatisfy { $0 == expected }, "\(totals.filter { $0 != expected }.prefix(3))")
         #expect(
             joins.allSatisfy { $0 == [[.integer(Self.invariantTotal), .integer(3000)]] },

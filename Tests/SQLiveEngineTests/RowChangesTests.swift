@@ -114,7 +114,7 @@ struct ChangesOnlyLiveTests {
             path, "UPDATE items SET qty = 100 WHERE id = 777; DELETE FROM items WHERE id = 5;")
         try await recorder.wait("a change") { _ in !recorder.changes("items").isEmpty }
         // Both statements may come as one change or as two: apply them all.
-        var rows = snapshot.result.rows
+        var rows = Array(snapshot.result.rows)
         for change in recorder.changes("items") {
             let changes = try #require(change.changes)
             #expect(change.delivery == .changesOnly)
@@ -124,7 +124,7 @@ struct ChangesOnlyLiveTests {
         try await recorder.wait("both writes") { _ in
             recorder.changes("items").last?.result.total == 19_999
         }
-        rows = snapshot.result.rows
+        rows = Array(snapshot.result.rows)
         for change in recorder.changes("items") { rows = change.changes!.apply(to: rows) }
         #expect(rows == (try await database.rows("SELECT name, qty, id FROM items ORDER BY id")))
         let all = recorder.changes("items").compactMap(\.changes)

@@ -297,7 +297,7 @@ struct WALPrecisionLiveTests {
         for table in richTables {
             let snapshot = try await database.directory.register(
                 name: table, LiveQueryDefinition(sql: "SELECT * FROM \(table) ORDER BY 1"))
-            initial[table] = snapshot.result.rows
+            initial[table] = Array(snapshot.result.rows)
         }
         return initial
     }
@@ -309,7 +309,7 @@ struct WALPrecisionLiveTests {
         for table in richTables {
             let truth = try await database.rows("SELECT * FROM \(table) ORDER BY 1")
             let deadline = ContinuousClock.now + .seconds(30)
-            func latest() -> [[SQLValue]]? { recorder.changes(table).last?.result.rows ?? initial[table] }
+            func latest() -> [[SQLValue]]? { recorder.changes(table).last.map { Array($0.result.rows) } ?? initial[table] }
             while latest() != truth, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }

@@ -94,7 +94,7 @@ enum LiveQueryFetcher {
         }
         let region = statement.databaseRegion
         let columns = statement.columnNames
-        var rows: [[SQLValue]] = []
+        var rows = ResultRowsBuilder()
         var truncated = false
         var total = 0
         let cursor = try Row.fetchCursor(statement)
@@ -108,7 +108,7 @@ enum LiveQueryFetcher {
                 bytes += SQLValue.printedByteCount(of: statement.sqliteStatement, columnCount: columns.count)
                 if bytes > byteCap { throw SQLiveError.resultTooLarge(limit: byteCap) }
             }
-            rows.append(SQLValue.row(of: statement.sqliteStatement, columnCount: columns.count))
+            rows.append(statement: statement.sqliteStatement, columnCount: columns.count)
         }
         total = rows.count
         if truncated {
@@ -145,7 +145,8 @@ enum LiveQueryFetcher {
         tracer.record(sql: statement.sql, elapsed: elapsed, rows: rows.count, counters: counters, origin: .liveQuery)
         let tables = region == knownRegion ? nil : try self.tables(in: region, db)
         return Fetched(
-            result: LiveQueryResult(columns: columns, rows: rows, truncated: truncated, total: total), region: region,
+            result: LiveQueryResult(columns: columns, rows: rows.rows, truncated: truncated, total: total),
+            region: region,
             tables: tables, elapsed: elapsed, counters: counters,
             keyColumns: wantsKey ? keyColumns(of: statement.sqliteStatement, db.sqliteConnection!) : nil)
     }

@@ -33,18 +33,24 @@ public enum LiveQueryDelivery: String, Hashable, Sendable {
 /// A live query's result: columns and rows, cut at the row cap.
 public struct LiveQueryResult: Hashable, Sendable {
     public var columns: [String]
-    public var rows: [[SQLValue]]
+    /// The rows, kept compactly (`ResultRows`): a kept live query's
+    /// results share them with its state, chunk by chunk.
+    public var rows: ResultRows
     /// Whether rows past the row cap were left out.
     public var truncated: Bool
     /// How many rows the query really has: `rows.count`, or more when
     /// `truncated` (the rows past the cap are counted, never kept).
     public var total: Int
 
-    public init(columns: [String], rows: [[SQLValue]], truncated: Bool = false, total: Int? = nil) {
+    public init(columns: [String], rows: ResultRows, truncated: Bool = false, total: Int? = nil) {
         self.columns = columns
         self.rows = rows
         self.truncated = truncated
         self.total = max(total ?? rows.count, rows.count)
+    }
+
+    public init(columns: [String], rows: [[SQLValue]], truncated: Bool = false, total: Int? = nil) {
+        self.init(columns: columns, rows: ResultRows(rows), truncated: truncated, total: total)
     }
 }
 

@@ -106,6 +106,24 @@ public struct RowChanges: Hashable, Sendable {
             .map { Changed(from: $0.from, at: $0.at, row: new[$0.at]) }
     }
 
+    /// The changes from `old` to `new`: the equal ends compared by their
+    /// bytes (the chunks two results of a kept query share, not at all),
+    /// only the rows between them built.
+    public init(from old: ResultRows, to new: ResultRows, keyColumns: [Int]? = nil) {
+        let prefix = old.commonPrefix(with: new)
+        let suffix = old.commonSuffix(with: new, limit: min(old.count, new.count) - prefix)
+        self.init(
+            from: Array(old[prefix..<(old.count - suffix)]), to: Array(new[prefix..<(new.count - suffix)]),
+            keyColumns: keyColumns)
+        guard prefix > 0 else { return }
+        for index in removed.indices { removed[index].from += prefix }
+        for index in added.indices { added[index].at += prefix }
+        for index in changed.indices {
+            changed[index].from += prefix
+            changed[index].at += prefix
+        }
+    }
+
     /// The newer rows, from the older ones.
     public func apply(to rows: [[SQLValue]]) -> [[SQLValue]] {
         var rows = rows

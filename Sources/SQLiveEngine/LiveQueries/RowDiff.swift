@@ -6,7 +6,8 @@ public struct RowDiff: Hashable, Sendable {
     public var added: [[SQLValue]]
     public var removed: [[SQLValue]]
 
-    public init(from old: [[SQLValue]], to new: [[SQLValue]]) {
+    public init<Old: Sequence, New: Sequence>(from old: Old, to new: New)
+    where Old.Element == [SQLValue], New.Element == [SQLValue] {
         var remaining: [[SQLValue]: Int] = [:]
         for row in old { remaining[row, default: 0] += 1 }
         var added: [[SQLValue]] = []

@@ -340,7 +340,5 @@ struct MaintenanceCounts: Hashable, Sendable, CustomStringConvertible {
 
 extension LiveQueryResult {
     /// What its rows weigh printed (`SQLValue.printedByteCount`).
-    var printedByteCount: Int {
-        rows.reduce(0) { total, row in total + 2 + row.reduce(0) { $0 + $1.printedByteCount } }
-    }
+    var printedByteCount: Int { rows.printedByteCount }
 }

@@ -46,7 +46,7 @@ extension RPCParameters {
     }
 }
 
-extension Array where Element == [SQLValue] {
+extension Sequence where Element == [SQLValue] {
     /// The rows in their protocol form.
     var rpcRows: RPCRows { map { $0.map(RPCValue.init) } }
 }

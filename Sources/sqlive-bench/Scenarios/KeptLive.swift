@@ -36,9 +36,11 @@ enum KeptLive: Scenario {
                 + "query once; the writer's p99 commit time is compared with the same UPDATEs and no watcher.")
         // SQLIVE_BENCH_KEPT_ONLY=1: the kept WAL side alone (for a profiler).
         // SQLIVE_BENCH_KEPT_ONLY=DELETE: the kept DELETE-journal side alone.
+        // SQLIVE_BENCH_KEPT_ONLY=MEMORY: the memory of a kept result of every row alone.
         let keptOnlyMode = ProcessInfo.processInfo.environment["SQLIVE_BENCH_KEPT_ONLY"]
         let keptOnly = keptOnlyMode == "1" || keptOnlyMode == "DELETE"
-        for journalMode in keptOnlyMode == "DELETE" ? ["DELETE"] : keptOnly ? ["WAL"] : ["WAL", "DELETE"] {
+        let memoryOnly = keptOnlyMode == "MEMORY"
+        for journalMode in keptOnlyMode == "DELETE" ? ["DELETE"] : keptOnly || memoryOnly ? ["WAL"] : ["WAL", "DELETE"] {
             let path = try makeDatabase(
                 directory, "kept-\(journalMode).sqlite",
                 """
@@ -64,7 +66,7 @@ enum KeptLive: Scenario {
                 }
                 try writer.close()
             }
-            for query in queries {
+            for query in memoryOnly ? [] : queries {
                 var rerun = Samples()
                 for _ in 0..<(quick ? 2 : 5) {
                     let (seconds, status) = try ChildProcess.time([sqlite3, path, query.sql])

@@ -170,7 +170,7 @@ enum ObserverEffect: Scenario {
                 for await event in stream {
                     if case .changed(let change) = event {
                         updates.withLock { $0 += 1 }
-                        latest.withLock { $0 = change.result.rows }
+                        latest.withLock { $0 = Array(change.result.rows) }
                     }
                 }
             }

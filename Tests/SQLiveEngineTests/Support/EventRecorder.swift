@@ -74,7 +74,7 @@ extension StreamRecorder where Element == LiveQueryEvent {
                 if case .changed(let change) = event { return change.name == name }
                 return false
             }
-            if case .changed(let change) = last { return condition(change.result.rows) }
+            if case .changed(let change) = last { return condition(Array(change.result.rows)) }
             return false
         }
     }

@@ -12,8 +12,11 @@ struct MaintainedBase: Sendable {
     var ddl: String
     /// The live query's own result columns.
     var resultColumns: [String]
-    /// rows: the first rows in the query's order (`MaintainedState.baseSQL`); groups: every group.
+    /// groups: every group (`MaintainedState.baseSQL`).
     var rows: [[SQLValue]]
+    /// rows: the first rows in the query's order, as the state keeps them
+    /// (`MaintainedState.entryColumns`), read straight into its store.
+    var entries: RowStore?
     /// rows: how many rows the query has, before LIMIT.
     var matching: Int
 }
@@ -85,7 +88,8 @@ final class MaintainedBaseReader: Sendable {
             queue.async { [self] in
                 let read = readNow(plan, sql: sql, rowCap: rowCap, byteCap: byteCap)
                 if case .success(let base) = read, let byteCap,
-                    base.rows.reduce(0, { $0 + $1.reduce(0) { $0 + $1.printedByteCount } }) > byteCap
+                    base.entries.map({ $0.rows(prefix: $0.count).printedByteCount })
+                        ?? base.rows.reduce(0, { $0 + 2 + $1.reduce(0) { $0 + $1.printedByteCount } }) > byteCap
                 {
                     continuation.resume(returning: .failure(.unsupported("its rows are larger than a message may be")))
                     return
@@ -207,8 +211,21 @@ final class MaintainedBaseReader: Sendable {
         let resultColumns = (0..<statement.columnCount).map {
             sqlite3_column_name(statement.handle, Int32($0)).map { String(cString: $0) } ?? ""
         }
-        let rows = try Self.rows(raw, MaintainedState.baseSQL(plan, rowCap: rowCap), [])
-        var matching = rows.count
+        var rows: [[SQLValue]] = []
+        var entries: RowStore?
+        if plan.kind == .rows {
+            var store = RowStore(leading: 1 + plan.order.count)
+            let layout = MaintainedState.entryColumns(plan).map(Int32.init)
+            try Self.step(raw, MaintainedState.baseSQL(plan, rowCap: rowCap), []) { statement in
+                store.append { bytes in
+                    for column in layout { RowEncoding.append(column: column, of: statement, to: &bytes) }
+                }
+            }
+            entries = store
+        } else {
+            rows = try Self.rows(raw, MaintainedState.baseSQL(plan, rowCap: rowCap), [])
+        }
+        var matching = entries?.count ?? rows.count
         if plan.kind == .rows,
             case .integer(let count) = try Self.rows(raw, MaintainedState.countSQL(plan), [])
                 .first?.first
@@ -216,12 +233,24 @@ final class MaintainedBaseReader: Sendable {
             matching = Int(count)
         }
         return MaintainedBase(
-            position: position, ddl: ddl, resultColumns: resultColumns, rows: rows, matching: matching)
+            position: position, ddl: ddl, resultColumns: resultColumns, rows: rows, entries: entries,
+            matching: matching)
     }
 
     private static func rows(_ raw: RawConnection, _ sql: String, _ arguments: [SQLValue]) throws(Failure)
         -> [[SQLValue]]
     {
+        var rows: [[SQLValue]] = []
+        try step(raw, sql, arguments) { statement in
+            rows.append(SQLValue.row(of: statement, columnCount: Int(sqlite3_column_count(statement))))
+        }
+        return rows
+    }
+
+    /// Runs a statement, handing each row to `row` (the statement's handle, on its row).
+    private static func step(
+        _ raw: RawConnection, _ sql: String, _ arguments: [SQLValue], _ row: (OpaquePointer) -> Void
+    ) throws(Failure) {
         let statement: RawStatement
         do {
             statement = try raw.prepare(sql)
@@ -234,7 +263,7 @@ final class MaintainedBaseReader: Sendable {
         }
         for (index, argument) in arguments.enumerated() { argument.bind(to: statement.handle, at: Int32(index + 1)) }
         do {
-            return try RowEvaluator.rows(of: statement, on: raw)
+            try RowEvaluator.step(statement, on: raw, row)
         } catch {
             if sqlite3_errcode(raw.handle) & 0xFF == SQLITE_TOOBIG { throw .unsupported(error.message) }
             throw .failed(error.message)

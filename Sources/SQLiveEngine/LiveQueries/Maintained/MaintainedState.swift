@@ -42,11 +42,10 @@ final class MaintainedState {
     }
 
     struct Window {
-        /// The first rows in the query's order: rowid, sort key, output row.
-        var entries: [(rowid: Int64, sort: [SQLValue], row: [SQLValue])] = []
-        /// Each kept row's sort key, by rowid (none in the table's order,
-        /// where the rowid is the key).
-        var sortOf: [Int64: [SQLValue]] = [:]
+        /// The first rows in the query's order, each entry its rowid, its
+        /// sort key's values, then its output row (`entryColumns`),
+        /// encoded; the results delivered share its chunks.
+        var entries: RowStore
         /// Every row the query has (before LIMIT).
         var matching: Int
         /// Whether `entries` holds every matching row.
@@ -99,14 +98,11 @@ final class MaintainedState {
         evaluator = try RowEvaluator(ddl: base.ddl, table: plan.table, query: Self.evaluationSQL(plan))
         switch plan.kind {
         case .rows:
-            var window = Window(
-                matching: base.matching, complete: base.rows.count >= base.matching, keep: Self.keep(plan, rowCap))
-            for row in base.rows {
-                let entry = Self.entry(row, plan)
-                window.entries.append(entry)
-                if !plan.order.isEmpty { window.sortOf[entry.rowid] = entry.sort }
-            }
-            kind = .rows(window)
+            let entries = base.entries ?? Self.store(base.rows, plan)
+            kind = .rows(
+                Window(
+                    entries: entries, matching: base.matching, complete: entries.count >= base.matching,
+                    keep: Self.keep(plan, rowCap)))
         case .groups:
             var groups = Groups()
             for row in base.rows {
@@ -185,36 +181,53 @@ final class MaintainedState {
 
     // MARK: - Rows
 
-    private static func entry(_ row: [SQLValue], _ plan: MaintainedPlan) -> (
-        rowid: Int64, sort: [SQLValue], row: [SQLValue]
-    ) {
-        guard case .integer(let rowid) = row[0] else { return (0, [], []) }
+    /// Where an entry's values are in a row of `selectList` (rowid, extra
+    /// sort expressions, outputs): the rowid, each sort term's value, then
+    /// the outputs.
+    static func entryColumns(_ plan: MaintainedPlan) -> [Int] {
         let extras = plan.order.filter { $0.output == nil }.count
-        let outputs = Array(row[(1 + extras)...])
+        var columns = [0]
         var extra = 1
-        var sort: [SQLValue] = []
         for term in plan.order {
             if let output = term.output {
-                sort.append(outputs[output])
+                columns.append(1 + extras + output)
             } else {
-                sort.append(row[extra])
+                columns.append(extra)
                 extra += 1
             }
         }
-        return (rowid, sort, outputs)
+        return columns + (0..<plan.outputs.count).map { 1 + extras + $0 }
+    }
+
+    /// The kept entries of rows of `selectList`.
+    static func store(_ rows: [[SQLValue]], _ plan: MaintainedPlan) -> RowStore {
+        var store = RowStore(leading: 1 + plan.order.count)
+        let columns = entryColumns(plan)
+        for row in rows { store.append { bytes in for column in columns { RowEncoding.append(row[column], to: &bytes) } } }
+        return store
+    }
+
+    /// A row of `selectList`'s rowid and sort key.
+    private static func key(_ row: [SQLValue], _ layout: [Int], sortCount: Int) -> (rowid: Int64, sort: [SQLValue])? {
+        guard case .integer(let rowid) = row[0] else { return nil }
+        return (rowid, layout[1..<(1 + sortCount)].map { row[$0] })
     }
 
     /// Where an entry goes: before the first entry that sorts after it.
-    private func index(
-        of sort: [SQLValue], rowid: Int64, in entries: [(rowid: Int64, sort: [SQLValue], row: [SQLValue])]
-    )
-        -> Int
-    {
+    private func index(of sort: [SQLValue], rowid: Int64, in entries: RowStore) -> Int {
         var low = 0
         var high = entries.count
         while low < high {
             let middle = (low + high) / 2
-            if precedes(entries[middle].sort, entries[middle].rowid, sort, rowid) {
+            let precedes: Bool
+            if plan.order.isEmpty {
+                precedes = (entries.firstInteger(at: middle) ?? .min) < rowid
+            } else {
+                let key = entries.leadingValues(at: middle)
+                guard case .integer(let middleRowid) = key[0] else { return middle }
+                precedes = self.precedes(Array(key[1...]), middleRowid, sort, rowid)
+            }
+            if precedes {
                 low = middle + 1
             } else {
                 high = middle
@@ -310,14 +323,9 @@ final class MaintainedState {
             case .rows(var window):
                 kind = .groups(Groups())  // (released while it changes: no copy)
                 defer { kind = .rows(window) }
-                return applyRows(
-                    &window,
-                    touched: changes.compactMap { change -> Int64? in
-                        if case .rowid(let rowid) = change.key { return rowid }
-                        return nil
-                    }, before: before, after: after)
+                return applyRows(&window, before: before, after: after)
             case .groups(var groups):
-                kind = .rows(Window(matching: 0, complete: true, keep: 0))
+                kind = .rows(Window(entries: RowStore(leading: 0), matching: 0, complete: true, keep: 0))
                 defer { kind = .groups(groups) }
                 return applyGroups(&groups, before: before, after: after)
             }
@@ -326,41 +334,33 @@ final class MaintainedState {
         }
     }
 
-    private func applyRows(
-        _ window: inout Window, touched: [Int64], before: [[SQLValue]], after: [[SQLValue]]
-    ) -> Outcome {
-        for rowid in touched {
-            // In the table's order the rowid finds it; otherwise its sort key does.
-            let sort: [SQLValue]
-            if plan.order.isEmpty {
-                sort = []
-                let at = index(of: sort, rowid: rowid, in: window.entries)
-                guard at < window.entries.count, window.entries[at].rowid == rowid else { continue }
-            } else {
-                guard let kept = window.sortOf.removeValue(forKey: rowid) else { continue }
-                sort = kept
-            }
+    /// A changed row leaves the kept rows by its old values (evaluated,
+    /// they give its old sort key; a row whose old values did not match
+    /// was not kept) and comes back by its new ones.
+    private func applyRows(_ window: inout Window, before: [[SQLValue]], after: [[SQLValue]]) -> Outcome {
+        let layout = Self.entryColumns(plan)
+        for row in before {
+            guard let (rowid, sort) = Self.key(row, layout, sortCount: plan.order.count) else { return .resync("a row without a rowid") }
             let at = index(of: sort, rowid: rowid, in: window.entries)
-            guard at < window.entries.count, window.entries[at].rowid == rowid else {
+            if at < window.entries.count, window.entries.firstInteger(at: at) == rowid {
+                window.entries.remove(at: at)
+            } else if window.complete || at < window.entries.count {
+                // Every row sorting before the last kept one is kept.
                 return .resync("the kept rows lost their order")
             }
-            window.entries.remove(at: at)
         }
         window.matching += after.count - before.count
         for row in after {
-            let entry = Self.entry(row, plan)
-            if !window.complete, let last = window.entries.last,
-                !precedes(entry.sort, entry.rowid, last.sort, last.rowid)
-            {
-                continue
+            guard let (rowid, sort) = Self.key(row, layout, sortCount: plan.order.count) else { return .resync("a row without a rowid") }
+            let at = index(of: sort, rowid: rowid, in: window.entries)
+            // Past the kept rows of a window that does not hold them all: not kept.
+            if !window.complete, at >= window.entries.count { continue }
+            window.entries.insert(at: at) { bytes in
+                for column in layout { RowEncoding.append(row[column], to: &bytes) }
             }
-            if !window.complete, window.entries.isEmpty { continue }
-            window.entries.insert(entry, at: index(of: entry.sort, rowid: entry.rowid, in: window.entries))
-            if !plan.order.isEmpty { window.sortOf[entry.rowid] = entry.sort }
         }
         if window.entries.count > window.keep {
-            for dropped in window.entries[window.keep...] { window.sortOf[dropped.rowid] = nil }
-            window.entries.removeLast(window.entries.count - window.keep)
+            window.entries.truncate(to: window.keep)
             window.complete = false
         }
         let total = min(plan.limit ?? Int.max, window.matching)
@@ -372,8 +372,7 @@ final class MaintainedState {
         }
         return .result(
             LiveQueryResult(
-                columns: columns, rows: window.entries.prefix(shown).map(\.row), truncated: total > rowCap,
-                total: total))
+                columns: columns, rows: window.entries.rows(prefix: shown), truncated: total > rowCap, total: total))
     }
 
     private func applyGroups(_ groups: inout Groups, before: [[SQLValue]], after: [[SQLValue]]) -> Outcome {
@@ -495,8 +494,7 @@ final class MaintainedState {
             let total = min(plan.limit ?? Int.max, window.matching)
             let shown = min(total, rowCap)
             return LiveQueryResult(
-                columns: columns, rows: window.entries.prefix(shown).map(\.row), truncated: total > rowCap,
-                total: total)
+                columns: columns, rows: window.entries.rows(prefix: shown), truncated: total > rowCap, total: total)
         case .groups(let groups):
             return result(of: groups)
         }

@@ -68,14 +68,22 @@ final class RowEvaluator {
 
     /// Every row of a statement (reset afterwards).
     static func rows(of statement: RawStatement, on raw: RawConnection) throws(Failure) -> [[SQLValue]] {
-        defer { statement.reset() }
         let count = Int(sqlite3_column_count(statement.handle))
         var rows: [[SQLValue]] = []
+        try step(statement, on: raw) { rows.append(SQLValue.row(of: $0, columnCount: count)) }
+        return rows
+    }
+
+    /// Steps a statement to its end, handing each row to `row` (the
+    /// statement's handle, on its row); reset afterwards.
+    static func step(_ statement: RawStatement, on raw: RawConnection, _ row: (OpaquePointer) -> Void) throws(Failure)
+    {
+        defer { statement.reset() }
         while true {
             let code = statement.step()
-            if code == SQLITE_DONE { return rows }
+            if code == SQLITE_DONE { return }
             guard code == SQLITE_ROW else { throw Failure(message: raw.lastError) }
-            rows.append(SQLValue.row(of: statement.handle, columnCount: count))
+            row(statement.handle)
         }
     }
 }

@@ -276,6 +276,11 @@ struct RowStore: Sendable {
         if chunks.isEmpty || chunks[chunks.count - 1].bytes.count >= Self.chunkBytes
             || chunks[chunks.count - 1].count >= Self.chunkEntries
         {
+            if let full = chunks.indices.last {
+                // Closed: its arrays' spare capacity (up to half) let go.
+                unique(full)
+                chunks[full].shrink()
+            }
             chunks.append(RowChunk(printedSkip: leading))
             starts.append(count)
         }
@@ -471,6 +476,12 @@ final class RowChunk: @unchecked Sendable {
         for entry in kept..<count { printed -= printedByteCount(of: start(entry)..<Int(ends[entry])) }
         bytes.removeSubrange(end...)
         ends.removeSubrange(kept...)
+    }
+
+    /// Its arrays at their sizes (appends double their capacity).
+    func shrink() {
+        if bytes.capacity > bytes.count { bytes = bytes.withUnsafeBufferPointer { Array($0) } }
+        if ends.capacity > ends.count { ends = ends.withUnsafeBufferPointer { Array($0) } }
     }
 
     /// Moves the second half of the entries to a new chunk.

@@ -558,6 +558,23 @@ struct LiveQueryTests {
 
 @Suite("Live queries: the directory of names", .timeLimit(.minutes(2)))
 struct LiveQueryDirectoryTests {
+    @Test("A directory answers with the first rows and keeps no copy of them: the query's state has them")
+    func firstRowsNotKeptTwice() async throws {
+        let database = try await LiveDatabase.open(.memory)
+        _ = try await database.execute(playersSchema)
+        let snapshot = try await database.directory.register(
+            name: "names", LiveQueryDefinition(sql: "SELECT name FROM players ORDER BY name"))
+        #expect(snapshot.result.rows.count == 4 && snapshot.version == 1)
+        let handle = try #require(database.directory.handle(named: "names"))
+        #expect(handle.first.result.rows.isEmpty)
+        #expect(handle.first.version == 1 && handle.first.result.columns == ["name"] && handle.first.result.total == 4)
+        #expect(try await database.directory.current(name: "names").snapshot.result == snapshot.result)
+        // A handle of one's own keeps its first result whole.
+        let own = try await database.watch(name: "own", LiveQueryDefinition(sql: "SELECT name FROM players"))
+        #expect(own.first.result.rows.count == 4)
+        await database.close()
+    }
+
     @Test("A name is taken once, even by two registrations at the same moment; a blank one never")
     func namesAreUnique() async throws {
         let database = try await LiveDatabase.open(.memory)

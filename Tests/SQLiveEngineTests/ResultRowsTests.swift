@@ -73,7 +73,8 @@ struct ResultRowsTests {
                     model.remove(at: at)
                 case 0..<8:
                     // Bursts in one place grow a chunk past its split.
-                    let at = step % 500 < 250 ? min(model.count, 1_000) : Int.random(in: 0...model.count, using: &random)
+                    let at =
+                        step % 500 < 250 ? min(model.count, 1_000) : Int.random(in: 0...model.count, using: &random)
                     let row = (0..<Int.random(in: 1...3, using: &random)).map { _ in Self.value(&random) }
                     let key = Self.value(&random)
                     store.insert(at: at, encode(key, row))

@@ -96,7 +96,9 @@ public final class LiveQueryDirectory: Sendable {
                 state.registering.remove(name)
                 state.handles[name] = handle
             }
-            return handle.first
+            let first = handle.first
+            handle.letGoOfFirstRows()
+            return first
         } catch {
             state.withLock { state in
                 state.registering.remove(name)

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveLocks
 import Synchronization
 
 /// A live query owned by the code that registered it: its work ends when
@@ -23,7 +24,15 @@ public final class LiveQueryHandle: Sendable {
     /// What its events and infos call it (a label: two handles may share it).
     public let name: String
     /// The first result, version 1.
-    public let first: LiveQuerySnapshot
+    ///
+    /// A handle a `LiveQueryDirectory` registered keeps the first result's
+    /// rows only until the directory has answered with them: its `first`
+    /// then has the first version's columns, counts and tables, and no
+    /// rows. The query as it stands is the directory's `current(name:)`;
+    /// a copy of a large first result kept for the query's life would
+    /// double what it holds.
+    public var first: LiveQuerySnapshot { firstSnapshot.withLock { $0 } }
+    private let firstSnapshot: Locked<LiveQuerySnapshot>
     /// This query's events from its registration on (changes and
     /// failures), and the database file's; it ends when the handle is
     /// cancelled or the database closed. One consumer iterates it.
@@ -45,10 +54,16 @@ public final class LiveQueryHandle: Sendable {
     ) {
         self.id = id
         self.name = name
-        self.first = first
+        self.firstSnapshot = Locked(first)
         self.events = events
         self.finishEvents = finishEvents
         self.database = database
+    }
+
+    /// Lets go of the first result's rows (a directory's handle, once the
+    /// directory has answered with them).
+    func letGoOfFirstRows() {
+        firstSnapshot.withLock { $0.result.rows = ResultRows() }
     }
 
     /// The scheduler that has the query now (the file may have been

@@ -613,7 +613,8 @@ enum RowEncoding {
 
     @inline(__always)
     private static func load<T: FixedWidthInteger>(_ bytes: UnsafeBufferPointer<UInt8>, _ at: Int) -> T {
-        UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[at..<(at + MemoryLayout<T>.size)])).loadUnaligned(as: T.self)
+        UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[at..<(at + MemoryLayout<T>.size)])).loadUnaligned(
+            as: T.self)
     }
 
     static func skip(_ bytes: UnsafeBufferPointer<UInt8>, at: inout Int) {
@@ -635,7 +636,8 @@ enum RowEncoding {
             switch header & 7 {
             case smallInteger:
                 let zigzag = header >> 3
-                total += SQLValue.integer(Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1))
+                total +=
+                    SQLValue.integer(Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1))
                     .printedByteCount
             case wideInteger:
                 total += SQLValue.integer(Int64(littleEndian: load(bytes, at))).printedByteCount

@@ -40,7 +40,8 @@ enum KeptLive: Scenario {
         let keptOnlyMode = ProcessInfo.processInfo.environment["SQLIVE_BENCH_KEPT_ONLY"]
         let keptOnly = keptOnlyMode == "1" || keptOnlyMode == "DELETE"
         let memoryOnly = keptOnlyMode == "MEMORY"
-        for journalMode in keptOnlyMode == "DELETE" ? ["DELETE"] : keptOnly || memoryOnly ? ["WAL"] : ["WAL", "DELETE"] {
+        for journalMode in keptOnlyMode == "DELETE" ? ["DELETE"] : keptOnly || memoryOnly ? ["WAL"] : ["WAL", "DELETE"]
+        {
             let path = try makeDatabase(
                 directory, "kept-\(journalMode).sqlite",
                 """
@@ -163,13 +164,36 @@ enum KeptLive: Scenario {
                     Double((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) / 1_048_576
                 let before = heapMiB()
                 let database = try await LiveDatabase.open(.file(path))
+                let events = database.directory.events()
+                let changes = Locked(0)
+                let listener = Task {
+                    for await event in events {
+                        if case .changed = event { changes.withLock { $0 += 1 } }
+                    }
+                }
                 _ = try await database.directory.register(
                     name: "all", LiveQueryDefinition(sql: "SELECT id, qty FROM items", maxRows: rows + 1_000))
                 let writer = try DatabaseQueue(path: path)
                 try await untilKept(database, writer, rows: rows, next: &next)
+                // Steady: three more commits, each delivered from the kept state.
+                for _ in 0..<3 {
+                    next += 1
+                    let target = next * 7919 % rows + 1
+                    let seen = changes.withLock { $0 }
+                    try await writer.write { db in
+                        try db.execute(sql: "UPDATE items SET qty = qty + 1 WHERE id = ?", arguments: [target])
+                    }
+                    try await waitUntil("the change") { changes.withLock { $0 > seen } }
+                }
+                try await Task.sleep(for: .milliseconds(300))
                 let kept = heapMiB() - before
+                let precision = await database.directory.list().first?.precision
                 try writer.close()
+                listener.cancel()
                 await database.close()
+                if precision != .rows {
+                    throw BenchmarkCheckFailed(description: "the result of every row was not kept from rows")
+                }
                 table.add(
                     "heap of a kept result of all \(rows) rows (MiB), WAL", kept, anchor: fileMiB, "the table's file")
             }

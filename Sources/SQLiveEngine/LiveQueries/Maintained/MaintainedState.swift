@@ -203,7 +203,9 @@ final class MaintainedState {
     static func store(_ rows: [[SQLValue]], _ plan: MaintainedPlan) -> RowStore {
         var store = RowStore(leading: 1 + plan.order.count)
         let columns = entryColumns(plan)
-        for row in rows { store.append { bytes in for column in columns { RowEncoding.append(row[column], to: &bytes) } } }
+        for row in rows {
+            store.append { bytes in for column in columns { RowEncoding.append(row[column], to: &bytes) } }
+        }
         return store
     }
 
@@ -340,7 +342,9 @@ final class MaintainedState {
     private func applyRows(_ window: inout Window, before: [[SQLValue]], after: [[SQLValue]]) -> Outcome {
         let layout = Self.entryColumns(plan)
         for row in before {
-            guard let (rowid, sort) = Self.key(row, layout, sortCount: plan.order.count) else { return .resync("a row without a rowid") }
+            guard let (rowid, sort) = Self.key(row, layout, sortCount: plan.order.count) else {
+                return .resync("a row without a rowid")
+            }
             let at = index(of: sort, rowid: rowid, in: window.entries)
             if at < window.entries.count, window.entries.firstInteger(at: at) == rowid {
                 window.entries.remove(at: at)
@@ -351,7 +355,9 @@ final class MaintainedState {
         }
         window.matching += after.count - before.count
         for row in after {
-            guard let (rowid, sort) = Self.key(row, layout, sortCount: plan.order.count) else { return .resync("a row without a rowid") }
+            guard let (rowid, sort) = Self.key(row, layout, sortCount: plan.order.count) else {
+                return .resync("a row without a rowid")
+            }
             let at = index(of: sort, rowid: rowid, in: window.entries)
             // Past the kept rows of a window that does not hold them all: not kept.
             if !window.complete, at >= window.entries.count { continue }

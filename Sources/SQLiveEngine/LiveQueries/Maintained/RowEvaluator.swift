@@ -76,8 +76,7 @@ final class RowEvaluator {
 
     /// Steps a statement to its end, handing each row to `row` (the
     /// statement's handle, on its row); reset afterwards.
-    static func step(_ statement: RawStatement, on raw: RawConnection, _ row: (OpaquePointer) -> Void) throws(Failure)
-    {
+    static func step(_ statement: RawStatement, on raw: RawConnection, _ row: (OpaquePointer) -> Void) throws(Failure) {
         defer { statement.reset() }
         while true {
             let code = statement.step()

@@ -289,6 +289,44 @@ struct WALPrecisionLiveTests {
         await database.close()
     }
 
+    @Test(
+        "rollback journals, one commit at a time to random tables: every live query follows, tables told from the journals"
+    )
+    func rollbackOneCommitAtATime() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(
+            in: directory, mode: .delete, WALPrecisionTests.richSchema.joined(separator: ";\n") + ";")
+        let database = try await LiveDatabase.open(.file(path), options: rerunOnly)
+        let recorder = EventRecorder(database)
+        let tables = Self.richTables
+        let initial = try await Self.registerRichQueries(database)
+        let writer = try SQLite3CLI.Session(path)
+        writer.send("PRAGMA foreign_keys=ON;")
+        let statistics = database.walPrecisionStatistics()
+        var random = SeededRandom(seed: 11)
+        for step in 0..<40 {
+            // Each commit read alone (its journal names the pages it wrote):
+            // pages split, freed, reused from the free list, overflow chains.
+            let table = tables[Int(random.next() % 4)]
+            switch random.next() % 5 {
+            case 0: writer.send("UPDATE \(table) SET a = a + 1 WHERE id % \(random.next() % 20 + 2) = 0;")
+            case 1:
+                writer.send(
+                    "INSERT INTO \(table)(a, b, c) SELECT value, 's\(step)', randomblob(\(random.next() % 6000)) FROM generate_series(1, \(random.next() % 20 + 1));"
+                )
+            case 2: writer.send("DELETE FROM \(table) WHERE id % \(random.next() % 30 + 2) = 1;")
+            case 3: writer.send("DELETE FROM parent WHERE id = \(random.next() % 100 + 1);")
+            default: writer.send("INSERT OR REPLACE INTO keyed(k, v) VALUES ('key\(random.next() % 900)', 's\(step)');")
+            }
+            await writer.sync()
+            try await Self.expectFinalState(database, recorder, initial, " after step \(step)")
+        }
+        await writer.finish()
+        let read = database.walPrecisionStatistics() - statistics
+        #expect(read.rollbackTableJournalReadings >= 1, "\(read)")
+        await database.close()
+    }
+
     static let richTables = ["t0", "t1", "t2", "t3", "audit", "parent", "child", "logged", "keyed", "counters"]
 
     /// One live query per table of the rich schema; their first rows.
@@ -309,7 +347,9 @@ struct WALPrecisionLiveTests {
         for table in richTables {
             let truth = try await database.rows("SELECT * FROM \(table) ORDER BY 1")
             let deadline = ContinuousClock.now + .seconds(30)
-            func latest() -> [[SQLValue]]? { recorder.changes(table).last.map { Array($0.result.rows) } ?? initial[table] }
+            func latest() -> [[SQLValue]]? {
+                recorder.changes(table).last.map { Array($0.result.rows) } ?? initial[table]
+            }
             while latest() != truth, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }

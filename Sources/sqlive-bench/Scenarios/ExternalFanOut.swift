@@ -22,6 +22,16 @@ enum ExternalFanOut: Scenario {
     }
 
     static func run(quick: Bool, directory: URL) async throws -> ResultTable {
+        // SQLIVE_BENCH_FANOUT_ONLY=WAL or DELETE: 10,000 queries over 1,000
+        // tables in that mode alone, 200 commits (for a profiler).
+        if let only = ProcessInfo.processInfo.environment["SQLIVE_BENCH_FANOUT_ONLY"] {
+            let run = try await measure(directory, walPrecision: true, commits: 200, journalMode: only, tables: 1000)
+            var table = ResultTable(scenario: name, note: "10,000 queries over 1,000 tables, \(only) alone.")
+            table.add("refreshes per external commit", run.refreshesPerCommit)
+            table.add("CPU per external commit (ms)", run.cpuPerCommit)
+            table.add("p50 latency, commit sent → last of 10 updates (ms)", run.latency.percentile(50))
+            return table
+        }
         let commits = quick ? 10 : 200
         let precise = try await measure(directory, walPrecision: true, commits: commits)
         let everything = try await measure(directory, walPrecision: false, commits: commits)

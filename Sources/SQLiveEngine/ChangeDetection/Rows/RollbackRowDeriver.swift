@@ -50,6 +50,16 @@ final class RollbackRowDeriver {
     }
     /// The wanted tables as of `counter`, by lowercased name.
     private var tables: [String: Table] = [:]
+    /// Which table of the copy each of its pages (b-tree and overflow)
+    /// belongs to: a reading from one commit's journal looks only at the
+    /// tables owning a page it wrote (`readState`).
+    private var owners: [UInt32: String] = [:]
+    /// Whether the copy lacks a wanted table (one too large to read): then
+    /// every table is looked at.
+    private var copyLacksTables = false
+    /// The schema cookie and page size the copy was read with.
+    private var cookieOfCopy: UInt32?
+    private var pageSizeOfCopy: Int?
     private var counter: UInt32?
     private var filter: RowFeedFilter?
     /// The journals of the commits since the last reading, when they could
@@ -97,20 +107,18 @@ final class RollbackRowDeriver {
             // The copy can no longer be trusted: start again at the next commit.
             counter = nil
             tables = [:]
+            owners = [:]
             return Read(
                 from: nil, to: nil, changes: tablesNamed(wanted).map { RowChange.unknown($0, reason: failure.reason) })
         }
-        let befores = commit(&state)
-        defer {
-            counter = state.counter
-            tables = state.tables
-        }
+        let committed = commit(&state)
+        defer { counter = state.counter }
         lastReadUsedJournals = state.usedJournals
         let to = FilePosition(wal: false, value: state.counter)
         guard !first, let counter else {
             return Read(
                 from: nil, to: to,
-                changes: state.tables.values.map(\.layout.name).sorted().map {
+                changes: tables.values.map(\.layout.name).sorted().map {
                     RowChange.unknown($0, reason: "the change feed starts at this commit (a rollback-journal file)")
                 })
         }
@@ -119,8 +127,8 @@ final class RollbackRowDeriver {
         var changes: [RowChange] = state.tooLarge.sorted().map {
             .unknown($0, reason: BTreeCells.tooLargeReason)
         }
-        for (name, now) in state.tables.sorted(by: { $0.key < $1.key }) {
-            guard let before = befores[name] else { continue }
+        for (_, before, now) in committed.read {
+            guard let before else { continue }
             guard before.layout == now.layout else {
                 changes.append(.unknown(now.layout.name, reason: "its columns changed"))
                 continue
@@ -142,12 +150,10 @@ final class RollbackRowDeriver {
         }
         // A table that came or went: its rows are not derived (a kept
         // query of it reads its base again), but never passed over.
-        for (name, before) in befores.sorted(by: { $0.key < $1.key }) where state.tables[name] == nil {
-            if !state.tooLarge.contains(before.layout.name) {
-                changes.append(.unknown(before.layout.name, reason: "the table was dropped"))
-            }
+        for (_, before) in committed.gone where !state.tooLarge.contains(before.layout.name) {
+            changes.append(.unknown(before.layout.name, reason: "the table was dropped"))
         }
-        for (name, now) in state.tables.sorted(by: { $0.key < $1.key }) where befores[name] == nil {
+        for (_, before, now) in committed.read where before == nil {
             changes.append(.unknown(now.layout.name, reason: "the table was created"))
         }
         return Read(from: FilePosition(wal: false, value: counter), to: to, changes: changes)
@@ -187,22 +193,24 @@ final class RollbackRowDeriver {
         guard case .success(var state) = readTables(.all, limit: Self.tableMatchingLimit, first: first) else {
             counter = nil
             tables = [:]
+            owners = [:]
             return nil
         }
-        let befores = commit(&state)
+        let committed = commit(&state)
         lastReadUsedJournals = state.usedJournals
         defer {
             counter = state.counter
             cookie = state.cookie
-            tables = state.tables
         }
         guard !first, let counter, state.counter != counter else { return first ? nil : [] }
-        guard state.cookie == cookie, state.tooLarge.isEmpty, Set(state.tables.keys) == Set(befores.keys) else {
+        guard state.cookie == cookie, state.tooLarge.isEmpty, committed.gone.isEmpty,
+            committed.read.allSatisfy({ $0.before != nil })
+        else {
             return nil
         }
         var changed = Set<String>()
-        for (name, now) in state.tables {
-            guard let before = befores[name], before.layout == now.layout else { return nil }
+        for (name, before, now) in committed.read {
+            guard let before, before.layout == now.layout else { return nil }
             let differs =
                 if let old = before.old {
                     old.contains { $0.value.bytes != now.pages[$0.key] }
@@ -240,6 +248,7 @@ final class RollbackRowDeriver {
         var cookie: UInt32 = 0
         /// The file's size in bytes, by its header.
         var bytes = 0
+        var pageSize = 0
         /// The tables walked whole.
         var tables: [String: Table]
         /// The tables updated from the copy's (`update`), by what changed:
@@ -247,6 +256,11 @@ final class RollbackRowDeriver {
         var deltas: [String: Delta] = [:]
         /// Tables with a row over 16 MiB: not read.
         var tooLarge: Set<String> = []
+        /// The tables of the copy found unchanged; `nil`: every table of
+        /// the copy not walked or updated is unchanged (a reading from one
+        /// commit's journal that looked only at the tables owning a page
+        /// the commit wrote).
+        var unchanged: Set<String>? = []
         /// The trees this reading updated, checked against whole walks
         /// (`checksUpdates`, for tests): counted once the reading stands.
         var checked = UpdateChecks()
@@ -420,9 +434,25 @@ final class RollbackRowDeriver {
         var tables: [String: Table] = [:]
         var deltas: [String: Delta] = [:]
         var tooLarge = Set<String>()
+        var unchanged: Set<String>? = []
         let checking = Self.checksUpdates.withLock { $0.enabled }
         var checked = UpdateChecks()
-        for (name, layout) in layouts where wanted.includes(layout.name) {
+        // With one commit's journal, a table none of whose pages the commit
+        // wrote is as it was: its pages' contents, and so the pages they
+        // link to, are the copy's (a page the commit added is reached only
+        // through one it wrote). Only the owners of written pages are
+        // looked at — when the copy has every wanted table, under the
+        // schema it was read with, at this page size.
+        var names = layouts.keys.filter { wanted.includes(layouts[$0]!.name) }
+        let headerCookie = header.withUnsafeBytes { $0.bigEndianUInt32(at: 40) }
+        if let changed, !copyLacksTables, headerCookie == cookieOfCopy, pageSize == pageSizeOfCopy,
+            pageCount >= changed.appendedAfter, self.tables.first.map({ $0.value.usable == usable }) ?? false
+        {
+            names = Array(Set(changed.pages.compactMap { owners[$0] }))
+            unchanged = nil
+        }
+        for name in names {
+            guard let layout = layouts[name] else { continue }
             guard let root = roots[name], root >= 1 else { continue }
             // Unchanged pages come from the copy of the same table.
             let kept =
@@ -433,6 +463,8 @@ final class RollbackRowDeriver {
                     kept.tree, changed: changed, pageSize: pageSize, usable: usable, pageCount: pageCount)
             {
                 switch updated {
+                case .success(let delta) where delta.reached.isEmpty && delta.removed.isEmpty:
+                    unchanged?.insert(name)
                 case .success(let delta): deltas[name] = delta
                 case .failure(let failure) where failure.tooLarge: tooLarge.insert(layout.name)
                 case .failure(let failure): return .failure(failure)
@@ -463,8 +495,9 @@ final class RollbackRowDeriver {
         return .success(
             State(
                 counter: counter, usedJournals: changed != nil,
-                cookie: header.withUnsafeBytes { $0.bigEndianUInt32(at: 40) },
-                bytes: Int(pageCount) * pageSize, tables: tables, deltas: deltas, tooLarge: tooLarge, checked: checked))
+                cookie: headerCookie, bytes: Int(pageCount) * pageSize, pageSize: pageSize, tables: tables,
+                deltas: deltas, tooLarge: tooLarge,
+                unchanged: unchanged, checked: checked))
     }
 
     /// Every page of a b-tree, from its root: interior pages' children,
@@ -753,20 +786,50 @@ final class RollbackRowDeriver {
         }
     }
 
-    /// Applies the reading's deltas to the copy in place (no copy of its
-    /// pages is made) and moves them into `state.tables`; returns every
-    /// table of the copy as it was.
-    private func commit(_ state: inout State) -> [String: Before] {
-        var befores: [String: Before] = [:]
+    /// What a reading changed in the copy.
+    private struct Committed {
+        /// The tables the reading walked whole or updated, by name: as they
+        /// were (`nil`: not in the copy) and as they are.
+        var read: [(name: String, before: Before?, now: Table)] = []
+        /// The tables of the copy the reading no longer has, as they were.
+        var gone: [(name: String, before: Before)] = []
+    }
+
+    /// Applies the reading to the copy in place (no copy of its pages is
+    /// made; a table found unchanged is not touched) and keeps the pages'
+    /// owners; returns what changed.
+    private func commit(_ state: inout State) -> Committed {
+        var committed = Committed()
         for (name, delta) in state.deltas {
             guard var table = tables.removeValue(forKey: name) else { continue }
             let old = Self.apply(delta, to: &table.tree)
-            state.tables[name] = table
-            befores[name] = Before(table: table, old: old)
+            for page in delta.removed where owners[page] == name { owners[page] = nil }
+            for page in delta.reached.keys { owners[page] = name }
+            tables[name] = table
+            committed.read.append((name, Before(table: table, old: old), table))
         }
         state.deltas = [:]
-        for (name, table) in tables { befores[name] = Before(table: table, old: nil) }
-        return befores
+        for (name, table) in state.tables {
+            let before = tables.updateValue(table, forKey: name)
+            if let before { for page in before.pages.keys where owners[page] == name { owners[page] = nil } }
+            for page in table.pages.keys { owners[page] = name }
+            committed.read.append((name, before.map { Before(table: $0, old: nil) }, table))
+        }
+        if let unchanged = state.unchanged {
+            // Every table of the copy the reading did not name is gone.
+            let read = Set(committed.read.map(\.name))
+            for (name, table) in tables where !read.contains(name) && !unchanged.contains(name) {
+                for page in table.pages.keys where owners[page] == name { owners[page] = nil }
+                committed.gone.append((name, Before(table: table, old: nil)))
+            }
+            for (name, _) in committed.gone { tables[name] = nil }
+        }
+        committed.read.sort { $0.name < $1.name }
+        committed.gone.sort { $0.name < $1.name }
+        copyLacksTables = !state.tooLarge.isEmpty
+        cookieOfCopy = state.cookie
+        pageSizeOfCopy = state.pageSize
+        return committed
     }
 
     /// The rows that changed between two readings of a table; `nil` when a

@@ -158,6 +158,59 @@ enum KeptLive: Scenario {
                     }
                 }
             }
+            if !memoryOnly {
+                // The writer's commit times with a kept query watching and
+                // with none, in alternating blocks (the machine's speed
+                // drifts): enough commits for a p99.
+                var watched = Samples()
+                var alone = Samples()
+                for _ in 0..<(quick ? 2 : 5) {
+                    for watching in [false, true] {
+                        var database: LiveDatabase?
+                        let writer = try DatabaseQueue(path: path)
+                        if watching {
+                            let live = try await LiveDatabase.open(.file(path))
+                            _ = try await live.directory.register(name: "q", LiveQueryDefinition(sql: queries[0].sql))
+                            try await untilKept(live, writer, rows: rows, next: &next)
+                            try await Task.sleep(for: .milliseconds(200))
+                            database = live
+                        }
+                        for _ in 0..<(quick ? 10 : 40) {
+                            next += 1
+                            let target = next * 7919 % rows + 1
+                            let sql = "UPDATE items SET qty = \(100 + next), price = \(2_000_000 + next) WHERE id = ?"
+                            let started = Monotonic.now()
+                            try await writer.write { db in try db.execute(sql: sql, arguments: [target]) }
+                            if watching {
+                                watched.append(Monotonic.now() - started)
+                            } else {
+                                alone.append(Monotonic.now() - started)
+                            }
+                            try await Task.sleep(for: .milliseconds(20))
+                        }
+                        try writer.close()
+                        if let database {
+                            // Kept (or reading its base again after a removed maximum, for a moment).
+                            var precision = await database.directory.list().first?.precision
+                            for _ in 0..<100 where precision != .rows {
+                                try await Task.sleep(for: .milliseconds(100))
+                                precision = await database.directory.list().first?.precision
+                            }
+                            await database.close()
+                            if precision != .rows {
+                                throw BenchmarkCheckFailed(description: "the watching query was not kept from rows")
+                            }
+                        }
+                    }
+                }
+                table.add(
+                    "\(journalMode): writer's p99 commit, a kept GROUP BY watching (\(watched.count) commits) (ms)",
+                    watched.percentile(99), anchor: alone.percentile(99),
+                    "the same UPDATEs, no watcher, in alternating blocks")
+                table.add(
+                    "\(journalMode): writer's p50 commit, a kept GROUP BY watching (ms)", watched.percentile(50),
+                    anchor: alone.percentile(50), "the same UPDATEs, no watcher, in alternating blocks")
+            }
             if journalMode == "WAL", !keptOnly {
                 // The memory a kept result of every row holds, against the table on disk.
                 let fileMiB =

@@ -108,6 +108,26 @@ struct ResultRowsTests {
                 #expect(rows.printedByteCount == ResultRows(expected).printedByteCount)
             }
             #expect(taken.count > 20)
+            // Equal ends, by walking both, against row by row (by bytes:
+            // the texts "é" and "e\u{301}" are equal Strings, not equal rows).
+            func same(_ a: [SQLValue], _ b: [SQLValue]) -> Bool { ResultRows([a]) == ResultRows([b]) }
+            let now = (store.rows(prefix: store.count), model.map(\.row))
+            for ((a, arrayA), (b, arrayB)) in zip(taken + [now], taken.dropFirst() + [now, taken[0]]) {
+                let limit = min(arrayA.count, arrayB.count)
+                var prefix = 0
+                while prefix < limit, same(arrayA[prefix], arrayB[prefix]) { prefix += 1 }
+                #expect(a.commonPrefix(with: b) == prefix)
+                var suffix = 0
+                while suffix < limit - prefix,
+                    same(arrayA[arrayA.count - 1 - suffix], arrayB[arrayB.count - 1 - suffix])
+                {
+                    suffix += 1
+                }
+                #expect(a.commonSuffix(with: b, limit: limit - prefix) == suffix)
+                let fresh = ResultRows(arrayB)
+                #expect(a.commonPrefix(with: fresh) == prefix)
+                #expect(a.commonSuffix(with: fresh, limit: limit - prefix) == suffix)
+            }
         }
     }
 

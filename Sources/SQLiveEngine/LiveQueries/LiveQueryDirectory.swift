@@ -92,12 +92,13 @@ public final class LiveQueryDirectory: Sendable {
         guard !taken else { throw .liveQueryNameTaken(name) }
         do {
             let handle = try await database.watch(id, name: name, definition, delivery: delivery, ownEvents: false)
+            // Answered with, and not kept twice (before anyone can reach the handle).
+            let first = handle.first
+            handle.letGoOfFirstRows()
             state.withLock { state in
                 state.registering.remove(name)
                 state.handles[name] = handle
             }
-            let first = handle.first
-            handle.letGoOfFirstRows()
             return first
         } catch {
             state.withLock { state in

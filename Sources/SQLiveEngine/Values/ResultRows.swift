@@ -151,53 +151,75 @@ public struct ResultRows: RandomAccessCollection, Hashable, Sendable, Expressibl
 
     public var description: String { Array(self).description }
 
-    /// Whether row `i` here and row `j` of `other` hold the same values (by their bytes).
-    func rowEqual(_ i: Int, _ other: ResultRows, _ j: Int) -> Bool {
-        let (ac, ae) = locate(i)
-        let (bc, be) = other.locate(j)
-        let (x, y) = (chunks[ac], other.chunks[bc])
-        if x === y, ae == be, skip == other.skip { return true }
+    /// Whether entry `ae` of `x` (past `askip` values) and entry `be` of `y` hold the same row bytes.
+    private static func rowsEqual(_ x: RowChunk, _ ae: Int, _ askip: Int, _ y: RowChunk, _ be: Int, _ bskip: Int)
+        -> Bool
+    {
+        if x === y, ae == be, askip == bskip { return true }
         return x.bytes.withUnsafeBufferPointer { xb in
             y.bytes.withUnsafeBufferPointer { yb in
-                xb[x.rowRange(ae, skip: skip, in: xb)].elementsEqual(yb[y.rowRange(be, skip: other.skip, in: yb)])
+                xb[x.rowRange(ae, skip: askip, in: xb)].elementsEqual(yb[y.rowRange(be, skip: bskip, in: yb)])
             }
         }
     }
 
-    /// How many first rows the two have equal (chunks both share at the
-    /// same rows are passed over whole).
+    /// How many first rows the two have equal: one walk over both (chunks
+    /// both share at the same rows are passed over whole).
     func commonPrefix(with other: ResultRows) -> Int {
         let limit = Swift.min(count, other.count)
         var position = 0
+        var (ac, ae, bc, be) = (0, 0, 0, 0)
         while position < limit {
-            let (ac, ae) = locate(position)
-            let (bc, be) = other.locate(position)
-            if ae == 0, be == 0, skip == other.skip, chunks[ac] === other.chunks[bc] {
-                position += chunks[ac].count
+            while ae >= chunks[ac].count { (ac, ae) = (ac + 1, 0) }
+            while be >= other.chunks[bc].count { (bc, be) = (bc + 1, 0) }
+            let (x, y) = (chunks[ac], other.chunks[bc])
+            if x === y, ae == be, skip == other.skip {
+                let same = Swift.min(x.count - ae, limit - position)
+                position += same
+                ae += same
+                be += same
                 continue
             }
-            guard rowEqual(position, other, position) else { break }
+            guard Self.rowsEqual(x, ae, skip, y, be, other.skip) else { break }
             position += 1
+            ae += 1
+            be += 1
         }
-        return Swift.min(position, limit)
+        return position
     }
 
-    /// How many last rows the two have equal, at most `limit`.
+    /// How many last rows the two have equal, at most `limit`: one walk
+    /// back over both.
     func commonSuffix(with other: ResultRows, limit: Int) -> Int {
+        guard limit > 0 else { return 0 }
+        var (ac, ae) = locate(count - 1)
+        var (bc, be) = other.locate(other.count - 1)
         var length = 0
         while length < limit {
-            let (i, j) = (count - 1 - length, other.count - 1 - length)
-            let (ac, ae) = locate(i)
-            let (bc, be) = other.locate(j)
-            // A shared chunk whose rows up to these are the same on both sides.
-            if ae == be, skip == other.skip, chunks[ac] === other.chunks[bc] {
-                length += ae + 1
-                continue
+            let (x, y) = (chunks[ac], other.chunks[bc])
+            if x === y, ae == be, skip == other.skip {
+                // The chunk's rows up to these are the same on both sides.
+                let same = Swift.min(ae + 1, limit - length)
+                length += same
+                ae -= same
+                be -= same
+            } else {
+                guard Self.rowsEqual(x, ae, skip, y, be, other.skip) else { break }
+                length += 1
+                ae -= 1
+                be -= 1
             }
-            guard rowEqual(i, other, j) else { break }
-            length += 1
+            if length >= limit { break }
+            while ae < 0 {
+                ac -= 1
+                ae = chunks[ac].count - 1
+            }
+            while be < 0 {
+                bc -= 1
+                be = other.chunks[bc].count - 1
+            }
         }
-        return Swift.min(length, limit)
+        return length
     }
 
     /// What the rows weigh printed (`SQLValue.printedByteCount`, and two
@@ -266,9 +288,15 @@ struct RowStore: Sendable {
         self.leading = leading
     }
 
-    /// The first `count` entries' rows.
+    /// The first `count` entries' rows (holding only the chunks they are in:
+    /// the kept rows past them are not pinned by the result).
     func rows(prefix: Int) -> ResultRows {
-        ResultRows(chunks: chunks, starts: starts, skip: leading, count: min(prefix, count))
+        let shown = min(prefix, count)
+        guard shown > 0 else { return ResultRows(chunks: [], starts: [], skip: leading, count: 0) }
+        let last = locate(shown - 1).chunk
+        if last == chunks.count - 1 { return ResultRows(chunks: chunks, starts: starts, skip: leading, count: shown) }
+        return ResultRows(
+            chunks: Array(chunks[...last]), starts: Array(starts[...last]), skip: leading, count: shown)
     }
 
     /// Appends an entry whose encoding `encode` writes.
@@ -276,9 +304,9 @@ struct RowStore: Sendable {
         if chunks.isEmpty || chunks[chunks.count - 1].bytes.count >= Self.chunkBytes
             || chunks[chunks.count - 1].count >= Self.chunkEntries
         {
-            if let full = chunks.indices.last {
-                // Closed: its arrays' spare capacity (up to half) let go.
-                unique(full)
+            if let full = chunks.indices.last, isKnownUniquelyReferenced(&chunks[full]) {
+                // Closed: its arrays' spare capacity (up to half) let go
+                // (not worth a copy when a result holds it).
                 chunks[full].shrink()
             }
             chunks.append(RowChunk(printedSkip: leading))
@@ -294,6 +322,16 @@ struct RowStore: Sendable {
     func leadingValues(at position: Int) -> [SQLValue] {
         let (chunk, entry) = locate(position)
         return chunks[chunk].values(entry, count: leading)
+    }
+
+    /// Every entry's first value that is an integer, in order (a kept state's rowids).
+    func firstIntegers() -> [Int64] {
+        var values: [Int64] = []
+        values.reserveCapacity(count)
+        for chunk in chunks {
+            for entry in 0..<chunk.count { if let value = chunk.firstInteger(entry) { values.append(value) } }
+        }
+        return values
     }
 
     /// The entry's first value as an integer (a kept state's rowid).
@@ -577,7 +615,18 @@ enum RowEncoding {
         case SQLITE_TEXT:
             let start = sqlite3_column_text(statement, column)
             let count = Int(sqlite3_column_bytes(statement, column))
-            appendBytes(text, UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : count), to: &bytes)
+            let raw = UnsafeBufferPointer(start: start, count: start == nil ? 0 : count)
+            if raw.contains(where: { $0 >= 0x80 }) {
+                // Stored as the String it reads as (`SQLValue.row(of:)`):
+                // text that is not valid UTF-8 is repaired the same way
+                // whichever path encodes it, so equal rows have equal bytes.
+                var repaired = String(decoding: raw, as: UTF8.self)
+                if !repaired.utf8.elementsEqual(raw) {
+                    repaired.withUTF8 { appendBytes(text, UnsafeRawBufferPointer($0), to: &bytes) }
+                    return
+                }
+            }
+            appendBytes(text, UnsafeRawBufferPointer(raw), to: &bytes)
         case SQLITE_BLOB:
             let start = sqlite3_column_blob(statement, column)
             let count = Int(sqlite3_column_bytes(statement, column))

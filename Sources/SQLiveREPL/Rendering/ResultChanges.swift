@@ -82,8 +82,9 @@ public enum ResultChanges {
         guard let previous, previous.columns == result.columns else {
             return result.rows.map { StyledRow($0) }
         }
-        let old = previous.rows
-        let new = result.rows
+        // Built once (the rows are kept compactly and built when read).
+        let old = Array(previous.rows)
+        let new = Array(result.rows)
         // Unchanged rows, as multisets: each old row is used once.
         var unusedOld: [[SQLValue]: [Int]] = [:]
         for (index, row) in old.enumerated() { unusedOld[row, default: []].append(index) }

@@ -215,7 +215,7 @@ enum KeptLive: Scenario {
                 // The memory a kept result of every row holds, against the table on disk.
                 let fileMiB =
                     Double((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) / 1_048_576
-                let before = heapMiB()
+                let before = try await settledHeapMiB()
                 let database = try await LiveDatabase.open(.file(path))
                 let events = database.directory.events()
                 let changes = Locked(0)
@@ -238,8 +238,7 @@ enum KeptLive: Scenario {
                     }
                     try await waitUntil("the change") { changes.withLock { $0 > seen } }
                 }
-                try await Task.sleep(for: .milliseconds(300))
-                let kept = heapMiB() - before
+                let kept = try await settledHeapMiB() - before
                 let precision = await database.directory.list().first?.precision
                 try writer.close()
                 listener.cancel()
@@ -252,6 +251,20 @@ enum KeptLive: Scenario {
             }
         }
         return table
+    }
+
+    /// The heap in use once it has stopped moving (what a database closed
+    /// just before still frees, or a delivery still builds, is let settle):
+    /// three readings 100 ms apart within 0.5 MiB.
+    private static func settledHeapMiB() async throws -> Double {
+        var readings = [heapMiB()]
+        for _ in 0..<50 {
+            try await Task.sleep(for: .milliseconds(100))
+            readings.append(heapMiB())
+            let last = readings.suffix(3)
+            if last.count == 3, last.max()! - last.min()! < 0.5 { return readings.last! }
+        }
+        return readings.last!
     }
 
     /// One-row UPDATEs until the database's one live query is kept from rows.

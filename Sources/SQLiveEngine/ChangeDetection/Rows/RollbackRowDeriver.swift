@@ -105,11 +105,11 @@ final class RollbackRowDeriver {
         case .success(let read): state = read
         case .failure(let failure):
             // The copy can no longer be trusted: start again at the next commit.
+            let names = tablesNamed(wanted)
             counter = nil
             tables = [:]
             owners = [:]
-            return Read(
-                from: nil, to: nil, changes: tablesNamed(wanted).map { RowChange.unknown($0, reason: failure.reason) })
+            return Read(from: nil, to: nil, changes: names.map { RowChange.unknown($0, reason: failure.reason) })
         }
         let committed = commit(&state)
         defer { counter = state.counter }
@@ -814,6 +814,16 @@ final class RollbackRowDeriver {
             if let before { for page in before.pages.keys where owners[page] == name { owners[page] = nil } }
             for page in table.pages.keys { owners[page] = name }
             committed.read.append((name, before.map { Before(table: $0, old: nil) }, table))
+        }
+        if !state.tooLarge.isEmpty {
+            // A table now too large to read leaves the copy (a later reading
+            // must not take its unwritten pages from a copy this one did
+            // not bring up to date).
+            for (name, table) in tables where state.tooLarge.contains(table.layout.name) {
+                for page in table.pages.keys where owners[page] == name { owners[page] = nil }
+                committed.gone.append((name, Before(table: table, old: nil)))
+            }
+            for (name, _) in committed.gone { tables[name] = nil }
         }
         if let unchanged = state.unchanged {
             // Every table of the copy the reading did not name is gone.

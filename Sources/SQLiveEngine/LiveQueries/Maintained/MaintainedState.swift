@@ -51,6 +51,10 @@ final class MaintainedState {
         /// Whether `entries` holds every matching row.
         var complete: Bool
         var keep: Int
+        /// The kept rows' rowids while the window does not hold every
+        /// matching row (at most `keep`): a changed row is looked for by
+        /// its old sort key only if it is kept, and one kept must be found.
+        var kept: Set<Int64>?
     }
 
     struct Groups {
@@ -99,10 +103,11 @@ final class MaintainedState {
         switch plan.kind {
         case .rows:
             let entries = base.entries ?? Self.store(base.rows, plan)
+            let complete = entries.count >= base.matching
             kind = .rows(
                 Window(
-                    entries: entries, matching: base.matching, complete: entries.count >= base.matching,
-                    keep: Self.keep(plan, rowCap)))
+                    entries: entries, matching: base.matching, complete: complete, keep: Self.keep(plan, rowCap),
+                    kept: complete ? nil : Set(entries.firstIntegers())))
         case .groups:
             var groups = Groups()
             for row in base.rows {
@@ -327,7 +332,7 @@ final class MaintainedState {
                 defer { kind = .rows(window) }
                 return applyRows(&window, before: before, after: after)
             case .groups(var groups):
-                kind = .rows(Window(entries: RowStore(leading: 0), matching: 0, complete: true, keep: 0))
+                kind = .rows(Window(entries: RowStore(leading: 0), matching: 0, complete: true, keep: 0, kept: nil))
                 defer { kind = .groups(groups) }
                 return applyGroups(&groups, before: before, after: after)
             }
@@ -345,13 +350,14 @@ final class MaintainedState {
             guard let (rowid, sort) = Self.key(row, layout, sortCount: plan.order.count) else {
                 return .resync("a row without a rowid")
             }
+            if let kept = window.kept, !kept.contains(rowid) { continue }
             let at = index(of: sort, rowid: rowid, in: window.entries)
-            if at < window.entries.count, window.entries.firstInteger(at: at) == rowid {
-                window.entries.remove(at: at)
-            } else if window.complete || at < window.entries.count {
-                // Every row sorting before the last kept one is kept.
+            // A kept row must be where its old sort key says.
+            guard at < window.entries.count, window.entries.firstInteger(at: at) == rowid else {
                 return .resync("the kept rows lost their order")
             }
+            window.entries.remove(at: at)
+            window.kept?.remove(rowid)
         }
         window.matching += after.count - before.count
         for row in after {
@@ -364,9 +370,16 @@ final class MaintainedState {
             window.entries.insert(at: at) { bytes in
                 for column in layout { RowEncoding.append(row[column], to: &bytes) }
             }
+            window.kept?.insert(rowid)
         }
         if window.entries.count > window.keep {
+            if window.kept != nil {
+                for position in window.keep..<window.entries.count {
+                    if let rowid = window.entries.firstInteger(at: position) { window.kept?.remove(rowid) }
+                }
+            }
             window.entries.truncate(to: window.keep)
+            if window.kept == nil { window.kept = Set(window.entries.firstIntegers()) }
             window.complete = false
         }
         let total = min(plan.limit ?? Int.max, window.matching)

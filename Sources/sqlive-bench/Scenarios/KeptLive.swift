@@ -40,8 +40,7 @@ enum KeptLive: Scenario {
         let keptOnlyMode = ProcessInfo.processInfo.environment["SQLIVE_BENCH_KEPT_ONLY"]
         let keptOnly = keptOnlyMode == "1" || keptOnlyMode == "DELETE"
         let memoryOnly = keptOnlyMode == "MEMORY"
-        for journalMode in keptOnlyMode == "DELETE" ? ["DELETE"] : keptOnly || memoryOnly ? ["WAL"] : ["WAL", "DELETE"]
-        {
+        for journalMode in keptOnlyMode == "DELETE" ? ["DELETE"] : keptOnly ? ["WAL"] : ["WAL", "DELETE"] {
             let path = try makeDatabase(
                 directory, "kept-\(journalMode).sqlite",
                 """
@@ -211,7 +210,7 @@ enum KeptLive: Scenario {
                     "\(journalMode): writer's p50 commit, a kept GROUP BY watching (ms)", watched.percentile(50),
                     anchor: alone.percentile(50), "the same UPDATEs, no watcher, in alternating blocks")
             }
-            if journalMode == "WAL", !keptOnly {
+            if !keptOnly {
                 // The memory a kept result of every row holds, against the table on disk.
                 let fileMiB =
                     Double((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) / 1_048_576
@@ -247,7 +246,8 @@ enum KeptLive: Scenario {
                     throw BenchmarkCheckFailed(description: "the result of every row was not kept from rows")
                 }
                 table.add(
-                    "heap of a kept result of all \(rows) rows (MiB), WAL", kept, anchor: fileMiB, "the table's file")
+                    "heap of a kept result of all \(rows) rows (MiB), \(journalMode)", kept, anchor: fileMiB,
+                    "the table's file")
             }
         }
         return table

@@ -74,8 +74,11 @@ final class RollbackRowDeriver {
     init(path: String) throws(SQLiveError) {
         guard ObserverVFS.isRegistered else { throw .cannotOpen(path: path, reason: "the observer VFS is missing") }
         do {
+            // The observer VFS keeps no pages for this connection
+            // (`sqlive_budget=0`): the deriver keeps its own copy of the
+            // tables' pages, and a second one in the VFS doubled the memory.
             raw = try RawConnection(
-                path: ObserverVFS.uri(path: path, vfs: ObserverVFS.observer),
+                path: ObserverVFS.uri(path: path, vfs: ObserverVFS.observer) + "&sqlive_budget=0",
                 flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI)
         } catch {
             throw .cannotOpen(path: path, reason: "the change feed's connection: \(error.message)")

@@ -258,30 +258,15 @@ struct WALPrecisionLiveTests {
         "rollback journals, a free-running writer: every live query ends on the final database",
         arguments: [WriterJournal.delete, .persist])
     func rollbackFinalState(journal: WriterJournal) async throws {
-        let directory = try TemporaryDirectory()
-        let path = try await makeDatabaseFile(
-            in: directory, mode: .delete, WALPrecisionTests.richSchema.joined(separator: ";\n") + ";")
-        let database = try await LiveDatabase.open(.file(path), options: rerunOnly)
-        let recorder = EventRecorder(database)
-        let tables = Self.richTables
-        let initial = try await Self.registerRichQueries(database)
+        let (directory, path, database, recorder, initial) = try await Self.openRich()
+        defer { withExtendedLifetime(directory) {} }
         var random = SeededRandom(seed: 7)
         for round in 0..<12 {
             // One table's rows at a time, so that most commits leave most
             // queries' pages alone, and some touch several tables.
             var script = journal.pragmas.map { $0 + ";\n" }.joined() + "PRAGMA foreign_keys=ON;\n"
             for step in 0..<12 {
-                let table = tables[Int(random.next() % 4)]
-                switch random.next() % 5 {
-                case 0: script += "UPDATE \(table) SET a = a + 1 WHERE id % \(random.next() % 20 + 2) = 0;\n"
-                case 1:
-                    script +=
-                        "INSERT INTO \(table)(a, b, c) SELECT value, 'r\(round).\(step)', randomblob(\(random.next() % 6000)) FROM generate_series(1, \(random.next() % 20 + 1));\n"
-                case 2: script += "DELETE FROM \(table) WHERE id % \(random.next() % 30 + 2) = 1;\n"
-                case 3: script += "DELETE FROM parent WHERE id = \(random.next() % 100 + 1);\n"
-                default:
-                    script += "INSERT OR REPLACE INTO keyed(k, v) VALUES ('key\(random.next() % 900)', 'r\(round)');\n"
-                }
+                script += Self.richStatement(&random, tag: "r\(round).\(step)") + "\n"
             }
             try await SQLite3CLI.run(path, script)
             try await Self.expectFinalState(database, recorder, initial, " after round \(round)")
@@ -293,13 +278,8 @@ struct WALPrecisionLiveTests {
         "rollback journals, one commit at a time to random tables: every live query follows, tables told from the journals"
     )
     func rollbackOneCommitAtATime() async throws {
-        let directory = try TemporaryDirectory()
-        let path = try await makeDatabaseFile(
-            in: directory, mode: .delete, WALPrecisionTests.richSchema.joined(separator: ";\n") + ";")
-        let database = try await LiveDatabase.open(.file(path), options: rerunOnly)
-        let recorder = EventRecorder(database)
-        let tables = Self.richTables
-        let initial = try await Self.registerRichQueries(database)
+        let (directory, path, database, recorder, initial) = try await Self.openRich()
+        defer { withExtendedLifetime(directory) {} }
         let writer = try SQLite3CLI.Session(path)
         writer.send("PRAGMA foreign_keys=ON;")
         let statistics = database.walPrecisionStatistics()
@@ -307,17 +287,7 @@ struct WALPrecisionLiveTests {
         for step in 0..<40 {
             // Each commit read alone (its journal names the pages it wrote):
             // pages split, freed, reused from the free list, overflow chains.
-            let table = tables[Int(random.next() % 4)]
-            switch random.next() % 5 {
-            case 0: writer.send("UPDATE \(table) SET a = a + 1 WHERE id % \(random.next() % 20 + 2) = 0;")
-            case 1:
-                writer.send(
-                    "INSERT INTO \(table)(a, b, c) SELECT value, 's\(step)', randomblob(\(random.next() % 6000)) FROM generate_series(1, \(random.next() % 20 + 1));"
-                )
-            case 2: writer.send("DELETE FROM \(table) WHERE id % \(random.next() % 30 + 2) = 1;")
-            case 3: writer.send("DELETE FROM parent WHERE id = \(random.next() % 100 + 1);")
-            default: writer.send("INSERT OR REPLACE INTO keyed(k, v) VALUES ('key\(random.next() % 900)', 's\(step)');")
-            }
+            writer.send(Self.richStatement(&random, tag: "s\(step)"))
             await writer.sync()
             try await Self.expectFinalState(database, recorder, initial, " after step \(step)")
         }
@@ -328,6 +298,35 @@ struct WALPrecisionLiveTests {
     }
 
     static let richTables = ["t0", "t1", "t2", "t3", "audit", "parent", "child", "logged", "keyed", "counters"]
+
+    /// A DELETE-journal file of the rich schema, opened, with one live
+    /// query per table (queries run again: the tables matched by pages).
+    static func openRich() async throws -> (
+        TemporaryDirectory, String, LiveDatabase, EventRecorder, [String: [[SQLValue]]]
+    ) {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(
+            in: directory, mode: .delete, WALPrecisionTests.richSchema.joined(separator: ";\n") + ";")
+        let database = try await LiveDatabase.open(.file(path), options: rerunOnly)
+        let recorder = EventRecorder(database)
+        return (directory, path, database, recorder, try await registerRichQueries(database))
+    }
+
+    /// A random statement over the rich schema: one of its four plain
+    /// tables' rows updated, inserted (blobs up to 6 KB: overflow chains)
+    /// or deleted, a parent deleted (cascades), or a keyed row replaced.
+    static func richStatement(_ random: inout SeededRandom, tag: String) -> String {
+        let table = richTables[Int(random.next() % 4)]
+        switch random.next() % 5 {
+        case 0: return "UPDATE \(table) SET a = a + 1 WHERE id % \(random.next() % 20 + 2) = 0;"
+        case 1:
+            return
+                "INSERT INTO \(table)(a, b, c) SELECT value, '\(tag)', randomblob(\(random.next() % 6000)) FROM generate_series(1, \(random.next() % 20 + 1));"
+        case 2: return "DELETE FROM \(table) WHERE id % \(random.next() % 30 + 2) = 1;"
+        case 3: return "DELETE FROM parent WHERE id = \(random.next() % 100 + 1);"
+        default: return "INSERT OR REPLACE INTO keyed(k, v) VALUES ('key\(random.next() % 900)', '\(tag)');"
+        }
+    }
 
     /// One live query per table of the rich schema; their first rows.
     static func registerRichQueries(_ database: LiveDatabase) async throws -> [String: [[SQLValue]]] {

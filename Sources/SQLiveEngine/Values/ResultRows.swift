@@ -59,6 +59,11 @@ public struct ResultRows: RandomAccessCollection, Hashable, Sendable, Expressibl
 
     /// The chunk holding a row, and its entry there.
     func locate(_ position: Int) -> (chunk: Int, entry: Int) {
+        Self.locate(position, in: starts)
+    }
+
+    /// The chunk holding an entry, by the chunks' first entries, and the entry there.
+    static func locate(_ position: Int, in starts: [Int]) -> (chunk: Int, entry: Int) {
         var low = 0
         var high = starts.count - 1
         while low < high {
@@ -394,13 +399,7 @@ struct RowStore: Sendable {
     }
 
     private func locate(_ position: Int) -> (chunk: Int, entry: Int) {
-        var low = 0
-        var high = starts.count - 1
-        while low < high {
-            let middle = (low + high + 1) / 2
-            if starts[middle] <= position { low = middle } else { high = middle - 1 }
-        }
-        return (low, position - starts[low])
+        ResultRows.locate(position, in: starts)
     }
 
     /// Copies the chunk first if anything else holds it.

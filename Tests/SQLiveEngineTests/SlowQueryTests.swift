@@ -70,6 +70,43 @@ struct SlowQueryTests {
         await database.close()
     }
 
+    @Test(
+        "A slow query kept from rows lets its own connection go once its rows are applied",
+        arguments: JournalMode.allCases)
+    func keptLetsItsLaneGo(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(
+            in: directory, mode: mode, "CREATE TABLE items(id INTEGER PRIMARY KEY, v);")
+        try await SQLite3CLI.run(
+            path, "INSERT INTO items SELECT value, value % 7 FROM generate_series(1, 20000);", defaultTimeout: false)
+        // Any read over a millisecond moves to a connection of its own.
+        let database = try await LiveDatabase.open(
+            .file(path),
+            options: LiveDatabase.Options(liveQueries: LiveQueryOptions(ownConnectionAfter: .milliseconds(1))))
+        let recorder = EventRecorder(database)
+        _ = try await database.directory.register(
+            name: "all", LiveQueryDefinition(sql: "SELECT id, v FROM items", maxRows: 30_000))
+        var next = 0
+        try await eventually("read on a connection of its own") {
+            next += 1
+            try? await SQLite3CLI.run(path, "UPDATE items SET v = v + 1 WHERE id = \(next);", defaultTimeout: false)
+            try? await Task.sleep(for: .milliseconds(100))
+            return database.live.reader.aloneCount == 1
+        }
+        // Kept from rows, then delivered from them: the connection goes.
+        try await eventually("kept, and its connection closed", timeout: .seconds(60)) {
+            next += 1
+            try? await SQLite3CLI.run(path, "UPDATE items SET v = v + 1 WHERE id = \(next);", defaultTimeout: false)
+            try? await Task.sleep(for: .milliseconds(100))
+            return await database.directory.list().first?.precision == .rows && database.live.reader.aloneCount == 0
+        }
+        // And it follows the next writes from its rows.
+        try await SQLite3CLI.run(path, "UPDATE items SET v = -1 WHERE id = 20000;", defaultTimeout: false)
+        try await recorder.waitForRows("all") { $0.last == [.integer(20000), .integer(-1)] }
+        #expect(database.live.reader.aloneCount == 0)
+        await database.close()
+    }
+
     enum Stopping: String, CaseIterable, CustomTestStringConvertible {
         case pause, replace
         var testDescription: String { rawValue }

@@ -247,7 +247,16 @@ extension RefreshScheduler {
                     deliver(.success(fetched), for: definition, pending: batch[definition]!)
                 }
             }
-            for (definition, fetched) in results { maintenance[definition]?.deliveredAt = fetched.position }
+            for (definition, fetched) in results {
+                maintenance[definition]?.deliveredAt = fetched.position
+                // Delivered from its rows: a connection of its own, where it
+                // was read whole while too slow for the shared one, is not
+                // needed (nor the pages the observer VFS keeps for it).
+                if let lane = ownLanes[definition], !lane.running, lane.pending == nil {
+                    ownLanes[definition] = nil
+                    reader.closeAlone(definition)
+                }
+            }
         }
         return [:]
     }

@@ -305,7 +305,7 @@ final class RollbackRowDeriver {
                     wanted, limit: limit, captured: first ? nil : captured.journals, waitingForJournal: wait)
                 guard case .failure(let failure) = result, !failure.tooLarge, attempt < ObserverVFS.maximumAttempts
                 else { break }
-                if failure.journalUnderWay { Thread.sleep(forTimeInterval: 0.000_25) }
+                if failure.journalUnderWay { Thread.sleep(forTimeInterval: 0.000_25) } else { Self.pause(attempt) }
                 captured = captured.then(journals.take(after: previous))
             }
         } else {
@@ -329,7 +329,10 @@ final class RollbackRowDeriver {
 
     private func readState(_ wanted: RowFeedFilter, limit: Int?, attempts: Int) -> Result<State, Failure> {
         var failure = Failure(reason: "the file kept changing while it was read")
-        for _ in 0..<attempts {
+        for attempt in 0..<attempts {
+            // A writer that overtook the reading is let finish a moment
+            // (its pages are read from the file, each proven: none are kept).
+            if attempt > 0 { Self.pause(attempt) }
             switch readState(wanted, limit: limit, captured: nil) {
             case .success(let state): return .success(state)
             case .failure(let error) where error.tooLarge: return .failure(error)
@@ -337,6 +340,12 @@ final class RollbackRowDeriver {
             }
         }
         return .failure(failure)
+    }
+
+    /// Between readings a writer overtook: 0.2 ms more each time, 2 ms at
+    /// most (64 attempts then span a slow commit's syncs).
+    private static func pause(_ attempt: Int) {
+        Thread.sleep(forTimeInterval: Double(min(attempt, 10)) * 0.000_2)
     }
 
     /// For tests: each tree `update`d is checked against a walk of the

@@ -27,7 +27,8 @@ struct LiveQueryStressTests {
         ]
         var initial: [String: [[SQLValue]]] = [:]
         for (name, sql) in queries {
-            initial[name] = try await database.directory.register(name: name, LiveQueryDefinition(sql: sql)).result.rows.map { $0 }
+            initial[name] = try await database.directory.register(name: name, LiveQueryDefinition(sql: sql)).result.rows
+                .map { $0 }
         }
         for _ in 0..<Int.random(in: 20...40, using: &random) {
             let table = Bool.random(using: &random) ? "a" : "b"

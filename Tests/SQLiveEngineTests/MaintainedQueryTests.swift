@@ -76,7 +76,9 @@ struct MaintainedQueryTests {
         let delivered = Task { () -> [String: [[[SQLValue]]]] in
             var results: [String: [[[SQLValue]]]] = [:]
             for await event in events {
-                if case .changed(let change) = event { results[change.name, default: []].append(Array(change.result.rows)) }
+                if case .changed(let change) = event {
+                    results[change.name, default: []].append(Array(change.result.rows))
+                }
             }
             return results
         }

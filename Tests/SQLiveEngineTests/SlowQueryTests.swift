@@ -78,7 +78,7 @@ struct SlowQueryTests {
         let path = try await makeDatabaseFile(
             in: directory, mode: mode, "CREATE TABLE items(id INTEGER PRIMARY KEY, v);")
         try await SQLite3CLI.run(
-            path, "INSERT INTO items SELECT value, value % 7 FROM generate_series(1, 20000);", defaultTimeout: false)
+            path, "INSERT INTO items SELECT value, value % 7 FROM generate_series(1, 20000);")
         // Any read over a millisecond moves to a connection of its own.
         let database = try await LiveDatabase.open(
             .file(path),
@@ -93,12 +93,12 @@ struct SlowQueryTests {
         // Kept from rows, then delivered from them: the connection goes.
         try await eventually("kept, and its connection closed", timeout: .seconds(60)) {
             next += 1
-            try? await SQLite3CLI.run(path, "UPDATE items SET v = v + 1 WHERE id = \(next);", defaultTimeout: false)
+            try? await SQLite3CLI.run(path, "UPDATE items SET v = v + 1 WHERE id = \(next);")
             try? await Task.sleep(for: .milliseconds(100))
             return await database.directory.list().first?.precision == .rows && database.live.reader.aloneCount == 0
         }
         // And it follows the next writes from its rows.
-        try await SQLite3CLI.run(path, "UPDATE items SET v = -1 WHERE id = 20000;", defaultTimeout: false)
+        try await SQLite3CLI.run(path, "UPDATE items SET v = -1 WHERE id = 20000;")
         try await recorder.waitForRows("all") { $0.last == [.integer(20000), .integer(-1)] }
         #expect(database.live.reader.aloneCount == 0)
         await database.close()

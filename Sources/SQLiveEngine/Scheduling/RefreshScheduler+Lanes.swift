@@ -55,10 +55,16 @@ extension RefreshScheduler {
         retireLaneIfUnused(definition)
     }
 
-    /// Closes the own lane of an evaluation that is gone, unless it is
-    /// reading (it retires itself when that read ends).
+    /// Closes the own lane of an evaluation that is gone, or that is
+    /// delivered from its rows with no change waiting on the lane (the
+    /// connection, and the pages the observer VFS keeps for it, are not
+    /// needed: read whole again, it moves again if it is slow), unless it
+    /// is reading (it retires itself when that read ends).
     func retireLaneIfUnused(_ definition: LiveQueryDefinition) {
-        guard let lane = ownLanes[definition], !lane.running, registry.evaluations[definition] == nil else { return }
+        guard let lane = ownLanes[definition], !lane.running,
+            registry.evaluations[definition] == nil
+                || (lane.pending == nil && maintenance[definition]?.deliveredAt != nil)
+        else { return }
         ownLanes[definition] = nil
         reader.closeAlone(definition)
     }

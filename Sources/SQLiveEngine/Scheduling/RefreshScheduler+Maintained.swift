@@ -249,13 +249,7 @@ extension RefreshScheduler {
             }
             for (definition, fetched) in results {
                 maintenance[definition]?.deliveredAt = fetched.position
-                // Delivered from its rows: a connection of its own, where it
-                // was read whole while too slow for the shared one, is not
-                // needed (nor the pages the observer VFS keeps for it).
-                if let lane = ownLanes[definition], !lane.running, lane.pending == nil {
-                    ownLanes[definition] = nil
-                    reader.closeAlone(definition)
-                }
+                retireLaneIfUnused(definition)
             }
         }
         return [:]

@@ -112,38 +112,8 @@ public struct ResultRows: RandomAccessCollection, Hashable, Sendable, Expressibl
 
     public static func == (a: ResultRows, b: ResultRows) -> Bool {
         guard a.count == b.count else { return false }
-        if a.count == 0 { return true }
-        if a.skip == b.skip, a.starts == b.starts,
-            zip(a.chunks, b.chunks).allSatisfy({ $0 === $1 })
-        {
-            return true
-        }
-        // Row by row, by their bytes: chunk pairs that are the same object
-        // at the same rows are passed over whole.
-        var (ai, ae, bi, be) = (0, 0, 0, 0)
-        var remaining = a.count
-        while remaining > 0 {
-            while ae >= a.chunks[ai].count { (ai, ae) = (ai + 1, 0) }
-            while be >= b.chunks[bi].count { (bi, be) = (bi + 1, 0) }
-            let (x, y) = (a.chunks[ai], b.chunks[bi])
-            if x === y, ae == be, a.skip == b.skip {
-                let same = Swift.min(x.count - ae, remaining)
-                remaining -= same
-                ae += same
-                be += same
-                continue
-            }
-            let equal = x.bytes.withUnsafeBufferPointer { xb in
-                y.bytes.withUnsafeBufferPointer { yb in
-                    xb[x.rowRange(ae, skip: a.skip, in: xb)].elementsEqual(yb[y.rowRange(be, skip: b.skip, in: yb)])
-                }
-            }
-            if !equal { return false }
-            remaining -= 1
-            ae += 1
-            be += 1
-        }
-        return true
+        if a.skip == b.skip, a.starts == b.starts, zip(a.chunks, b.chunks).allSatisfy({ $0 === $1 }) { return true }
+        return a.commonPrefix(with: b) == a.count
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -233,7 +203,7 @@ public struct ResultRows: RandomAccessCollection, Hashable, Sendable, Expressibl
         var total = 0
         var remaining = count
         for chunk in chunks where remaining > 0 {
-            if chunk.count <= remaining, chunk.printedSkip == skip {
+            if chunk.count <= remaining {
                 total += chunk.printed
                 remaining -= chunk.count
                 continue
@@ -473,19 +443,17 @@ final class RowChunk: @unchecked Sendable {
         }
     }
 
-    private func printedByteCount(of range: Range<Int>) -> Int {
+    /// What an entry's row weighs printed.
+    private func printedByteCount(entry: Int) -> Int {
         bytes.withUnsafeBufferPointer { bytes in
-            var at = range.lowerBound
-            for _ in 0..<printedSkip { RowEncoding.skip(bytes, at: &at) }
-            return RowEncoding.printedByteCount(row: bytes[at..<range.upperBound])
+            RowEncoding.printedByteCount(row: bytes[rowRange(entry, skip: printedSkip, in: bytes)])
         }
     }
 
     func append(_ encode: (inout [UInt8]) -> Void) {
-        let start = bytes.count
         encode(&bytes)
         ends.append(UInt32(bytes.count))
-        printed += printedByteCount(of: start..<bytes.count)
+        printed += printedByteCount(entry: count - 1)
     }
 
     func insert(at entry: Int, _ encode: (inout [UInt8]) -> Void) {
@@ -496,12 +464,12 @@ final class RowChunk: @unchecked Sendable {
         let length = UInt32(encoded.count)
         for later in entry..<ends.count { ends[later] += length }
         ends.insert(UInt32(at) + length, at: entry)
-        printed += printedByteCount(of: at..<(at + encoded.count))
+        printed += printedByteCount(entry: entry)
     }
 
     func remove(at entry: Int) {
         let range = start(entry)..<Int(ends[entry])
-        printed -= printedByteCount(of: range)
+        printed -= printedByteCount(entry: entry)
         bytes.removeSubrange(range)
         ends.remove(at: entry)
         let length = UInt32(range.count)
@@ -510,7 +478,7 @@ final class RowChunk: @unchecked Sendable {
 
     func truncate(to kept: Int) {
         let end = start(kept)
-        for entry in kept..<count { printed -= printedByteCount(of: start(entry)..<Int(ends[entry])) }
+        for entry in kept..<count { printed -= printedByteCount(entry: entry) }
         bytes.removeSubrange(end...)
         ends.removeSubrange(kept...)
     }
@@ -528,9 +496,7 @@ final class RowChunk: @unchecked Sendable {
         let second = RowChunk(printedSkip: printedSkip)
         second.bytes = Array(bytes[cut...])
         second.ends = ends[half...].map { $0 - UInt32(cut) }
-        second.printed = (0..<second.count).reduce(0) {
-            $0 + second.printedByteCount(of: second.start($1)..<Int(second.ends[$1]))
-        }
+        second.printed = (0..<second.count).reduce(0) { $0 + second.printedByteCount(entry: $1) }
         bytes.removeSubrange(cut...)
         ends.removeSubrange(half...)
         printed -= second.printed
@@ -674,35 +640,25 @@ enum RowEncoding {
         }
     }
 
-    /// A row's `SQLValue.printedByteCount`s, and two bytes for the row.
+    /// A row's `SQLValue.printedByteCount`s, and two bytes for the row
+    /// (text and blobs weighed by their lengths, not built).
     static func printedByteCount(row: Slice<UnsafeBufferPointer<UInt8>>) -> Int {
         let bytes = UnsafeBufferPointer(rebasing: row)
         var at = 0
         var total = 2
         while at < bytes.count {
+            let start = at
             let header = readVarint(bytes, at: &at)
             switch header & 7 {
-            case smallInteger:
-                let zigzag = header >> 3
-                total +=
-                    SQLValue.integer(Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1))
-                    .printedByteCount
-            case wideInteger:
-                total += SQLValue.integer(Int64(littleEndian: load(bytes, at))).printedByteCount
-                at += 8
-            case real:
-                total += SQLValue.printedRealBytes
-                at += 8
             case text:
-                let count = Int(header >> 3)
-                total += SQLValue.printedByteCount(textBytes: count)
-                at += count
+                total += SQLValue.printedByteCount(textBytes: Int(header >> 3))
+                at += Int(header >> 3)
             case blob:
-                let count = Int(header >> 3)
-                total += SQLValue.printedByteCount(blobBytes: count)
-                at += count
+                total += SQLValue.printedByteCount(blobBytes: Int(header >> 3))
+                at += Int(header >> 3)
             default:
-                total += SQLValue.null.printedByteCount
+                at = start
+                total += decode(bytes, at: &at).printedByteCount
             }
         }
         return total

@@ -117,12 +117,7 @@ enum KeptLive: Scenario {
                     }
                     let cpu = (cpuSeconds() - cpuBefore) / Double(updates) * 1e3
                     let readings = database.walPrecisionStatistics() - statisticsBefore
-                    // Still kept (or reading its base again after the last commit, for a moment).
-                    var precision = await database.directory.list().first?.precision
-                    for _ in 0..<100 where kept && precision != .rows {
-                        try await Task.sleep(for: .milliseconds(100))
-                        precision = await database.directory.list().first?.precision
-                    }
+                    let precision = kept ? try await keptPrecision(database) : nil
                     try writer.close()
                     listener.cancel()
                     await database.close()
@@ -189,12 +184,7 @@ enum KeptLive: Scenario {
                         }
                         try writer.close()
                         if let database {
-                            // Kept (or reading its base again after a removed maximum, for a moment).
-                            var precision = await database.directory.list().first?.precision
-                            for _ in 0..<100 where precision != .rows {
-                                try await Task.sleep(for: .milliseconds(100))
-                                precision = await database.directory.list().first?.precision
-                            }
+                            let precision = try await keptPrecision(database)
                             await database.close()
                             if precision != .rows {
                                 throw BenchmarkCheckFailed(description: "the watching query was not kept from rows")
@@ -251,6 +241,18 @@ enum KeptLive: Scenario {
             }
         }
         return table
+    }
+
+    /// The database's one live query's precision once it is kept from rows
+    /// again, if it reads its base again (after a removed maximum, or the
+    /// last commit), 10 s at most.
+    private static func keptPrecision(_ database: LiveDatabase) async throws -> ExternalPrecision? {
+        var precision = await database.directory.list().first?.precision
+        for _ in 0..<100 where precision != .rows {
+            try await Task.sleep(for: .milliseconds(100))
+            precision = await database.directory.list().first?.precision
+        }
+        return precision
     }
 
     /// The heap in use once it has stopped moving (what a database closed

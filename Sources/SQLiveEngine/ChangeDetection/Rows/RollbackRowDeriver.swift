@@ -109,9 +109,7 @@ final class RollbackRowDeriver {
         case .failure(let failure):
             // The copy can no longer be trusted: start again at the next commit.
             let names = tablesNamed(wanted)
-            counter = nil
-            tables = [:]
-            owners = [:]
+            forgetCopy()
             return Read(from: nil, to: nil, changes: names.map { RowChange.unknown($0, reason: failure.reason) })
         }
         let committed = commit(&state)
@@ -174,8 +172,6 @@ final class RollbackRowDeriver {
     /// commit would cost a read of that much): commits are then not
     /// matched by table.
     static let tableMatchingLimit = 16 << 20
-    /// The last reading's cookie, for `changedTables`.
-    private var cookie: UInt32?
     /// Whether `changedTables` holds a copy to compare the next commit with
     /// (the file is within the limit and was read whole).
     private(set) var matchesTables = false
@@ -194,19 +190,15 @@ final class RollbackRowDeriver {
         filter = .all
         lastReadUsedJournals = nil
         guard case .success(var state) = readTables(.all, limit: Self.tableMatchingLimit, first: first) else {
-            counter = nil
-            tables = [:]
-            owners = [:]
+            forgetCopy()
             return nil
         }
+        let previousCookie = cookieOfCopy
         let committed = commit(&state)
         lastReadUsedJournals = state.usedJournals
-        defer {
-            counter = state.counter
-            cookie = state.cookie
-        }
+        defer { counter = state.counter }
         guard !first, let counter, state.counter != counter else { return first ? nil : [] }
-        guard state.cookie == cookie, state.tooLarge.isEmpty, committed.gone.isEmpty,
+        guard state.cookie == previousCookie, state.tooLarge.isEmpty, committed.gone.isEmpty,
             committed.read.allSatisfy({ $0.before != nil })
         else {
             return nil
@@ -798,6 +790,13 @@ final class RollbackRowDeriver {
         }
     }
 
+    /// Lets the copy go (a reading failed: it can no longer be trusted).
+    private func forgetCopy() {
+        counter = nil
+        tables = [:]
+        owners = [:]
+    }
+
     /// What a reading changed in the copy.
     private struct Committed {
         /// The tables the reading walked whole or updated, by name: as they
@@ -821,31 +820,29 @@ final class RollbackRowDeriver {
             committed.read.append((name, Before(table: table, old: old), table))
         }
         state.deltas = [:]
+        /// Its pages no longer the table's.
+        func disown(_ table: Table, _ name: String) {
+            for page in table.pages.keys where owners[page] == name { owners[page] = nil }
+        }
         for (name, table) in state.tables {
             let before = tables.updateValue(table, forKey: name)
-            if let before { for page in before.pages.keys where owners[page] == name { owners[page] = nil } }
+            if let before { disown(before, name) }
             for page in table.pages.keys { owners[page] = name }
             committed.read.append((name, before.map { Before(table: $0, old: nil) }, table))
         }
-        if !state.tooLarge.isEmpty {
-            // A table now too large to read leaves the copy (a later reading
-            // must not take its unwritten pages from a copy this one did
-            // not bring up to date).
-            for (name, table) in tables where state.tooLarge.contains(table.layout.name) {
-                for page in table.pages.keys where owners[page] == name { owners[page] = nil }
-                committed.gone.append((name, Before(table: table, old: nil)))
-            }
-            for (name, _) in committed.gone { tables[name] = nil }
+        // A table now too large to read leaves the copy (a later reading
+        // must not take its unwritten pages from a copy this one did not
+        // bring up to date); so does every table the reading did not name,
+        // unless it looked only at the tables a commit wrote.
+        let read = Set(committed.read.map(\.name))
+        for (name, table) in tables
+        where state.tooLarge.contains(table.layout.name)
+            || (state.unchanged.map { !read.contains(name) && !$0.contains(name) } ?? false)
+        {
+            disown(table, name)
+            committed.gone.append((name, Before(table: table, old: nil)))
         }
-        if let unchanged = state.unchanged {
-            // Every table of the copy the reading did not name is gone.
-            let read = Set(committed.read.map(\.name))
-            for (name, table) in tables where !read.contains(name) && !unchanged.contains(name) {
-                for page in table.pages.keys where owners[page] == name { owners[page] = nil }
-                committed.gone.append((name, Before(table: table, old: nil)))
-            }
-            for (name, _) in committed.gone { tables[name] = nil }
-        }
+        for (name, _) in committed.gone { tables[name] = nil }
         committed.read.sort { $0.name < $1.name }
         committed.gone.sort { $0.name < $1.name }
         copyLacksTables = !state.tooLarge.isEmpty

@@ -88,8 +88,7 @@ final class MaintainedBaseReader: Sendable {
             queue.async { [self] in
                 let read = readNow(plan, sql: sql, rowCap: rowCap, byteCap: byteCap)
                 if case .success(let base) = read, let byteCap,
-                    base.entries.map({ $0.rows(prefix: $0.count).printedByteCount })
-                        ?? base.rows.reduce(0, { $0 + 2 + $1.reduce(0) { $0 + $1.printedByteCount } }) > byteCap
+                    (base.entries.map { $0.rows(prefix: $0.count) } ?? ResultRows(base.rows)).printedByteCount > byteCap
                 {
                     continuation.resume(returning: .failure(.unsupported("its rows are larger than a message may be")))
                     return

@@ -102,7 +102,7 @@ final class MaintainedState {
         evaluator = try RowEvaluator(ddl: base.ddl, table: plan.table, query: Self.evaluationSQL(plan))
         switch plan.kind {
         case .rows:
-            let entries = base.entries ?? Self.store(base.rows, plan)
+            guard let entries = base.entries else { throw RowEvaluator.Failure(message: "the base read no rows") }
             let complete = entries.count >= base.matching
             kind = .rows(
                 Window(
@@ -202,16 +202,6 @@ final class MaintainedState {
             }
         }
         return columns + (0..<plan.outputs.count).map { 1 + extras + $0 }
-    }
-
-    /// The kept entries of rows of `selectList`.
-    static func store(_ rows: [[SQLValue]], _ plan: MaintainedPlan) -> RowStore {
-        var store = RowStore(leading: 1 + plan.order.count)
-        let columns = entryColumns(plan)
-        for row in rows {
-            store.append { bytes in for column in columns { RowEncoding.append(row[column], to: &bytes) } }
-        }
-        return store
     }
 
     /// A row of `selectList`'s rowid and sort key.

@@ -97,10 +97,11 @@ struct SlowQueryTests {
             try? await Task.sleep(for: .milliseconds(100))
             return await database.directory.list().first?.precision == .rows && database.live.reader.aloneCount == 0
         }
-        // And it follows the next writes from its rows.
+        // And it follows the next writes. (Read whole again under load — a
+        // commit not yet in the inbox when its refresh began — it may move
+        // to a connection of its own again: that is not asserted.)
         try await SQLite3CLI.run(path, "UPDATE items SET v = -1 WHERE id = 20000;")
         try await recorder.waitForRows("all") { $0.last == [.integer(20000), .integer(-1)] }
-        #expect(database.live.reader.aloneCount == 0)
         await database.close()
     }
 

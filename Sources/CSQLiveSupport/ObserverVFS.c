@@ -93,6 +93,7 @@ typedef struct {
     unsigned char **slots;
     unsigned char *touched, *previous; /* bitmaps of pages read: this generation, the last */
     unsigned touchedBits, previousBits;
+    int passingBy; /* pages read are neither kept nor read ahead (SQLIVE_PAGES_PASS_BY) */
     Block *blocks;
     size_t stored;
     size_t budget; /* the most bytes of pages kept */
@@ -586,7 +587,7 @@ static int obs_read_pages(ObsFile *f, void *buffer, int amount, sqlite3_int64 of
     int whole = f->pageSize && amount == (int)f->pageSize && offset % f->pageSize == 0;
     if (whole) {
         page = (unsigned)(offset / f->pageSize);
-        set_bit(f->touched, f->touchedBits, page);
+        if (!f->passingBy) set_bit(f->touched, f->touchedBits, page);
         record_page(f, page);
         if (page < f->pageCount && f->slots[page]) {
             memcpy(buffer, f->slots[page], (size_t)amount);
@@ -613,7 +614,7 @@ static int obs_read_pages(ObsFile *f, void *buffer, int amount, sqlite3_int64 of
         f->stats.torn++;
         return SQLITE_IOERR_READ;
     }
-    if (rc == SQLITE_OK && whole && page < f->pageCount && f->stored + f->pageSize <= f->budget) {
+    if (rc == SQLITE_OK && whole && !f->passingBy && page < f->pageCount && f->stored + f->pageSize <= f->budget) {
         Block *block = malloc(sizeof(Block) + f->pageSize);
         if (block) {
             block->next = f->blocks;
@@ -701,6 +702,20 @@ static int observer_pages(ObsFile *f, sqlive_observer_pages_request *request) {
     switch (request->op) {
     case SQLIVE_PAGES_LAST_WAS_WAL:
         return f->kind == KIND_OBSERVER && f->lastWasWal ? SQLITE_OK : SQLITE_NOTFOUND;
+    case SQLIVE_PAGES_PASS_BY:
+    case SQLIVE_PAGES_KEEP:
+        if (f->kind != KIND_OBSERVER) return SQLITE_NOTFOUND;
+        f->passingBy = request->op == SQLIVE_PAGES_PASS_BY;
+        return SQLITE_OK;
+    case SQLIVE_PAGES_FORGET:
+        if (f->kind != KIND_OBSERVER) return SQLITE_NOTFOUND;
+        if (f->lock >= SQLITE_LOCK_SHARED) return SQLITE_MISUSE;
+        drop_pages(f);
+        free(f->previous), free(f->touched);
+        f->previous = NULL, f->touched = NULL;
+        f->previousBits = 0, f->touchedBits = 0;
+        f->overtaken = 0;
+        return SQLITE_OK;
     case SQLIVE_PAGES_RECORD:
         f->recording = 0;
         f->recordedCount = 0;

@@ -37,6 +37,54 @@ struct MaintainedQueryTests {
         }
     }
 
+    /// The shared connection keeps a copy of the pages its reads read (to
+    /// serve them again and to compare them at the next commit): a query of
+    /// every row leaves a copy of its table there, which nothing reads again
+    /// once the query is kept from rows.
+    @Test("A query kept from rows lets the shared connection go of the pages it read")
+    func keptLetsItsPagesGo() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(
+            in: directory, mode: .delete,
+            """
+            CREATE TABLE items(id INTEGER PRIMARY KEY, v, pad);
+            INSERT INTO items SELECT value, value % 7, randomblob(100) FROM generate_series(1, 20000);
+            CREATE TABLE notes(n);
+            INSERT INTO notes VALUES (1);
+            """)
+        // Read on the shared connection however long it takes.
+        let database = try await LiveDatabase.open(
+            .file(path), options: LiveDatabase.Options(liveQueries: LiveQueryOptions(ownConnectionAfter: nil)))
+        let recorder = EventRecorder(database)
+        _ = try await database.directory.register(
+            name: "all", LiveQueryDefinition(sql: "SELECT id, v FROM items", maxRows: 30_000))
+        // Not kept (two tables): read on the shared connection at each change of `notes`.
+        _ = try await database.directory.register(
+            name: "notes", LiveQueryDefinition(sql: "SELECT n, one FROM notes, (SELECT 1 AS one) ORDER BY n"))
+        var next = 0
+        try await eventually("kept from rows", timeout: .seconds(60)) {
+            next += 1
+            _ = try? await SQLite3CLI.run(path, "UPDATE items SET v = v + 1 WHERE id = \(next);")
+            try? await Task.sleep(for: .milliseconds(50))
+            return await database.directory.list().first { $0.name == "all" }?.precision == .rows
+        }
+        // The table's pages weigh 2.3 MB; the other query's, a few KiB.
+        let limit = 1 << 20
+        try await eventually("the shared connection let go of the table's pages", timeout: .seconds(30)) {
+            return await database.live.reader.committedPagesKept() < limit
+        }
+        // Both go on: the kept one from rows, the other read again (its
+        // pages now unknown to the comparison) with what was written.
+        try await SQLite3CLI.run(path, "UPDATE items SET v = -1 WHERE id = 20000; INSERT INTO notes VALUES (2);")
+        try await recorder.waitForRows("all") { $0.last == [.integer(20000), .integer(-1)] }
+        try await recorder.waitForRows("notes") { $0 == [[.integer(1), .integer(1)], [.integer(2), .integer(1)]] }
+        try await SQLite3CLI.run(path, "INSERT INTO notes VALUES (3);")
+        try await recorder.waitForRows("notes") { $0.count == 3 }
+        #expect(await database.directory.list().first { $0.name == "all" }?.precision == .rows)
+        #expect(await database.live.reader.committedPagesKept() < limit)
+        await database.close()
+    }
+
     /// The queries of the seeded run: every kept shape, and some that are
     /// kept only until a commit they cannot follow (REAL sums).
     static let queries: [(name: String, sql: String, maxRows: Int?)] = [

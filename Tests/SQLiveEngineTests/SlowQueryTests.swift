@@ -31,17 +31,6 @@ struct SlowQueryTests {
         return (database, path)
     }
 
-    /// Waits until the condition holds (the time-out only catches hangs).
-    private func eventually(
-        _ description: String, timeout: Duration = .seconds(20), _ condition: () async -> Bool
-    ) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while await !condition() {
-            guard ContinuousClock.now < deadline else { throw TimedOut(description: "timed out: \(description)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
     @Test(
         "A query the data makes slow never holds back another's updates; unregistering it stops its work",
         arguments: JournalMode.allCases)
@@ -93,7 +82,7 @@ struct SlowQueryTests {
         // Kept from rows, then delivered from them: the connection goes.
         try await eventually("kept, and its connection closed", timeout: .seconds(60)) {
             next += 1
-            try? await SQLite3CLI.run(path, "UPDATE items SET v = v + 1 WHERE id = \(next);")
+            _ = try? await SQLite3CLI.run(path, "UPDATE items SET v = v + 1 WHERE id = \(next);")
             try? await Task.sleep(for: .milliseconds(100))
             return await database.directory.list().first?.precision == .rows && database.live.reader.aloneCount == 0
         }

@@ -158,6 +158,17 @@ typedef enum {
     /// the main file was a WAL one (no page can be recorded then), without
     /// reading anything: a hint, right until the journal mode changes.
     SQLIVE_PAGES_LAST_WAS_WAL = 4,
+    /// Outside a read transaction: lets go of the pages kept and of the
+    /// set read ahead at the next generation, which then compares nothing
+    /// (every page counts as changed, once). Returns `SQLITE_MISUSE` inside
+    /// a read transaction.
+    SQLIVE_PAGES_FORGET = 5,
+    /// The pages read from now on are neither kept nor read ahead at the
+    /// next generation (a read whose pages nothing compares: a live query
+    /// kept from rows), until `SQLIVE_PAGES_KEEP`.
+    SQLIVE_PAGES_PASS_BY = 6,
+    /// Pages read are kept again (the default).
+    SQLIVE_PAGES_KEEP = 7,
 } sqlive_observer_pages_op;
 
 typedef struct {

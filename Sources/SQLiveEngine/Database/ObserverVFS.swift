@@ -178,6 +178,43 @@ enum ObserverVFS {
         return PageDependency(generation: request.generation, pages: dependency.pages)
     }
 
+    /// Lets go of what a connection keeps of the pages it read: SQLite's
+    /// cache, and the observer VFS's copies and the set it would read ahead
+    /// at its next read (which then finds every page changed, once); the
+    /// bytes the VFS had kept. Only when the VFS keeps `atLeast` bytes or
+    /// more (0 then). Call outside a read transaction.
+    @discardableResult
+    static func forgetPages(_ db: Database, atLeast: Int = 0) -> Int {
+        let kept = bytesKept(db)
+        guard kept >= atLeast else { return 0 }
+        sqlite3_db_release_memory(db.sqliteConnection)
+        var request = sqlive_observer_pages_request()
+        request.op = SQLIVE_PAGES_FORGET
+        _ = sqlive_observer_pages(db.sqliteConnection, &request)
+        return kept
+    }
+
+    /// Runs `body` with the pages it reads neither kept nor read ahead at the
+    /// next generation (what nothing compares: a live query kept from rows
+    /// read whole again). A page already kept is still served.
+    static func passingBy<T>(_ db: Database, _ body: () throws -> T) rethrows -> T {
+        var request = sqlive_observer_pages_request()
+        request.op = SQLIVE_PAGES_PASS_BY
+        guard sqlive_observer_pages(db.sqliteConnection, &request) == SQLITE_OK else { return try body() }
+        defer {
+            request.op = SQLIVE_PAGES_KEEP
+            _ = sqlive_observer_pages(db.sqliteConnection, &request)
+        }
+        return try body()
+    }
+
+    /// The bytes of pages the observer VFS keeps for a connection's main file.
+    static func bytesKept(_ db: Database) -> Int {
+        var stats = sqlive_observer_stats()
+        _ = sqlive_observer_stats_of(db.sqliteConnection, "main", &stats)
+        return Int(stats.bytesKept)
+    }
+
     /// Whether an error may come from a read a writer overtook
     /// (`SQLITE_IOERR_READ`), or from a journal SQLite took for hot in the
     /// instant a writer finished (`SQLITE_READONLY_ROLLBACK`): what

@@ -120,6 +120,23 @@ final class LiveQueryReader: Sendable {
         }
     }
 
+    /// Lets the shared committed connection go of the pages it keeps, when
+    /// they weigh at least `atLeast` bytes in the observer VFS (once a live
+    /// query that read them is kept from rows, nothing reads them again
+    /// there: see `RefreshScheduler.readBase`); the bytes let go of.
+    func forgetCommittedPages(atLeast: Int) async -> Int {
+        guard let committed else { return 0 }
+        return (try? await committed.writeWithoutTransaction { db in ObserverVFS.forgetPages(db, atLeast: atLeast) })
+            ?? 0
+    }
+
+    /// The bytes of pages the shared committed connection's observer VFS
+    /// keeps (for tests).
+    func committedPagesKept() async -> Int {
+        guard let committed else { return 0 }
+        return (try? await committed.writeWithoutTransaction { db in ObserverVFS.bytesKept(db) }) ?? 0
+    }
+
     /// Reads committed data for one live query on a connection of its own
     /// (opened at its first read, like the committed one, with the
     /// session's file attachments), so that nothing it does waits for the

@@ -93,6 +93,10 @@ extension RefreshScheduler {
         requestBase(definition)
     }
 
+    /// The least the shared connection's kept pages weigh for a query
+    /// kept from rows to have them let go of (`readBase`).
+    static var pagesWorthForgetting: Int { 1 << 20 }
+
     /// The run loop's: reads a kept query's base, off the actor, and keeps it.
     func readBase(_ definition: LiveQueryDefinition) async {
         guard let baseReader, let kept = maintenance[definition], kept.reading, !isShutDown else { return }
@@ -130,6 +134,16 @@ extension RefreshScheduler {
             syncPrefetch(definition)
         }
         trimInbox()
+        if kept.state != nil {
+            // The pages the shared connection kept from reading it whole (a
+            // copy of its table, for a query of every row) are not read
+            // there again while it is kept: let go of them. The other live
+            // queries read there find every page changed once.
+            let forgotten = await reader.forgetCommittedPages(atLeast: Self.pagesWorthForgetting)
+            if forgotten > 0 {
+                Log.scheduler.debug("kept from rows: the shared connection let go of \(forgotten) bytes of pages")
+            }
+        }
         if kept.state == nil, kept.unsupported == nil, !isShutDown {
             // The file kept changing, say: again, a moment later (one
             // base at a time: the next request waits for this one).

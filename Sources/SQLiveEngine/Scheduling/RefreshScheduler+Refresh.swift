@@ -104,7 +104,8 @@ extension RefreshScheduler {
         let work = definitions.map {
             Work(
                 definition: $0, evaluation: registry.evaluations[$0], current: registry.membersAreCurrent($0),
-                wantsKey: registry.wantsKey($0), fetchGuard: track(FetchGuard(limits(movable: movable)), for: $0))
+                wantsKey: registry.wantsKey($0), kept: isMaintained($0),
+                fetchGuard: track(FetchGuard(limits(movable: movable)), for: $0))
         }
         defer {
             for item in work { untrack([item.fetchGuard], of: item.definition) }
@@ -198,6 +199,9 @@ extension RefreshScheduler {
         /// Every active member was delivered its current result.
         var current: Bool
         var wantsKey: Bool
+        /// Kept from rows (read whole only for a batch run again): its
+        /// pages are not kept on the shared connection (`ObserverVFS.passingBy`).
+        var kept = false
         /// What stops it (`RefreshScheduler+Lanes.swift`).
         var fetchGuard = FetchGuard(FetchGuard.Limits())
     }
@@ -341,9 +345,12 @@ extension RefreshScheduler {
                 result: result, region: evaluation.region, tables: nil, elapsed: .zero,
                 counters: evaluation.lastCounters ?? StatementCounters(), dependency: unchanged, skipped: true)
         }
-        return try LiveQueryFetcher.fetch(
-            work.definition, db, rowCap: rowCap, tracer: tracer, knownRegion: work.evaluation?.region,
-            recordsPages: recordsPages, wantsKey: work.wantsKey, byteCap: byteCap)
+        let fetch = {
+            try LiveQueryFetcher.fetch(
+                work.definition, db, rowCap: rowCap, tracer: tracer, knownRegion: work.evaluation?.region,
+                recordsPages: recordsPages, wantsKey: work.wantsKey, byteCap: byteCap)
+        }
+        return work.kept ? try ObserverVFS.passingBy(db, fetch) : try fetch()
     }
 
     /// Whether the connection reads only its main database (no attached

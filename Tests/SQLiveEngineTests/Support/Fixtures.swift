@@ -31,3 +31,14 @@ extension LiveDatabase {
         try await execute(sql)[0].rows
     }
 }
+
+/// Waits until the condition holds (the time-out only catches hangs).
+func eventually(
+    _ description: String, timeout: Duration = .seconds(20), _ condition: () async -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while await !condition() {
+        guard ContinuousClock.now < deadline else { throw TimedOut(description: "timed out: \(description)") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}

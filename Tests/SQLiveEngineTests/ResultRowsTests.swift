@@ -158,4 +158,27 @@ struct ResultRowsTests {
         #expect(changes.removed.map(\.from) == [10] && changes.changed.map(\.at) == [2_499])
         #expect(before != after && before == before && after == ResultRows(Array(after)))
     }
+
+    /// Two results differ as SQLite's values do; so must what changed
+    /// between them: a text in another Unicode normal form, -0.0 for 0.0,
+    /// are changes (Swift's `==` takes them for equal).
+    @Test("Changes between results see what their bytes see")
+    func changesByBytes() {
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        for (old, new) in [
+            (SQLValue.text(composed), SQLValue.text(decomposed)), (SQLValue.real(0.0), SQLValue.real(-0.0)),
+        ] {
+            #expect(old == new, "Swift's values are equal")
+            // In the middle of a result: the equal ends around the row.
+            let before = ResultRows([[.integer(1), .text("a")], [.integer(2), old], [.integer(3), .text("c")]])
+            let after = ResultRows([[.integer(1), .text("a")], [.integer(2), new], [.integer(3), .text("c")]])
+            #expect(before != after)
+            for keyColumns in [[0], nil] {
+                let changes = RowChanges(from: before, to: after, keyColumns: keyColumns)
+                #expect(!changes.isEmpty, "\(old) → \(new), key \(String(describing: keyColumns))")
+                #expect(ResultRows(changes.apply(to: Array(before))).encodedRow(1) == after.encodedRow(1))
+            }
+        }
+    }
 }

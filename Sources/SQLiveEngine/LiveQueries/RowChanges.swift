@@ -47,7 +47,7 @@ public struct RowChanges: Hashable, Sendable {
     public var isEmpty: Bool { removed.isEmpty && added.isEmpty && changed.isEmpty }
 
     /// The changes from `old` to `new`, matching rows by `keyColumns` when
-    /// given and unique where the two differ.
+    /// given and unique where the two differ; rows are equal by `==`.
     public init(from old: [[SQLValue]], to new: [[SQLValue]], keyColumns: [Int]? = nil) {
         // The equal ends cost a comparison per row, and no hashing.
         let shorter = min(old.count, new.count)
@@ -55,8 +55,39 @@ public struct RowChanges: Hashable, Sendable {
         while prefix < shorter, old[prefix] == new[prefix] { prefix += 1 }
         var suffix = 0
         while suffix < shorter - prefix, old[old.count - 1 - suffix] == new[new.count - 1 - suffix] { suffix += 1 }
-        let oldMiddle = prefix..<(old.count - suffix)
-        let newMiddle = prefix..<(new.count - suffix)
+        self.init(
+            old, new, oldMiddle: prefix..<(old.count - suffix), newMiddle: prefix..<(new.count - suffix),
+            same: (old, new), keyColumns: keyColumns)
+    }
+
+    /// The changes from `old` to `new`: rows are equal when their bytes are
+    /// (as the results compare: text by its bytes, -0.0 apart from 0.0);
+    /// the equal ends are walked over (the chunks two results of a kept
+    /// query share, not at all), only the rows between them built.
+    public init(from old: ResultRows, to new: ResultRows, keyColumns: [Int]? = nil) {
+        let prefix = old.commonPrefix(with: new)
+        let suffix = old.commonSuffix(with: new, limit: min(old.count, new.count) - prefix)
+        let (oldMiddle, newMiddle) = (prefix..<(old.count - suffix), prefix..<(new.count - suffix))
+        self.init(
+            Array(old[oldMiddle]), Array(new[newMiddle]), oldMiddle: 0..<oldMiddle.count,
+            newMiddle: 0..<newMiddle.count, same: (oldMiddle.map(old.encodedRow), newMiddle.map(new.encodedRow)),
+            keyColumns: keyColumns)
+        guard prefix > 0 else { return }
+        for index in removed.indices { removed[index].from += prefix }
+        for index in added.indices { added[index].at += prefix }
+        for index in changed.indices {
+            changed[index].from += prefix
+            changed[index].at += prefix
+        }
+    }
+
+    /// The changes between the rows in `oldMiddle` and in `newMiddle` (the
+    /// rows around them equal), with `same`: what each row is compared by
+    /// (the rows themselves, or their bytes), by position.
+    private init<Row: Hashable>(
+        _ old: [[SQLValue]], _ new: [[SQLValue]], oldMiddle: Range<Int>, newMiddle: Range<Int>,
+        same: (old: [Row], new: [Row]), keyColumns: [Int]?
+    ) {
         guard !oldMiddle.isEmpty || !newMiddle.isEmpty else {
             self.keyColumns = keyColumns
             return
@@ -81,10 +112,10 @@ public struct RowChanges: Hashable, Sendable {
             }
         } else {
             self.keyColumns = nil
-            var byContent: [[SQLValue]: [Int]] = [:]
-            for position in oldMiddle.reversed() { byContent[old[position], default: []].append(position) }
+            var byContent: [Row: [Int]] = [:]
+            for position in oldMiddle.reversed() { byContent[same.old[position], default: []].append(position) }
             for position in newMiddle {
-                if let from = byContent[new[position]]?.popLast() {
+                if let from = byContent[same.new[position]]?.popLast() {
                     pairs.append((from, position))
                     matchedOld.insert(from)
                 } else {
@@ -95,7 +126,7 @@ public struct RowChanges: Hashable, Sendable {
 
         // Equal pairs stay where they are when they keep their order: the
         // longest run of them increasing in both positions.
-        let equal = pairs.filter { old[$0.from] == new[$0.at] }.sorted { $0.from < $1.from }
+        let equal = pairs.filter { same.old[$0.from] == same.new[$0.at] }.sorted { $0.from < $1.from }
         let kept = Self.longestIncreasing(equal.map(\.at))
         var keptNew = Set<Int>()
         for index in kept { keptNew.insert(equal[index].at) }
@@ -104,24 +135,6 @@ public struct RowChanges: Hashable, Sendable {
         added = unmatchedNew.map { Added(at: $0, row: new[$0]) }
         changed = pairs.filter { !keptNew.contains($0.at) }.sorted { $0.at < $1.at }
             .map { Changed(from: $0.from, at: $0.at, row: new[$0.at]) }
-    }
-
-    /// The changes from `old` to `new`: the equal ends compared by their
-    /// bytes (the chunks two results of a kept query share, not at all),
-    /// only the rows between them built.
-    public init(from old: ResultRows, to new: ResultRows, keyColumns: [Int]? = nil) {
-        let prefix = old.commonPrefix(with: new)
-        let suffix = old.commonSuffix(with: new, limit: min(old.count, new.count) - prefix)
-        self.init(
-            from: Array(old[prefix..<(old.count - suffix)]), to: Array(new[prefix..<(new.count - suffix)]),
-            keyColumns: keyColumns)
-        guard prefix > 0 else { return }
-        for index in removed.indices { removed[index].from += prefix }
-        for index in added.indices { added[index].at += prefix }
-        for index in changed.indices {
-            changed[index].from += prefix
-            changed[index].at += prefix
-        }
     }
 
     /// The newer rows, from the older ones.

@@ -138,6 +138,17 @@ public struct ResultRows: RandomAccessCollection, Hashable, Sendable, Expressibl
         }
     }
 
+    /// A row's encoded bytes: equal for two rows exactly when SQLite's
+    /// values are (text by its bytes, INTEGER apart from REAL, -0.0 apart
+    /// from 0.0), which `[SQLValue]`'s `==` is not.
+    func encodedRow(_ position: Int) -> [UInt8] {
+        precondition(position >= 0 && position < count, "row index out of range")
+        let (chunk, entry) = locate(position)
+        return chunks[chunk].bytes.withUnsafeBufferPointer { bytes in
+            Array(bytes[chunks[chunk].rowRange(entry, skip: skip, in: bytes)])
+        }
+    }
+
     /// How many first rows the two have equal: one walk over both (chunks
     /// both share at the same rows are passed over whole).
     func commonPrefix(with other: ResultRows) -> Int {

@@ -259,6 +259,7 @@ extension ExternalChangeWatcher {
             var descriptors = [
                 pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: rowFeed?.wantedGrew?.readDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
             ]
             while true {
                 if let due = inotifyDue, clock.now >= due.at {
@@ -267,7 +268,7 @@ extension ExternalChangeWatcher {
                     // What was written before the descriptor existed is read now.
                     read()
                 }
-                let count = nfds_t(events == nil ? 1 : 2)
+                let count = nfds_t(descriptors.count)
                 var next = schedule.nextReading()
                 if let due = inotifyDue { next = min(next, due.at) }
                 let wait = next - clock.now
@@ -287,9 +288,32 @@ extension ExternalChangeWatcher {
                     if events.database { writes.fileWasWritten(at: clock.now) }
                     if events.relevant { schedule.eventDidArrive(at: clock.now) }
                 }
+                if descriptors[2].revents != 0 {
+                    rowFeed?.wantedGrew?.drain()
+                    readNewlyWanted()
+                }
                 if clock.now >= schedule.nextReading() {
                     read()
                 }
+            }
+        }
+
+        /// A table is wanted that was not: in a rollback-journal file, its
+        /// pages are read now, so that the next commit's rows of it are
+        /// derived (a commit read meanwhile is delivered as usual; a first
+        /// reading tells nothing).
+        private func readNewlyWanted() {
+            guard let rowFeed, let wanted = rowFeed.wanted, !probe.isFollowTarget,
+                let file = probe.fileState(), !file.isWAL
+            else { return }
+            do throws(SQLiveError) {
+                if rollbackRows == nil { rollbackRows = try RollbackRowDeriver(path: probe.path) }
+            } catch {
+                return
+            }
+            let cause: ChangeCause = ledger.started != lastSettled ? .local : .external
+            if let read = rollbackRows!.read(wanted), read.from != nil {
+                rowFeed.deliver(cause: cause, from: read.from, to: read.to, derived: wanted, read.changes)
             }
         }
 

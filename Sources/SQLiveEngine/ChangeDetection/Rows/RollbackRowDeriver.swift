@@ -99,12 +99,24 @@ final class RollbackRowDeriver {
     /// one commit's, or `nil` when there is nothing to tell (no commit
     /// since). At the first reading there is no copy to compare with: the
     /// commit that woke it is told unknown, and the feed starts there.
+    ///
+    /// When the filter changed since the last reading, the tables the copy
+    /// has go on (their rows are told, read by comparing every page); those
+    /// newly wanted start at this reading (told unknown when a commit came
+    /// since the last one), and those no longer wanted leave the copy.
     func read(_ wanted: RowFeedFilter) -> Read? {
-        let first = filter != wanted || counter == nil
+        let first = counter == nil
+        let refiltered = filter != wanted
         filter = wanted
         lastReadUsedJournals = nil
+        if refiltered { dropTables(notIn: wanted) }
+        // The tables of the schema the copy was read with that it lacks
+        // (newly wanted): any other table it lacks after the reading was
+        // created since.
+        let newlyWanted = Set(
+            (schema?.layouts ?? [:]).filter { wanted.includes($0.value.name) && tables[$0.key] == nil }.keys)
         var state: State
-        switch readTables(wanted, first: first) {
+        switch readTables(wanted, first: first || refiltered, adding: refiltered) {
         case .success(let read): state = read
         case .failure(let failure):
             // The copy can no longer be trusted: start again at the next commit.
@@ -154,8 +166,13 @@ final class RollbackRowDeriver {
         for (_, before) in committed.gone where !state.tooLarge.contains(before.layout.name) {
             changes.append(.unknown(before.layout.name, reason: "the table was dropped"))
         }
-        for (_, before, now) in committed.read where before == nil {
-            changes.append(.unknown(now.layout.name, reason: "the table was created"))
+        for (name, before, now) in committed.read where before == nil {
+            changes.append(
+                .unknown(
+                    now.layout.name,
+                    reason: newlyWanted.contains(name)
+                        ? "the change feed starts at this commit for it (a rollback-journal file)"
+                        : "the table was created"))
         }
         return Read(from: FilePosition(wal: false, value: counter), to: to, changes: changes)
     }
@@ -275,7 +292,12 @@ final class RollbackRowDeriver {
     /// since the last reading name (the rest from the copy) when they prove
     /// to be all of them, else every page. A writer that overtakes the
     /// reading makes it read again (`ObserverVFS.maximumAttempts` times).
-    private func readTables(_ wanted: RowFeedFilter, limit: Int? = nil, first: Bool) -> Result<State, Failure> {
+    ///
+    /// `adding`: the filter changed; when no commit came since the last
+    /// reading, only the wanted tables the copy lacks are read.
+    private func readTables(_ wanted: RowFeedFilter, limit: Int? = nil, first: Bool, adding: Bool = false)
+        -> Result<State, Failure>
+    {
         // The journals of the commits since the last reading (taken even
         // when not used, so that they do not count for a later one).
         if journals == nil { journals = makeJournals() }
@@ -294,7 +316,8 @@ final class RollbackRowDeriver {
                     !first && captured.underWay && captured.journals != nil && ContinuousClock.now < patience
                     && attempt < ObserverVFS.maximumAttempts
                 result = readState(
-                    wanted, limit: limit, captured: first ? nil : captured.journals, waitingForJournal: wait)
+                    wanted, limit: limit, captured: first ? nil : captured.journals, waitingForJournal: wait,
+                    adding: adding)
                 guard case .failure(let failure) = result, !failure.tooLarge, attempt < ObserverVFS.maximumAttempts
                 else { break }
                 if failure.journalUnderWay { Thread.sleep(forTimeInterval: 0.000_25) } else { Self.pause(attempt) }
@@ -362,7 +385,8 @@ final class RollbackRowDeriver {
     static let journalPatience = Duration.milliseconds(20)
 
     private func readState(
-        _ wanted: RowFeedFilter, limit: Int?, captured: [JournalPages]?, waitingForJournal: Bool = false
+        _ wanted: RowFeedFilter, limit: Int?, captured: [JournalPages]?, waitingForJournal: Bool = false,
+        adding: Bool = false
     )
         -> Result<State, Failure>
     {
@@ -453,6 +477,13 @@ final class RollbackRowDeriver {
             pageCount >= changed.appendedAfter, self.tables.first.map({ $0.value.usable == usable }) ?? false
         {
             names = Array(Set(changed.pages.compactMap { owners[$0] }))
+            unchanged = nil
+        } else if adding, counter == self.counter, !copyLacksTables, headerCookie == cookieOfCopy,
+            pageSize == pageSizeOfCopy, self.tables.first.map({ $0.value.usable == usable }) ?? true
+        {
+            // No commit since the last reading: the copy's tables are as
+            // they were; only those newly wanted are read.
+            names = names.filter { self.tables[$0] == nil }
             unchanged = nil
         }
         for name in names {
@@ -791,6 +822,14 @@ final class RollbackRowDeriver {
     }
 
     /// Lets the copy go (a reading failed: it can no longer be trusted).
+    /// Lets the tables no longer wanted leave the copy.
+    private func dropTables(notIn wanted: RowFeedFilter) {
+        for (name, table) in tables where !wanted.includes(table.layout.name) {
+            for page in table.pages.keys where owners[page] == name { owners[page] = nil }
+            tables[name] = nil
+        }
+    }
+
     private func forgetCopy() {
         counter = nil
         tables = [:]

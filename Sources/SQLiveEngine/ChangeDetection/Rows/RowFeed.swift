@@ -110,9 +110,18 @@ final class RowFeed: Sendable {
     /// center, before the watcher starts).
     private let inbox = Locked<MaintenanceInbox?>(nil)
 
+    /// Posted when a table is wanted that was not (a subscriber came, a
+    /// live query is kept from rows): the watcher then reads the tables at
+    /// once (`RollbackRowDeriver` keeps a copy to compare the next commit
+    /// with; without it, that commit's rows of the new table are unknown).
+    /// `nil` when no pipe could be made (the copy is then read at the next commit).
+    let wantedGrew = try? WakePipe()
+
     /// Hands every commit to the maintained live queries too.
     func attach(_ inbox: MaintenanceInbox?) {
         self.inbox.withLock { $0 = inbox }
+        let pipe = wantedGrew
+        inbox?.wantedGrew.withLock { $0 = { pipe?.post() } }
     }
 
     /// What the subscribers want derived; `nil` when no one subscribes
@@ -147,6 +156,7 @@ final class RowFeed: Sendable {
         continuation.onTermination = { [weak self] _ in
             self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
         }
+        wantedGrew?.post()
         return stream
     }
 

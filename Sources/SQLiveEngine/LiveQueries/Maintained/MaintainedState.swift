@@ -410,38 +410,47 @@ final class MaintainedState {
             if let gone {
                 guard gone.count <= group.count else { return .resync("a group lost rows it did not have") }
                 group.count -= gone.count
-                for (index, part) in gone.arguments.enumerated() where part.count > 0 {
-                    if part.inexact { return .resync("a removed value is not an integer") }
-                    var argument = group.arguments[index]
-                    argument.count -= part.count
-                    let (sum, overflow) = argument.sum.subtractingReportingOverflow(part.sum)
-                    if overflow { return .resync("a sum overflows") }
-                    argument.sum = sum
-                    if argument.count > 0,
-                        (plan.minimized.contains(index) && SQLOrdering.compare(part.min, argument.min) <= 0)
-                            || (plan.maximized.contains(index) && SQLOrdering.compare(part.max, argument.max) >= 0)
-                    {
-                        return .resync("a group's minimum or maximum was removed")
-                    }
-                    if argument.count == 0 { (argument.min, argument.max, argument.sum) = (.null, .null, 0) }
-                    group.arguments[index] = argument
-                }
             }
-            if let new {
-                group.count += new.count
-                for (index, part) in new.arguments.enumerated() where part.count > 0 {
-                    if part.inexact { return .resync("an added value is not an integer") }
-                    var argument = group.arguments[index]
-                    let (sum, overflow) = argument.sum.addingReportingOverflow(part.sum)
+            group.count += new?.count ?? 0
+            for index in group.arguments.indices {
+                let out = gone.map { $0.arguments[index] }.flatMap { $0.count > 0 ? $0 : nil }
+                let into = new.map { $0.arguments[index] }.flatMap { $0.count > 0 ? $0 : nil }
+                if out?.inexact == true { return .resync("a removed value is not an integer") }
+                if into?.inexact == true { return .resync("an added value is not an integer") }
+                guard out != nil || into != nil else { continue }
+                let before = group.arguments[index]
+                var argument = before
+                if let out {
+                    guard out.count <= argument.count else { return .resync("a group lost values it did not have") }
+                    argument.count -= out.count
+                    let (sum, overflow) = argument.sum.subtractingReportingOverflow(out.sum)
                     if overflow { return .resync("a sum overflows") }
                     argument.sum = sum
-                    argument.min =
-                        argument.count == 0 || SQLOrdering.compare(part.min, argument.min) < 0 ? part.min : argument.min
-                    argument.max =
-                        argument.count == 0 || SQLOrdering.compare(part.max, argument.max) > 0 ? part.max : argument.max
-                    argument.count += part.count
-                    group.arguments[index] = argument
                 }
+                if let into {
+                    let (sum, overflow) = argument.sum.addingReportingOverflow(into.sum)
+                    if overflow { return .resync("a sum overflows") }
+                    argument.sum = sum
+                    argument.count += into.count
+                }
+                // The values left of the group's, and the commit's new ones.
+                let left = before.count - (out?.count ?? 0)
+                guard
+                    let min = Self.extreme(
+                        before.min, left: left, removed: out?.min, added: into?.min,
+                        shown: plan.minimized.contains(index),
+                        precedes: { SQLOrdering.compare($0, $1) < 0 }),
+                    let max = Self.extreme(
+                        before.max, left: left, removed: out?.max, added: into?.max,
+                        shown: plan.maximized.contains(index),
+                        precedes: { SQLOrdering.compare($0, $1) > 0 })
+                else {
+                    // Rows at it are gone, and what is left is not known: read it.
+                    return .resync("a group's minimum or maximum was removed")
+                }
+                (argument.min, argument.max) = (min, max)
+                if argument.count == 0 { (argument.min, argument.max, argument.sum) = (.null, .null, 0) }
+                group.arguments[index] = argument
             }
             for (index, argument) in group.arguments.enumerated()
             where plan.summed.contains(index) && !Self.exact(argument, count: argument.count) {
@@ -454,6 +463,29 @@ final class MaintainedState {
             }
         }
         return result(of: groups).map { .result($0) } ?? .rerun
+    }
+
+    /// A group's minimum (or maximum: `precedes(a, b)` says `a` is the more
+    /// extreme) after a commit: `current` is the extreme of the values
+    /// before it, `left` of which are left; `removed` and `added` the
+    /// extremes of the values the commit removed and added. `nil` when a
+    /// removed value was at `current` and no added one reaches it: the
+    /// extreme of what is left is then not known (the state is read again).
+    /// An extreme the query does not show (`shown` false) only bounds the
+    /// values (for the exactness of sums): `current` stays a bound then.
+    static func extreme(
+        _ current: SQLValue, left: Int64, removed: SQLValue?, added: SQLValue?, shown: Bool,
+        precedes: (SQLValue, SQLValue) -> Bool
+    ) -> SQLValue? {
+        guard left > 0 else { return added ?? .null }
+        var extreme = current
+        if let removed, !precedes(current, removed) {
+            // Values at the extreme may all be gone.
+            if let added, !precedes(current, added) { return added }
+            if shown { return nil }
+        }
+        if let added, precedes(added, extreme) { extreme = added }
+        return extreme
     }
 
     /// The groups' rows in the query's order; `nil` when two that differ

@@ -46,8 +46,15 @@ final class MaintenanceInbox: Sendable {
 
     /// Derives one more table's rows (a count: two kept queries of one table).
     func want(_ table: String) {
-        state.withLock { $0.tables[table.lowercased(), default: 0] += 1 }
+        let grew = state.withLock { state in
+            state.tables[table.lowercased(), default: 0] += 1
+            return state.tables[table.lowercased()] == 1
+        }
+        if grew { wantedGrew.withLock { $0 }?() }
     }
+
+    /// Called when a table is wanted that was not (set once, by the `RowFeed`).
+    let wantedGrew = Locked<(@Sendable () -> Void)?>(nil)
 
     func unwant(_ table: String) {
         state.withLock { state in

@@ -259,7 +259,7 @@ extension ExternalChangeWatcher {
             var descriptors = [
                 pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: -1, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: rowFeed?.wantedGrew?.readDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: rowFeed?.prepare?.readDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
             ]
             while true {
                 if let due = inotifyDue, clock.now >= due.at {
@@ -289,8 +289,8 @@ extension ExternalChangeWatcher {
                     if events.relevant { schedule.eventDidArrive(at: clock.now) }
                 }
                 if descriptors[2].revents != 0 {
-                    rowFeed?.wantedGrew?.drain()
-                    readNewlyWanted()
+                    rowFeed?.prepare?.drain()
+                    prepareRows()
                 }
                 if clock.now >= schedule.nextReading() {
                     read()
@@ -298,14 +298,21 @@ extension ExternalChangeWatcher {
             }
         }
 
-        /// A table is wanted that was not: in a rollback-journal file, its
-        /// pages are read now, so that the next commit's rows of it are
-        /// derived (a commit read meanwhile is delivered as usual; a first
-        /// reading tells nothing).
-        private func readNewlyWanted() {
-            guard let rowFeed, let wanted = rowFeed.wanted, !probe.isFollowTarget,
-                let file = probe.fileState(), !file.isWAL
+        /// Prepares the reading of rows before the next commit (`RowFeed.prepare`):
+        /// in WAL mode, a page map built is taken and the wanted tables'
+        /// pages read; in a rollback-journal file, a table newly wanted is
+        /// read, so that the next commit's rows of it are derived (a commit
+        /// read meanwhile is delivered as usual; a first reading tells
+        /// nothing). No commit is read in WAL mode: the next `read` does.
+        private func prepareRows() {
+            guard let rowFeed, let wanted = rowFeed.wanted, !probe.isFollowTarget, let file = probe.fileState()
             else { return }
+            if file.isWAL {
+                guard let tracker, tracker.isAvailable else { return }
+                tracker.rowFilter = wanted
+                tracker.prepareRows()
+                return
+            }
             do throws(SQLiveError) {
                 if rollbackRows == nil { rollbackRows = try RollbackRowDeriver(path: probe.path) }
             } catch {
@@ -362,6 +369,9 @@ extension ExternalChangeWatcher {
                     if let rowFeed, let wanted {
                         deliverRows(
                             rowFeed, wanted, file: file, cause: startedAfter != lastSettled ? .local : .external)
+                        // Pages the row deriver could not copy before this
+                        // commit: copied now, before the next one.
+                        if tracker?.rowsLackPages == true { rowFeed.prepare?.post() }
                     }
                     emit(.commit(mayBeLocal: startedAfter != lastSettled, schema: schema, tables: tables))
                 } else if writes.versionUnchanged(at: now) {
@@ -440,8 +450,10 @@ extension ExternalChangeWatcher {
             }
             guard let tracker else {
                 // Now in WAL mode: start from here (this commit refreshes everything).
+                let pipe = rowFeed?.prepare
                 let tracker = WALChangeTracker(
-                    path: probe.path, storage: WALStorage(connection: probe.connection), statistics: statistics)
+                    path: probe.path, storage: WALStorage(connection: probe.connection), statistics: statistics,
+                    mapBuilt: { pipe?.post() })
                 tracker.start()
                 self.tracker = tracker
                 precision.withLock { $0 = tracker.isAvailable ? .tables : .all }

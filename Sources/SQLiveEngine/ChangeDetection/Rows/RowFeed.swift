@@ -110,17 +110,20 @@ final class RowFeed: Sendable {
     /// center, before the watcher starts).
     private let inbox = Locked<MaintenanceInbox?>(nil)
 
-    /// Posted when a table is wanted that was not (a subscriber came, a
-    /// live query is kept from rows): the watcher then reads the tables at
-    /// once (`RollbackRowDeriver` keeps a copy to compare the next commit
-    /// with; without it, that commit's rows of the new table are unknown).
-    /// `nil` when no pipe could be made (the copy is then read at the next commit).
-    let wantedGrew = try? WakePipe()
+    /// Wakes the watcher to prepare its reading of rows before the next
+    /// commit, posted when a table is wanted that was not (a subscriber
+    /// came, a live query is kept from rows) and when a WAL page map was
+    /// built: it reads the wanted tables' pages at once (the copy
+    /// `RollbackRowDeriver` compares the next commit with — without it,
+    /// that commit's rows of a new table are unknown — or the pages
+    /// `WALRowDeriver` keeps), not on the next commit's path. `nil` when no
+    /// pipe could be made (they are read at the next commit).
+    let prepare = try? WakePipe()
 
     /// Hands every commit to the maintained live queries too.
     func attach(_ inbox: MaintenanceInbox?) {
         self.inbox.withLock { $0 = inbox }
-        let pipe = wantedGrew
+        let pipe = prepare
         inbox?.wantedGrew.withLock { $0 = { pipe?.post() } }
     }
 
@@ -156,7 +159,7 @@ final class RowFeed: Sendable {
         continuation.onTermination = { [weak self] _ in
             self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
         }
-        wantedGrew?.post()
+        prepare?.post()
         return stream
     }
 

@@ -102,6 +102,10 @@ final class WALRowDeriver {
         }
     }
 
+    /// Whether pages of the wanted tables are not copied yet (`fill` is
+    /// to be called again).
+    var lacksPages: Bool { !missing.isEmpty }
+
     /// The map was dropped: a new one numbers its b-trees anew, and `fill`
     /// copies what the cache lacks for it.
     func mapDropped() {
@@ -159,8 +163,16 @@ final class WALRowDeriver {
             }
         }
         guard !missing.isEmpty else { return }
+        // Pages not in the log come from the file, which holds them as of
+        // the position only while no checkpoint of a later frame began
+        // (`current` asks after each read): when one has, or the log began
+        // a generation the position has not reached, none is tried.
+        let fileReadable =
+            storage.checkpointState().map { $0.salt == position.salt && $0.backfillAttempted <= position.frame }
+            ?? false
         for page in missing.sorted() {
             guard cachedBytes + map.pageSize <= cacheBudget else { return }
+            if !fileReadable, frameOf[page] == nil { continue }
             // As of the next commit: its first frame follows the position.
             guard let bytes = current(page, salt: position.salt, nextFrame: position.frame + 1, pageSize: map.pageSize)
             else { continue }

@@ -35,9 +35,15 @@ final class PageMapBuilder: Sendable {
 
     private let statistics: Locked<WALPrecisionStatistics>
 
-    init(path: String, statistics: Locked<WALPrecisionStatistics> = Locked(.init())) {
+    /// Called on the build's thread once a build is ready to take.
+    private let built: (@Sendable () -> Void)?
+
+    init(
+        path: String, statistics: Locked<WALPrecisionStatistics> = Locked(.init()), built: (@Sendable () -> Void)? = nil
+    ) {
         self.path = path
         self.statistics = statistics
+        self.built = built
     }
 
     deinit {
@@ -62,12 +68,14 @@ final class PageMapBuilder: Sendable {
                 $0.mapBuilds += 1
                 $0.mapBuildNanoseconds += elapsed.nanoseconds
             }
-            state.withLock { state in
+            let ready = state.withLock { state in
                 state.running = false
                 state.connection = nil
                 if !state.stopped { state.built = result }
+                return !state.stopped
             }
             idle.signal()
+            if ready { built?() }
         }
         thread.name = "sqlive.pagemap"
         thread.start()

@@ -54,10 +54,15 @@ final class WALChangeTracker {
     /// while there is no map.
     private var knownTables: [String] = []
 
-    init(path: String, storage: WALStorage, statistics: Locked<WALPrecisionStatistics> = Locked(.init())) {
+    /// - parameter mapBuilt: called on the build's thread when a page map
+    ///   is built (the watcher then takes it: `prepareRows`).
+    init(
+        path: String, storage: WALStorage, statistics: Locked<WALPrecisionStatistics> = Locked(.init()),
+        mapBuilt: (@Sendable () -> Void)? = nil
+    ) {
         self.storage = storage
         self.statistics = statistics
-        builder = PageMapBuilder(path: path, statistics: statistics)
+        builder = PageMapBuilder(path: path, statistics: statistics, built: mapBuilt)
     }
 
     /// Takes the log's position now (before the watcher's baseline), and
@@ -94,7 +99,11 @@ final class WALChangeTracker {
         return derived
     }
 
-    private func readCommits() -> Changes {
+    /// Takes a map built, and reads the wanted tables' pages the row
+    /// deriver keeps (`WALRowDeriver.fill`), as of the last commit read:
+    /// what each reading does first. Reads no commit: called between
+    /// commits too, so that the next one's rows are not held up by it.
+    func prepareRows() {
         takeBuiltMap()
         if rowFilter == nil {
             deriver = nil
@@ -103,6 +112,14 @@ final class WALChangeTracker {
             deriver!.start(at: reader.position)
         }
         if let deriver, let rowFilter, let map { deriver.fill(map, filter: rowFilter, position: reader.position) }
+    }
+
+    /// Whether the row deriver still lacks pages of the wanted tables
+    /// (`prepareRows` is to be called again, between commits).
+    var rowsLackPages: Bool { deriver?.lacksPages ?? false }
+
+    private func readCommits() -> Changes {
+        prepareRows()
         var tables = Set<String>()
         var fallback: String?
         var commits = 0

@@ -195,6 +195,9 @@ struct RowFeedTests {
         try await writer.run("DELETE FROM t WHERE id = 1000;")
         let unknownsWhileBig = writer.unknowns.count
         #expect(unknownsWhileBig >= 3, "\(writer.unknowns.map { "\($0.table): \($0.reason ?? "")" })")
+        // Said as it is: too large, then readable again (not created).
+        #expect(writer.unknowns.last?.reason?.hasPrefix("it was too large to read before this commit") == true)
+        #expect(!writer.unknowns.contains { $0.reason == "the table was created" })
         // Exact again: the old values the feed gives are the file's.
         try await writer.run("UPDATE t SET score = 2 WHERE id = 5;")
         try await writer.run("UPDATE t SET score = 3 WHERE id = 250;")

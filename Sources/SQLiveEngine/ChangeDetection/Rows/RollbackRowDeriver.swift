@@ -57,6 +57,8 @@ final class RollbackRowDeriver {
     /// Whether the copy lacks a wanted table (one too large to read): then
     /// every table is looked at.
     private var copyLacksTables = false
+    /// The tables too large to read at the last reading (by name).
+    private var tooLargeBefore = Set<String>()
     /// The schema cookie and page size the copy was read with.
     private var cookieOfCopy: UInt32?
     private var pageSizeOfCopy: Int?
@@ -113,6 +115,7 @@ final class RollbackRowDeriver {
         // The tables of the schema the copy was read with that it lacks
         // (newly wanted): any other table it lacks after the reading was
         // created since.
+        let wasTooLarge = tooLargeBefore
         let newlyWanted = Set(
             (schema?.layouts ?? [:]).filter { wanted.includes($0.value.name) && tables[$0.key] == nil }.keys)
         var state: State
@@ -167,12 +170,15 @@ final class RollbackRowDeriver {
             changes.append(.unknown(before.layout.name, reason: "the table was dropped"))
         }
         for (name, before, now) in committed.read where before == nil {
-            changes.append(
-                .unknown(
-                    now.layout.name,
-                    reason: newlyWanted.contains(name)
-                        ? "the change feed starts at this commit for it (a rollback-journal file)"
-                        : "the table was created"))
+            let reason =
+                if wasTooLarge.contains(now.layout.name) {
+                    "it was too large to read before this commit (\(BTreeCells.tooLargeReason))"
+                } else if newlyWanted.contains(name) {
+                    "the change feed starts at this commit for it (a rollback-journal file)"
+                } else {
+                    "the table was created"
+                }
+            changes.append(.unknown(now.layout.name, reason: reason))
         }
         return Read(from: FilePosition(wal: false, value: counter), to: to, changes: changes)
     }
@@ -885,6 +891,7 @@ final class RollbackRowDeriver {
         committed.read.sort { $0.name < $1.name }
         committed.gone.sort { $0.name < $1.name }
         copyLacksTables = !state.tooLarge.isEmpty
+        tooLargeBefore = state.tooLarge
         cookieOfCopy = state.cookie
         pageSizeOfCopy = state.pageSize
         return committed

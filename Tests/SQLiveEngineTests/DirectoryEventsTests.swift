@@ -1,4 +1,5 @@
 import Foundation
+import SQLiveLocks
 import SQLiveTestSupport
 import Testing
 
@@ -33,6 +34,34 @@ struct DirectoryEventsTests {
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"))
                 == "anon_inode:inotify"
         }
+    }
+
+    /// A journal capture hears its events through its handler, on the hub's
+    /// thread: it holds no pipe (one no one polled filled with a byte per
+    /// event of the database).
+    @Test("A subscriber with a journal handler gets its events through it, and holds no pipe")
+    func journalHandlerHoldsNoPipe() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("j.sqlite")
+        try Self.write("", to: path)
+        let heard = Locked<[DirectoryEvents.JournalEvent]>([])
+        let subscription = try DirectoryEvents.journals.subscribe(to: path) { event in
+            heard.withLock { $0.append(event) }
+        }
+        defer { subscription.cancel() }
+        #expect(subscription.descriptor == -1)
+        try Self.write("x", to: path + "-journal")
+        try FileManager.default.removeItem(atPath: path + "-journal")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while heard.withLock({ !$0.contains(.removed) }), ContinuousClock.now < deadline {
+            subscription.flush()
+            usleep(10_000)
+        }
+        #expect(heard.withLock { $0.contains(.created) && $0.contains(.removed) })
+        // The watcher's kind still has its descriptor.
+        let watcher = try DirectoryEvents.shared.subscribe(to: path)
+        defer { watcher.cancel() }
+        #expect(watcher.descriptor >= 0)
     }
 
     @Test("Each database hears of its own files only: itself, its -wal and -journal")

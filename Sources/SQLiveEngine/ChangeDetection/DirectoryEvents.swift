@@ -73,10 +73,12 @@ final class DirectoryEvents: Sendable {
     /// One watcher's interest in the events of a database's directory,
     /// until `cancel()`.
     final class Subscription: Sendable {
-        /// Readable when events are waiting: poll(2) it, then `take()`.
-        var descriptor: Int32 { wake.readDescriptor }
-        /// Posted by the hub's thread.
-        private let wake: WakePipe
+        /// Readable when events are waiting: poll(2) it, then `take()`
+        /// (-1 for a subscription with a journal handler: its events reach
+        /// it through the handler, and `flush`).
+        var descriptor: Int32 { wake?.readDescriptor ?? -1 }
+        /// Posted by the hub's thread; none with a journal handler.
+        private let wake: WakePipe?
         fileprivate let names: Set<String>
         fileprivate let databaseName: String
         fileprivate let journalName: String
@@ -88,7 +90,7 @@ final class DirectoryEvents: Sendable {
         private let hub: DirectoryEvents
 
         fileprivate init(
-            wake: WakePipe, path: String, watch: Int32, generation: Int, hub: DirectoryEvents,
+            wake: WakePipe?, path: String, watch: Int32, generation: Int, hub: DirectoryEvents,
             journal: (@Sendable (JournalEvent) -> Void)?
         ) {
             self.wake = wake
@@ -103,7 +105,7 @@ final class DirectoryEvents: Sendable {
 
         /// Takes what arrived since the last call, and quiets the descriptor.
         func take() -> Events {
-            wake.drain()
+            wake?.drain()
             return pending.withLock { events in
                 defer { events = Events() }
                 return events
@@ -129,7 +131,7 @@ final class DirectoryEvents: Sendable {
                 pending.relevant = pending.relevant || events.relevant
                 pending.database = pending.database || events.database
             }
-            wake.post()
+            wake?.post()
         }
     }
 
@@ -187,11 +189,15 @@ final class DirectoryEvents: Sendable {
         -> Subscription
     {
         let directory = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
-        let wake: WakePipe
-        do {
-            wake = try WakePipe()
-        } catch {
-            throw Unavailable(description: error.description)
+        // A subscriber with a journal handler has its events through it (a
+        // pipe no one polls would only fill).
+        var wake: WakePipe?
+        if journal == nil {
+            do {
+                wake = try WakePipe()
+            } catch {
+                throw Unavailable(description: error.description)
+            }
         }
         return try state.withLock { (state: inout State) throws(Unavailable) -> Subscription in
             var instance: Instance

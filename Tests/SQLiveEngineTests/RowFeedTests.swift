@@ -207,6 +207,39 @@ struct RowFeedTests {
         await database.close()
     }
 
+    /// Subscribing wakes the watcher to read the table at once (so that the
+    /// next commit's rows are derived): a commit landing before that first
+    /// reading is still told — its rows, or its table unknown — never
+    /// passed over.
+    @Test("A commit right after subscribing is told, never passed over (a rollback-journal file)")
+    func commitRightAfterSubscribing() async throws {
+        let directory = try TemporaryDirectory()
+        let rounds = 12
+        let path = try await makeDatabaseFile(
+            in: directory, mode: .delete,
+            (0..<rounds).map { "CREATE TABLE t\($0)(x); INSERT INTO t\($0) VALUES (0);" }.joined(separator: "\n"))
+        for round in 0..<rounds {
+            let database = try await LiveDatabase.open(.file(path))
+            var feed = database.rowChanges(tables: ["t\(round)"]).makeAsyncIterator()
+            let told = Task {
+                while let commit = await feed.next() {
+                    if commit.changes.contains(where: { $0.table == "t\(round)" }) { return true }
+                }
+                return false
+            }
+            // Met by the watcher before or after the subscription's wake.
+            try await SQLite3CLI.run(path, "INSERT INTO t\(round) VALUES (\(round));")
+            let deadline = Task {
+                try await Task.sleep(for: .seconds(20))
+                told.cancel()
+            }
+            let seen = await told.value
+            deadline.cancel()
+            #expect(seen, "round \(round): the insert into t\(round) was never told")
+            await database.close()
+        }
+    }
+
     @Test(
         "A blob rewritten in place, its cell's page untouched: an update of its row",
         arguments: [JournalMode.wal, .delete])

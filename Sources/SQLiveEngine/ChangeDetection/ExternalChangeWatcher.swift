@@ -99,8 +99,10 @@ final class ExternalChangeWatcher: Sendable {
         var tracker: WALChangeTracker?
         if walPrecision, probe.fileState()?.isWAL ?? false {
             _ = Self.readWaitingOutLocks(probe)
+            let pipe = rowFeed?.prepare
             tracker = WALChangeTracker(
-                path: path, storage: WALStorage(connection: probe.connection), statistics: statistics)
+                path: path, storage: WALStorage(connection: probe.connection), statistics: statistics,
+                mapBuilt: { pipe?.post() })
             tracker?.start()
         }
         let precision = Locked(tracker?.isAvailable ?? false ? ExternalPrecision.tables : .all)
@@ -313,15 +315,23 @@ extension ExternalChangeWatcher {
                 tracker.prepareRows()
                 return
             }
+            // A commit the watcher has not read yet is left to `read`, which
+            // derives it (the wanted tables as they are now).
+            guard case .version(let before) = probe.read(file), before == lastVersion else { return }
             do throws(SQLiveError) {
                 if rollbackRows == nil { rollbackRows = try RollbackRowDeriver(path: probe.path) }
             } catch {
                 return
             }
             let cause: ChangeCause = ledger.started != lastSettled ? .local : .external
-            if let read = rollbackRows!.read(wanted), read.from != nil {
-                rowFeed.deliver(cause: cause, from: read.from, to: read.to, derived: wanted, read.changes)
+            guard let read = rollbackRows!.read(wanted) else { return }
+            if read.from == nil, case .version(let after) = probe.read(), after == lastVersion {
+                // A first reading, and no commit since the watcher's last:
+                // nothing to tell. (One that came meanwhile may be in the
+                // reading: its tables are told unknown, never passed over.)
+                return
             }
+            rowFeed.deliver(cause: cause, from: read.from, to: read.to, derived: wanted, read.changes)
         }
 
         private func read() {
@@ -371,7 +381,7 @@ extension ExternalChangeWatcher {
                             rowFeed, wanted, file: file, cause: startedAfter != lastSettled ? .local : .external)
                         // Pages the row deriver could not copy before this
                         // commit: copied now, before the next one.
-                        if tracker?.rowsLackPages == true { rowFeed.prepare?.post() }
+                        if file?.isWAL == true, tracker?.rowsLackPages == true { rowFeed.prepare?.post() }
                     }
                     emit(.commit(mayBeLocal: startedAfter != lastSettled, schema: schema, tables: tables))
                 } else if writes.versionUnchanged(at: now) {

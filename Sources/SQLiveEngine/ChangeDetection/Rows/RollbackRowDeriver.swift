@@ -119,7 +119,7 @@ final class RollbackRowDeriver {
         let newlyWanted = Set(
             (schema?.layouts ?? [:]).filter { wanted.includes($0.value.name) && tables[$0.key] == nil }.keys)
         var state: State
-        switch readTables(wanted, first: first || refiltered, adding: refiltered) {
+        switch readTables(wanted, first: first || refiltered) {
         case .success(let read): state = read
         case .failure(let failure):
             // The copy can no longer be trusted: start again at the next commit.
@@ -298,12 +298,9 @@ final class RollbackRowDeriver {
     /// since the last reading name (the rest from the copy) when they prove
     /// to be all of them, else every page. A writer that overtakes the
     /// reading makes it read again (`ObserverVFS.maximumAttempts` times).
-    ///
-    /// `adding`: the filter changed; when no commit came since the last
-    /// reading, only the wanted tables the copy lacks are read.
-    private func readTables(_ wanted: RowFeedFilter, limit: Int? = nil, first: Bool, adding: Bool = false)
-        -> Result<State, Failure>
-    {
+    /// When no commit came since the last reading, only the wanted tables
+    /// the copy lacks are read.
+    private func readTables(_ wanted: RowFeedFilter, limit: Int? = nil, first: Bool) -> Result<State, Failure> {
         // The journals of the commits since the last reading (taken even
         // when not used, so that they do not count for a later one).
         if journals == nil { journals = makeJournals() }
@@ -322,8 +319,7 @@ final class RollbackRowDeriver {
                     !first && captured.underWay && captured.journals != nil && ContinuousClock.now < patience
                     && attempt < ObserverVFS.maximumAttempts
                 result = readState(
-                    wanted, limit: limit, captured: first ? nil : captured.journals, waitingForJournal: wait,
-                    adding: adding)
+                    wanted, limit: limit, captured: first ? nil : captured.journals, waitingForJournal: wait)
                 guard case .failure(let failure) = result, !failure.tooLarge, attempt < ObserverVFS.maximumAttempts
                 else { break }
                 if failure.journalUnderWay { Thread.sleep(forTimeInterval: 0.000_25) } else { Self.pause(attempt) }
@@ -391,8 +387,7 @@ final class RollbackRowDeriver {
     static let journalPatience = Duration.milliseconds(20)
 
     private func readState(
-        _ wanted: RowFeedFilter, limit: Int?, captured: [JournalPages]?, waitingForJournal: Bool = false,
-        adding: Bool = false
+        _ wanted: RowFeedFilter, limit: Int?, captured: [JournalPages]?, waitingForJournal: Bool = false
     )
         -> Result<State, Failure>
     {
@@ -484,11 +479,11 @@ final class RollbackRowDeriver {
         {
             names = Array(Set(changed.pages.compactMap { owners[$0] }))
             unchanged = nil
-        } else if adding, counter == self.counter, !copyLacksTables, headerCookie == cookieOfCopy,
+        } else if counter == self.counter, !copyLacksTables, headerCookie == cookieOfCopy,
             pageSize == pageSizeOfCopy, self.tables.first.map({ $0.value.usable == usable }) ?? true
         {
             // No commit since the last reading: the copy's tables are as
-            // they were; only those newly wanted are read.
+            // they were; only those newly wanted (if any) are read.
             names = names.filter { self.tables[$0] == nil }
             unchanged = nil
         }

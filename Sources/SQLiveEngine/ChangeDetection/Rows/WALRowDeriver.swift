@@ -102,9 +102,9 @@ final class WALRowDeriver {
         }
     }
 
-    /// Whether pages of the wanted tables are not copied yet (`fill` is
-    /// to be called again).
-    var lacksPages: Bool { !missing.isEmpty }
+    /// Whether pages of the wanted tables are not copied yet and would fit
+    /// (`fill` is to be called again).
+    var lacksPages: Bool { !missing.isEmpty && cachedBytes + 65536 <= cacheBudget }
 
     /// The map was dropped: a new one numbers its b-trees anew, and `fill`
     /// copies what the cache lacks for it.

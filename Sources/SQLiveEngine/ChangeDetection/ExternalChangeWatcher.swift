@@ -99,11 +99,7 @@ final class ExternalChangeWatcher: Sendable {
         var tracker: WALChangeTracker?
         if walPrecision, probe.fileState()?.isWAL ?? false {
             _ = Self.readWaitingOutLocks(probe)
-            let pipe = rowFeed?.prepare
-            tracker = WALChangeTracker(
-                path: path, storage: WALStorage(connection: probe.connection), statistics: statistics,
-                mapBuilt: { pipe?.post() })
-            tracker?.start()
+            tracker = Self.makeTracker(probe, statistics: statistics, rowFeed: rowFeed)
         }
         let precision = Locked(tracker?.isAvailable ?? false ? ExternalPrecision.tables : .all)
         precisionState = precision
@@ -151,6 +147,19 @@ final class ExternalChangeWatcher: Sendable {
 
     deinit {
         stop()
+    }
+
+    /// A started WAL change tracker for the probe's file, whose page map's
+    /// build wakes the watcher to take it (`RowFeed.prepare`).
+    fileprivate static func makeTracker(
+        _ probe: DataVersionProbe, statistics: Locked<WALPrecisionStatistics>, rowFeed: RowFeed?
+    ) -> WALChangeTracker {
+        let pipe = rowFeed?.prepare
+        let tracker = WALChangeTracker(
+            path: probe.path, storage: WALStorage(connection: probe.connection), statistics: statistics,
+            mapBuilt: { pipe?.post() })
+        tracker.start()
+        return tracker
     }
 
     private static func readWaitingOutLocks(_ probe: DataVersionProbe) -> DataVersionProbe.Reading {
@@ -302,10 +311,11 @@ extension ExternalChangeWatcher {
 
         /// Prepares the reading of rows before the next commit (`RowFeed.prepare`):
         /// in WAL mode, a page map built is taken and the wanted tables'
-        /// pages read; in a rollback-journal file, a table newly wanted is
-        /// read, so that the next commit's rows of it are derived (a commit
-        /// read meanwhile is delivered as usual; a first reading tells
-        /// nothing). No commit is read in WAL mode: the next `read` does.
+        /// pages read (no commit is read: the next `read` does); in a
+        /// rollback-journal file, a table newly wanted is read, so that the
+        /// next commit's rows of it are derived — only while no commit
+        /// waits that `read` has not taken (a commit that comes during the
+        /// reading is delivered: its rows, or its tables unknown).
         private func prepareRows() {
             guard let rowFeed, let wanted = rowFeed.wanted, !probe.isFollowTarget, let file = probe.fileState()
             else { return }
@@ -460,11 +470,7 @@ extension ExternalChangeWatcher {
             }
             guard let tracker else {
                 // Now in WAL mode: start from here (this commit refreshes everything).
-                let pipe = rowFeed?.prepare
-                let tracker = WALChangeTracker(
-                    path: probe.path, storage: WALStorage(connection: probe.connection), statistics: statistics,
-                    mapBuilt: { pipe?.post() })
-                tracker.start()
+                let tracker = ExternalChangeWatcher.makeTracker(probe, statistics: statistics, rowFeed: rowFeed)
                 self.tracker = tracker
                 precision.withLock { $0 = tracker.isAvailable ? .tables : .all }
                 return nil

@@ -190,8 +190,7 @@ enum ObserverVFS {
         sqlite3_db_release_memory(db.sqliteConnection)
         var request = sqlive_observer_pages_request()
         request.op = SQLIVE_PAGES_FORGET
-        _ = sqlive_observer_pages(db.sqliteConnection, &request)
-        return kept
+        return sqlive_observer_pages(db.sqliteConnection, &request) == SQLITE_OK ? kept : 0
     }
 
     /// Runs `body` with the pages it reads neither kept nor read ahead at the

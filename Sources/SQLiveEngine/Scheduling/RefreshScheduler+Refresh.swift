@@ -74,7 +74,13 @@ extension RefreshScheduler {
                     (registry.evaluations[$0]?.lastElapsed ?? .zero) < (registry.evaluations[$1]?.lastElapsed ?? .zero)
                 }
             guard !definitions.isEmpty else { continue }
+            let keptBefore = Set(definitions.filter(isMaintained))
             retry += await fetch(definitions, on: home, batch: batch)
+            // One read whole while its kept state was installed kept its pages
+            // on the shared connection after `readBase` let go of them.
+            if home == .committed, definitions.contains(where: { isMaintained($0) && !keptBefore.contains($0) }) {
+                _ = await reader.forgetCommittedPages(atLeast: Self.pagesWorthForgetting)
+            }
         }
         guard !isShutDown else { return }
         perform(machine.refreshDidFinish(at: clock.now))

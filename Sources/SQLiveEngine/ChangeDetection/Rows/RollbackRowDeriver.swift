@@ -822,15 +822,20 @@ final class RollbackRowDeriver {
         }
     }
 
-    /// Lets the copy go (a reading failed: it can no longer be trusted).
     /// Lets the tables no longer wanted leave the copy.
     private func dropTables(notIn wanted: RowFeedFilter) {
         for (name, table) in tables where !wanted.includes(table.layout.name) {
-            for page in table.pages.keys where owners[page] == name { owners[page] = nil }
+            disown(table, name)
             tables[name] = nil
         }
     }
 
+    /// Its pages no longer the table's (in `owners`).
+    private func disown(_ table: Table, _ name: String) {
+        for page in table.pages.keys where owners[page] == name { owners[page] = nil }
+    }
+
+    /// Lets the copy go (a reading failed: it can no longer be trusted).
     private func forgetCopy() {
         counter = nil
         tables = [:]
@@ -860,10 +865,6 @@ final class RollbackRowDeriver {
             committed.read.append((name, Before(table: table, old: old), table))
         }
         state.deltas = [:]
-        /// Its pages no longer the table's.
-        func disown(_ table: Table, _ name: String) {
-            for page in table.pages.keys where owners[page] == name { owners[page] = nil }
-        }
         for (name, table) in state.tables {
             let before = tables.updateValue(table, forKey: name)
             if let before { disown(before, name) }

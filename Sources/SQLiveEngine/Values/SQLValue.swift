@@ -24,6 +24,45 @@ public enum SQLValue: Hashable, Sendable {
     }
 }
 
+extension SQLValue {
+    /// Values are equal as SQLite stores them, byte for byte: a text equals
+    /// another only with the same UTF-8 bytes (Swift's `String ==` calls a
+    /// text in another Unicode normal form equal — NFC and NFD `café` —
+    /// where SQLite sees other bytes, another `length` and another order),
+    /// and a real another only with the same bits (`-0.0` is not `0.0`).
+    public static func == (lhs: SQLValue, rhs: SQLValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.integer(let a), .integer(let b)): a == b
+        case (.real(let a), .real(let b)): a.bitPattern == b.bitPattern
+        case (.text(let a), .text(let b)): a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
+        case (.blob(let a), .blob(let b)): a == b
+        default: false
+        }
+    }
+
+    /// Hashes the bytes `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null:
+            hasher.combine(0 as UInt8)
+        case .integer(let value):
+            hasher.combine(1 as UInt8)
+            hasher.combine(value)
+        case .real(let value):
+            hasher.combine(2 as UInt8)
+            hasher.combine(value.bitPattern)
+        case .text(var value):
+            hasher.combine(3 as UInt8)
+            hasher.combine(value.utf8.count)
+            value.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        case .blob(let data):
+            hasher.combine(4 as UInt8)
+            hasher.combine(data)
+        }
+    }
+}
+
 extension SQLValue: CustomStringConvertible {
     /// The value as the sqlite3 CLI prints it in list mode: `NULL` is empty,
     /// a real keeps up to 15 significant digits, a blob is its bytes as text.

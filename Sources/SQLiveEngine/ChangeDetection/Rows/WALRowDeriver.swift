@@ -49,6 +49,9 @@ final class WALRowDeriver {
     private var cachedOwners = Set<Int32>()
     /// Their pages not copied yet.
     private var missing = Set<UInt32>()
+    /// The pages the last commit derived unlinked from a wanted tree
+    /// without writing them (`didRead` forgets their copies).
+    private var left = Set<UInt32>()
 
     init(storage: WALStorage, cacheBudget: Int = 256 << 20) {
         self.storage = storage
@@ -100,6 +103,12 @@ final class WALRowDeriver {
             }
             missing.remove(page)
         }
+        // A page freed without being written is no longer the tree's.
+        for page in left where commit.bytes(of: page) == nil {
+            remove(page)
+            missing.remove(page)
+        }
+        left = []
     }
 
     /// Whether pages of the wanted tables are not copied yet and would fit
@@ -181,11 +190,21 @@ final class WALRowDeriver {
         }
     }
 
+    /// What the map knew of a commit's pages before it applied it.
+    struct Before {
+        /// The roles of the pages the commit wrote.
+        var roles: [UInt32: PageMap.Role]
+        /// The file's size in pages before the commit.
+        var pageCount: Int
+
+        subscript(page: UInt32) -> PageMap.Role? { roles[page] }
+    }
+
     /// The roles the map gives the pages a commit wrote, before it applies it.
-    static func roles(of commit: CommitPages, in map: PageMap) -> [UInt32: PageMap.Role] {
+    static func roles(of commit: CommitPages, in map: PageMap) -> Before {
         var roles: [UInt32: PageMap.Role] = [:]
         for page in commit.pages { roles[page] = map.role(of: page) }
-        return roles
+        return Before(roles: roles, pageCount: map.pageCount)
     }
 
     // MARK: - Reading pages
@@ -235,28 +254,19 @@ final class WALRowDeriver {
     /// - parameter map: the map after it applied the commit; `nil` when it
     ///   could not (its reason in `failure`).
     func derive(
-        _ commit: CommitPages, salt: UInt64, before: [UInt32: PageMap.Role]?, map: PageMap?, failure: String?,
+        _ commit: CommitPages, salt: UInt64, before: Before?, map: PageMap?, failure: String?,
         filter: RowFeedFilter, knownTables: [String]
     ) -> [RowChange] {
         guard let before, let map else {
-            let reason = failure ?? "no page map yet"
-            guard knownTables.isEmpty else {
-                return knownTables.filter(filter.includes).map { RowChange.unknown($0, reason: reason) }
-            }
-            // No map was ever built (the feed's first commits): the tables
-            // are not known either, but the commit is not dropped.
-            switch filter {
-            case .all: return [RowChange.unknown("*", reason: reason)]
-            case .tables(let names): return names.sorted().map { RowChange.unknown($0, reason: reason) }
-            }
+            return Self.unknown(filter: filter, knownTables: knownTables, reason: failure ?? "no page map yet")
         }
         let pageSize = map.pageSize
         let usable = map.usableSize
         let pageCount = commit.pageCount
         let written = commit.pages.filter { $0 <= pageCount }
-        // Before the commit the file may have had fewer pages; every page a
-        // pointer names lies within the larger of the two sizes.
-        let bound = max(pageCount, UInt32(map.pageCount))
+        // Before the commit the file may have had more or fewer pages; every
+        // page a pointer names lies within the larger of the two sizes.
+        let bound = max(pageCount, UInt32(map.pageCount), UInt32(before.pageCount))
 
         /// Whether the owner is a table whose rows the feed reads, and its layout.
         func layout(_ owner: Int32) -> TableLayout? {
@@ -268,6 +278,8 @@ final class WALRowDeriver {
         var oldRows: [Int32: [RowKey: [SQLValue]]] = [:]
         var newRows: [Int32: [RowKey: [SQLValue]]] = [:]
         var covered = Set<UInt32>()
+        // Pages that left a wanted tree without being written (now free).
+        var left = Set<UInt32>()
 
         func collect(
             _ bytes: [UInt8], page: UInt32, owner: Int32, layout: TableLayout,
@@ -304,19 +316,36 @@ final class WALRowDeriver {
             if let bytes = commit.bytes(of: page) { return Array(bytes) }
             return self.before(page, commit: commit, salt: salt, pageSize: pageSize)
         }
-        for page in written {
-            if case .btree(let owner) = before[page] ?? .unknown, let layout = layout(owner) {
-                if let old = readBefore(page) {
-                    collect(old, page: page, owner: owner, layout: layout, into: &oldRows, readPage: readBefore)
-                } else {
-                    unknown[layout.name] =
-                        unknown[layout.name]
-                        ?? "the old version of page \(page) is out of reach (a checkpoint overtook)"
-                }
+        // Each wanted b-tree's changed region, in both versions: the pages
+        // the commit wrote, and the pages that left or joined the tree
+        // without being written (`region`).
+        var oldSeeds: [Int32: [UInt32]] = [:]
+        var newSeeds: [Int32: [UInt32]] = [:]
+        for page in commit.pages {
+            // A page past the new end (the file shrank) was in the old tree only.
+            if case .btree(let owner) = before[page] ?? .unknown, layout(owner) != nil {
+                oldSeeds[owner, default: []].append(page)
             }
-            if case .btree(let owner) = map.role(of: page), let layout = layout(owner), let new = commit.bytes(of: page)
-            {
-                collect(Array(new), page: page, owner: owner, layout: layout, into: &newRows, readPage: readAfter)
+            if page <= pageCount, case .btree(let owner) = map.role(of: page), layout(owner) != nil {
+                newSeeds[owner, default: []].append(page)
+            }
+        }
+        for owner in Set(oldSeeds.keys).union(newSeeds.keys).sorted() {
+            guard let layout = layout(owner) else { continue }
+            let changed = region(
+                old: oldSeeds[owner] ?? [], new: newSeeds[owner] ?? [], commit: commit, usable: usable, bound: bound,
+                readBefore: readBefore, readAfter: readAfter)
+            switch changed {
+            case .failure(let failure):
+                unknown[layout.name] = unknown[layout.name] ?? failure.reason
+            case .success(let pages):
+                for (page, bytes) in pages.old {
+                    collect(bytes, page: page, owner: owner, layout: layout, into: &oldRows, readPage: readBefore)
+                }
+                for (page, bytes) in pages.new {
+                    collect(bytes, page: page, owner: owner, layout: layout, into: &newRows, readPage: readAfter)
+                }
+                left.formUnion(pages.left)
             }
         }
         // Overflow content rewritten in place (SQLite overwrites a payload of
@@ -355,6 +384,7 @@ final class WALRowDeriver {
             }
         }
 
+        self.left = left
         var changes: [RowChange] = []
         for owner in Set(oldRows.keys).union(newRows.keys).sorted() {
             guard let layout = map.layouts[owner], unknown[layout.name] == nil else { continue }
@@ -364,6 +394,117 @@ final class WALRowDeriver {
             changes.append(.unknown(table, reason: reason))
         }
         return changes
+    }
+
+    /// A b-tree's changed region: the pages whose rows, in the old version
+    /// against the new, are the commit's changes to it.
+    struct Region {
+        /// Old versions: pages of the tree before the commit.
+        var old: [(UInt32, [UInt8])] = []
+        /// New versions: pages of the tree after it.
+        var new: [(UInt32, [UInt8])] = []
+        /// Pages that left the tree without being written.
+        var left: [UInt32] = []
+    }
+
+    /// The changed region of one b-tree, from the pages the commit wrote
+    /// that the map puts in it before (`old`) and after (`new`).
+    ///
+    /// What the file format proves: only a written page can link, unlink
+    /// or move a page, so a page the commit did not write that is a child
+    /// of a written page in both versions holds the same subtree in both
+    /// (its descendants the commit wrote are in both seeds). A page the
+    /// commit did not write that is a child of the region's old pages and
+    /// not of its new ones left the tree with its subtree — freed with its
+    /// content (`secure_delete=OFF`), truncated away, or moved by
+    /// `incremental_vacuum` or auto-vacuum, whose copy the commit wrote —
+    /// and joins the old side; likewise a page that joined the tree
+    /// (a subtree whose parent was freed, moved under a written page)
+    /// joins the new side. The region grows until no such page is left:
+    /// every other page of either tree is a page of both, unchanged, so the
+    /// rows of the old side against the new are exactly the commit's
+    /// changes. A page of the region whose version is out of reach, or
+    /// that does not read as a b-tree page, makes the table unknown.
+    private func region(
+        old oldSeeds: [UInt32], new newSeeds: [UInt32], commit: CommitPages, usable: Int, bound: UInt32,
+        readBefore: (UInt32) -> [UInt8]?, readAfter: (UInt32) -> [UInt8]?
+    ) -> Result<Region, RegionFailure> {
+        var region = Region()
+        var oldPages = Set<UInt32>()
+        var newPages = Set<UInt32>()
+        // Children of each side's interior pages.
+        var oldChildren = Set<UInt32>()
+        var newChildren = Set<UInt32>()
+
+        func children(_ bytes: [UInt8], page: UInt32) -> [UInt32]? {
+            bytes.withUnsafeBytes { raw -> [UInt32]? in
+                let start = page == 1 ? 100 : 0
+                guard raw.count > start, let kind = BTreePage.Kind(rawValue: raw[start]) else { return nil }
+                guard kind.isInterior else { return [] }
+                return BTreePage(raw, page: page, usableSize: usable, pageCount: bound)?.children
+            }
+        }
+        func add(_ page: UInt32, old: Bool) -> RegionFailure? {
+            guard let bytes = old ? readBefore(page) : readAfter(page) else {
+                return RegionFailure(
+                    reason: "the \(old ? "old" : "new") version of page \(page) is out of reach (a checkpoint overtook)")
+            }
+            guard let below = children(bytes, page: page) else {
+                return RegionFailure(reason: "page \(page) does not read as a page of its b-tree")
+            }
+            if old {
+                oldPages.insert(page)
+                region.old.append((page, bytes))
+                oldChildren.formUnion(below)
+            } else {
+                newPages.insert(page)
+                region.new.append((page, bytes))
+                newChildren.formUnion(below)
+            }
+            return nil
+        }
+        for page in oldSeeds { if let failure = add(page, old: true) { return .failure(failure) } }
+        for page in newSeeds { if let failure = add(page, old: false) { return .failure(failure) } }
+        func unwritten(_ page: UInt32) -> Bool { commit.bytes(of: page) == nil }
+        // Until it settles, a child joins its side when the commit wrote it
+        // (its role was not the tree's), or it is a child on that side only,
+        // or it is in the other side already (an unwritten page in both
+        // sides reads the same in both: its rows cancel out).
+        while true {
+            let joiningOld = oldChildren.subtracting(oldPages).filter {
+                !unwritten($0) || !newChildren.contains($0) || newPages.contains($0)
+            }
+            let joiningNew = newChildren.subtracting(newPages).filter {
+                !unwritten($0) || !oldChildren.contains($0) || oldPages.contains($0)
+            }
+            if joiningOld.isEmpty && joiningNew.isEmpty { break }
+            for page in joiningOld.sorted() {
+                if let failure = add(page, old: true) { return .failure(failure) }
+            }
+            for page in joiningNew.sorted() {
+                if let failure = add(page, old: false) { return .failure(failure) }
+            }
+        }
+        region.left = oldPages.filter { unwritten($0) && !newChildren.contains($0) }.sorted()
+        return .success(region)
+    }
+
+    struct RegionFailure: Error {
+        var reason: String
+    }
+
+    /// Every wanted table unknown, for `reason`: the tables of the last map
+    /// (`knownTables`), else those the filter names, else `*` (no map was
+    /// ever built: the tables are not known either, but the commit is not
+    /// dropped).
+    static func unknown(filter: RowFeedFilter, knownTables: [String], reason: String) -> [RowChange] {
+        guard knownTables.isEmpty else {
+            return knownTables.filter(filter.includes).map { RowChange.unknown($0, reason: reason) }
+        }
+        switch filter {
+        case .all: return [RowChange.unknown("*", reason: reason)]
+        case .tables(let names): return names.sorted().map { RowChange.unknown($0, reason: reason) }
+        }
     }
 
     /// The changes between a table's rows on the old and the new versions

@@ -152,12 +152,27 @@ struct PageMap {
             }
         }
         let written = commit.pages.filter { $0 <= pageCount }
+        // The leaves the written trunks list are free. A page freed without
+        // being written (`secure_delete=OFF`, upstream SQLite's default,
+        // leaves its content as it was) is listed on the first trunk, which
+        // the commit writes, with page 1's free-page count: without this,
+        // the map would keep it as its old b-tree's page.
+        var freeLeaves = Set<UInt32>()
+        for trunk in trunks {
+            guard let bytes = commit.bytes(of: trunk) else { continue }
+            let count = Int(bytes.bigEndianUInt32(at: 4))
+            guard count <= (usableSize - 8) / 4 else { return .unprovable("free-list trunk \(trunk) is malformed") }
+            for index in 0..<count {
+                let leaf = bytes.bigEndianUInt32(at: 8 + 4 * index)
+                if leaf >= 2, leaf <= pageCount { freeLeaves.insert(leaf) }
+            }
+        }
 
         /// A page's role as the map knew it (before links are followed).
         func base(_ page: UInt32) -> Role {
             if page == 1 { return .header }
             if isPointerMap(page) { return .pointerMap }
-            if trunks.contains(page) { return .free }
+            if trunks.contains(page) || freeLeaves.contains(page) { return .free }
             return role(of: page)
         }
 
@@ -247,7 +262,9 @@ struct PageMap {
             switch base(page) {
             case .header, .pointerMap:
                 break
-            case .free where trunks.contains(page):
+            case .free where trunks.contains(page) || freeLeaves.contains(page):
+                // On the free list, whatever its bytes (a savepoint rolled
+                // back leaves a page it took back on the list, as it was).
                 updates.append((page, .free))
             case .btree(let owner):
                 changed.insert(owner)
@@ -288,6 +305,8 @@ struct PageMap {
             if pending >= start, Int(pending) < roles.count { roles[Int(pending)] = .free }
         }
         for (page, role) in updates { roles[Int(page)] = role }
+        // Free leaves the commit did not write: freed with their content.
+        for leaf in freeLeaves where commit.bytes(of: leaf) == nil { roles[Int(leaf)] = .free }
         return .tables(Set(changed.flatMap { owners[Int($0)].tables }))
     }
 

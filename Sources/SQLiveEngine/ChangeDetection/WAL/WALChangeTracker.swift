@@ -132,6 +132,12 @@ final class WALChangeTracker {
                 $0.frames += frames
             }
         }
+        // This reading's commits' rows stand only if the reading proves it
+        // read every commit since the last one (`.read`): a commit derived
+        // after one that went unread (a new generation overwrote it) was
+        // compared with pages older than its own old versions, and would
+        // hold the unread commits' rows too.
+        let derivedBefore = derived.count
         let outcome = reader.read(storage) { event in
             switch event {
             case .generation(let salt):
@@ -180,14 +186,15 @@ final class WALChangeTracker {
             return .tables(tables)
         case .unprovable(let reason):
             dropMap(reason)
-            // Commits may have gone unread: their rows are unknown.
+            // Commits may have gone unread: the rows of every commit since
+            // the last reading are unknown, those derived in it too.
+            derived.removeSubrange(derivedBefore...)
             if let rowFilter, deriver != nil {
                 derived.append(
                     DerivedCommit(
                         from: nil, to: nil,
-                        changes: knownTables.filter(rowFilter.includes).map {
-                            RowChange.unknown($0, reason: "the WAL could not be read: \(reason)")
-                        }))
+                        changes: WALRowDeriver.unknown(
+                            filter: rowFilter, knownTables: knownTables, reason: "the WAL could not be read: \(reason)")))
                 deriver!.start(at: reader.position)
             }
             return .all(reason)

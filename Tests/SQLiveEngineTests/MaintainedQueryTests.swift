@@ -85,6 +85,66 @@ struct MaintainedQueryTests {
         await database.close()
     }
 
+    /// A kept state that went wrong (a row no commit wrote, as a wrong
+    /// derivation would leave) is found by the audit — its query read whole
+    /// at the same commit differs — counted as a defect, and healed within
+    /// `keptAuditEvery` commits (issue #55, point 3).
+    @Test(
+        "A wrong row injected into a kept state is found, counted and healed within the audit's bound",
+        arguments: JournalMode.allCases)
+    func keptStateHeals(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(
+            in: directory, mode: mode,
+            """
+            CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER);
+            INSERT INTO t(v) SELECT value FROM generate_series(1, 50);
+            """)
+        let every = 4
+        let database = try await LiveDatabase.open(
+            .file(path), options: LiveDatabase.Options(liveQueries: LiveQueryOptions(keptAuditEvery: every)))
+        let recorder = EventRecorder(database)
+        let sql = "SELECT id, v FROM t ORDER BY v DESC LIMIT 3"
+        _ = try await database.directory.register(name: "top", LiveQueryDefinition(sql: sql))
+        var next = 0
+        try await eventually("kept from rows", timeout: .seconds(60)) {
+            next += 1
+            _ = try? await SQLite3CLI.run(path, "UPDATE t SET v = v + 0 WHERE id = \(next % 50 + 1);")
+            return await database.directory.list().first?.precision == .rows
+        }
+        let fake = RowChange(
+            table: "t", operation: .insert, key: .rowid(1000), keyNames: ["rowid"], columns: ["id", "v"], old: nil,
+            new: [.integer(1000), .integer(1_000_000)])
+        let resyncsBefore = await database.live.scheduler.maintenanceCounts()[sql]?.resyncs ?? 0
+        #expect(await database.live.scheduler.injectDefect(sql: sql, fake))
+        // Commits to a row outside the top three: the wrong row stays in
+        // the kept state until its audit reads the query whole.
+        for round in 1...(2 * every + 2) {
+            try await SQLite3CLI.run(path, "UPDATE t SET v = \(round) WHERE id = 1;")
+        }
+        // And one the result shows.
+        try await SQLite3CLI.run(path, "UPDATE t SET v = 100 WHERE id = 2;")
+        let truth: [[SQLValue]] = [
+            [.integer(2), .integer(100)], [.integer(50), .integer(50)], [.integer(49), .integer(49)],
+        ]
+        try await recorder.waitForRows("top") { $0 == truth }
+        // Counted when an audit's read stands at the state's commit (one a
+        // commit overtook gives no verdict): commits until one does — or
+        // until the state was read again for another reason (a commit whose
+        // rows were unknown), which heals it unseen.
+        var round = 0
+        try await eventually("the defect counted") {
+            round += 1
+            _ = try? await SQLite3CLI.run(path, "UPDATE t SET v = \(-round) WHERE id = 1;")
+            let counts = await database.live.scheduler.maintenanceCounts()[sql]
+            let defects = await database.directory.list().first?.defects ?? 0
+            return defects >= 1 || (mode == .delete && (counts?.resyncs ?? 0) > resyncsBefore)
+        }
+        if mode == .wal { #expect(await database.directory.list().first?.defects == 1) }
+        #expect(await database.directory.list().first?.precision == .rows)
+        await database.close()
+    }
+
     /// A removed minimum or maximum leaves the group's new one unknown,
     /// unless the commit added a value that reaches it: a row at the
     /// maximum raised (a counter, a timestamp) or at the minimum lowered is

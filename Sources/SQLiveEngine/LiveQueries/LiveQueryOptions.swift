@@ -58,6 +58,12 @@ public struct LiveQueryOptions: Sendable {
     /// turn it off to compare. `SQLIVE_MAINTAIN=0` in the environment turns
     /// it off too.
     public var maintainsFromRows: Bool
+    /// After how many commits applied from rows a kept live query is
+    /// checked: its base is read again whole by SQLite, beside the kept
+    /// state, and replaces it; a state found different from it at the same
+    /// position is a defect, logged and counted (`LiveQueryInfo.defects`).
+    /// A kept result that went wrong is right again within this many commits.
+    public var keptAuditEvery: Int
 
     public init(
         coalescingWindow: Duration = .milliseconds(15),
@@ -70,9 +76,11 @@ public struct LiveQueryOptions: Sendable {
         readAtCommitLimit: Duration? = .microseconds(500),
         refreshBudget: Duration? = .seconds(30),
         ownConnectionAfter: Duration? = .milliseconds(100),
-        maintainsFromRows: Bool = ProcessInfo.processInfo.environment["SQLIVE_MAINTAIN"] != "0"
+        maintainsFromRows: Bool = ProcessInfo.processInfo.environment["SQLIVE_MAINTAIN"] != "0",
+        keptAuditEvery: Int = 256
     ) {
         self.maintainsFromRows = maintainsFromRows
+        self.keptAuditEvery = max(1, keptAuditEvery)
         self.refreshBudget = refreshBudget
         self.ownConnectionAfter = ownConnectionAfter
         self.readAtCommitLimit = readAtCommitLimit

@@ -174,6 +174,10 @@ public struct LiveQueryInfo: Hashable, Sendable {
     /// The last time its SQL ran (the first fetch included; shared by live
     /// queries with the same SQL): how long it took and SQLite's counters.
     public var lastRun: Run?
+    /// How many times its state kept from rows was found to differ from the
+    /// query read whole at the same commit (`LiveQueryOptions.keptAuditEvery`):
+    /// a defect, healed by the whole read. 0 when none was found.
+    public var defects: Int = 0
 
     /// One run of a live query's SQL.
     public struct Run: Hashable, Sendable {

@@ -33,6 +33,19 @@ extension RefreshScheduler {
         /// Base reads that failed since the last that did not.
         var failedReads = 0
         var applied = 0
+        /// Commits applied since the base was last read.
+        var appliedSinceBase = 0
+        /// While a base is read to check the kept state (which goes on
+        /// meanwhile): `consumed` when the read began (every entry up to
+        /// it is in the base). The inbox keeps the entries after it.
+        var auditFrom: Int?
+        /// Audits in a row whose base stood at another commit than the
+        /// state (a commit came during the read): the state was kept, and
+        /// checked again at the next commit; the third such is installed
+        /// without a verdict (it heals, unseen).
+        var auditMisses = 0
+        /// States found different from their query read whole at the same commit.
+        var defects = 0
     }
 
     /// After an evaluation was added, changed or removed: starts or stops keeping it.
@@ -72,8 +85,22 @@ extension RefreshScheduler {
         }
         kept.state = nil
         kept.reading = true
+        kept.auditFrom = nil
         // Every entry delivered before the base's read begins is in it.
         kept.consumed = inbox.nextSequence - 1
+        maintenance[definition] = kept
+        baseReadRequests.yield(definition)
+    }
+
+    /// Reads a kept state's base again beside it (`keptAuditEvery`): the
+    /// state goes on until the base is in, which then replaces it — and
+    /// is compared with it, when the state stands at the base's commit.
+    private func requestAudit(_ definition: LiveQueryDefinition) {
+        guard let inbox, var kept = maintenance[definition], kept.unsupported == nil, kept.state != nil,
+            !kept.reading
+        else { return }
+        kept.reading = true
+        kept.auditFrom = inbox.nextSequence - 1
         maintenance[definition] = kept
         baseReadRequests.yield(definition)
     }
@@ -104,17 +131,38 @@ extension RefreshScheduler {
         let read = await baseReader.read(kept.plan, sql: definition.sql, rowCap: rowCap, byteCap: byteCap)
         guard var kept = maintenance[definition], kept.reading else { return }
         kept.reading = false
+        let auditFrom = kept.auditFrom
+        kept.auditFrom = nil
         if kept.readAgain {
             kept.readAgain = false
             maintenance[definition] = kept
             requestBase(definition)
             return
         }
+        var healed: LiveQueryResult?
         switch read {
+        case .success(let base) where auditFrom != nil && kept.state != nil && kept.state!.position != base.position
+            && kept.auditMisses < 2:
+            // Not at the state's commit: no verdict; checked again at the next one.
+            kept.auditMisses += 1
         case .success(let base):
             kept.failedReads = 0
+            kept.appliedSinceBase = 0
+            kept.auditMisses = 0
             do {
-                kept.state = try MaintainedState(plan: kept.plan, base: base, rowCap: rowCap)
+                let fresh = try MaintainedState(plan: kept.plan, base: base, rowCap: rowCap)
+                if auditFrom != nil, let old = kept.state, old.position == fresh.position,
+                    let oldResult = old.result, let freshResult = fresh.result, oldResult != freshResult
+                {
+                    kept.defects += 1
+                    healed = freshResult
+                    Log.scheduler.error(
+                        "a live query kept from rows differed from its query read whole at \(fresh.position) (defect \(kept.defects)): \(definition.sql)"
+                    )
+                }
+                kept.state = fresh
+                // The entries after the read began are applied to the new state.
+                if let auditFrom { kept.consumed = auditFrom }
             } catch {
                 kept.unsupported = error.message
             }
@@ -128,6 +176,7 @@ extension RefreshScheduler {
             kept.failedReads += 1
             if kept.failedReads > 40 { kept.unsupported = "its base could not be read: \(reason)" }
         }
+        if kept.unsupported != nil { kept.state = nil }
         maintenance[definition] = kept
         if kept.unsupported != nil {
             inbox?.unwant(kept.plan.table)
@@ -143,6 +192,20 @@ extension RefreshScheduler {
             if forgotten > 0 {
                 Log.scheduler.debug("kept from rows: the shared connection let go of \(forgotten) bytes of pages")
             }
+        }
+        if let healed, let state = kept.state, !isShutDown,
+            kept.deliveredUpTo.map({ $0 == state.position || $0.isAfter(state.position) == false }) ?? true
+        {
+            // The defect's result is replaced at once, at the same commit
+            // (unless a later one was delivered meanwhile: never go back).
+            let evaluation = registry.evaluations[definition]
+            let fetched = LiveQueryFetcher.Fetched(
+                result: healed, region: evaluation?.region ?? .fullDatabase, tables: nil, elapsed: .zero,
+                counters: evaluation?.lastCounters ?? StatementCounters(), position: state.position)
+            deliveringTogether {
+                deliver(.success(fetched), for: definition, pending: PendingChange(events: 1, cause: .external))
+            }
+            maintenance[definition]?.deliveredAt = state.position
         }
         if kept.state == nil, kept.unsupported == nil, !isShutDown {
             // The file kept changing, say: again, a moment later (one
@@ -253,6 +316,9 @@ extension RefreshScheduler {
                         position: state.position)
                 ))
         }
+        for definition in kept where (maintenance[definition]?.appliedSinceBase ?? 0) >= keptAuditEvery {
+            requestAudit(definition)
+        }
         trimInbox()
         if runAll { return batch }
         if !results.isEmpty {
@@ -313,6 +379,7 @@ extension RefreshScheduler {
             case .resync(let reason)?: failure = reason
             }
             kept.applied += 1
+            kept.appliedSinceBase += 1
         }
         maintenance[definition] = kept
         if let failure {
@@ -326,7 +393,8 @@ extension RefreshScheduler {
     func trimInbox() {
         guard let inbox else { return }
         let floor =
-            maintenance.values.filter { $0.unsupported == nil }.map(\.consumed).min() ?? (inbox.nextSequence - 1)
+            maintenance.values.filter { $0.unsupported == nil }.map { min($0.consumed, $0.auditFrom ?? .max) }.min()
+            ?? (inbox.nextSequence - 1)
         inbox.trim(through: floor)
     }
 }
@@ -337,7 +405,8 @@ extension RefreshScheduler {
         var counts: [String: MaintenanceCounts] = [:]
         for (definition, kept) in maintenance {
             counts[definition.sql] = MaintenanceCounts(
-                applied: kept.applied, resyncs: kept.resyncs, kept: kept.state != nil, unsupported: kept.unsupported)
+                applied: kept.applied, resyncs: kept.resyncs, kept: kept.state != nil, unsupported: kept.unsupported,
+                defects: kept.defects)
         }
         return counts
     }
@@ -349,6 +418,7 @@ struct MaintenanceCounts: Hashable, Sendable, CustomStringConvertible {
     var resyncs: Int
     var kept: Bool
     var unsupported: String?
+    var defects = 0
 
     var description: String {
         "applied \(applied), read again \(resyncs)\(kept ? "" : ", not kept")\(unsupported.map { ": \($0)" } ?? "")"
@@ -358,4 +428,17 @@ struct MaintenanceCounts: Hashable, Sendable, CustomStringConvertible {
 extension LiveQueryResult {
     /// What its rows weigh printed (`SQLValue.printedByteCount`).
     var printedByteCount: Int { rows.printedByteCount }
+}
+
+extension RefreshScheduler {
+    /// For tests: applies a row that no commit wrote to a kept state, at its
+    /// own position (a defect, as a wrong derivation would make one), so
+    /// that the audit is seen to find and heal it. `false` when the query
+    /// is not kept now.
+    func injectDefect(sql: String, _ change: RowChange) -> Bool {
+        guard let definition = maintenance.keys.first(where: { $0.sql == sql }), let state = maintenance[definition]?.state
+        else { return false }
+        _ = state.apply([change], at: state.position)
+        return true
+    }
 }

@@ -149,8 +149,9 @@ extension RefreshScheduler {
         var infos: [LiveQueryID: LiveQueryInfo] = [:]
         for id in ids {
             infos[id] = registry.info(id)
-            if let definition = registry.queries[id]?.definition, isMaintained(definition) {
-                infos[id]?.precision = .rows
+            if let definition = registry.queries[id]?.definition {
+                if isMaintained(definition) { infos[id]?.precision = .rows }
+                infos[id]?.defects = maintenance[definition]?.defects ?? 0
             }
         }
         return infos

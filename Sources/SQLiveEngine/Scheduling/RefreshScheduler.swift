@@ -105,6 +105,8 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     var rerunsKept = false
     let inbox: MaintenanceInbox?
     let baseReader: MaintainedBaseReader?
+    /// `LiveQueryOptions.keptAuditEvery`.
+    let keptAuditEvery: Int
     /// Requests to read a kept query's base (`readBase`).
     nonisolated let baseReads: AsyncStream<LiveQueryDefinition>
     let baseReadRequests: AsyncStream<LiveQueryDefinition>.Continuation
@@ -116,6 +118,7 @@ actor RefreshScheduler<C: Clock> where C.Duration == Duration {
     ) {
         self.inbox = options.maintainsFromRows ? inbox : nil
         self.baseReader = options.maintainsFromRows ? baseReader : nil
+        self.keptAuditEvery = options.keptAuditEvery
         (baseReads, baseReadRequests) = AsyncStream.makeStream()
         self.prefetch = prefetch ?? LocalPrefetch(options: options, tracer: tracer)
         self.reader = reader

@@ -161,7 +161,7 @@ struct ResultRowsTests {
 
     /// Two results differ as SQLite's values do; so must what changed
     /// between them: a text in another Unicode normal form, -0.0 for 0.0,
-    /// are changes (Swift's `==` takes them for equal).
+    /// are changes (Swift's `String ==` takes the texts for equal).
     @Test("Changes between results see what their bytes see")
     func changesByBytes() {
         let composed = "caf\u{E9}"
@@ -169,7 +169,7 @@ struct ResultRowsTests {
         for (old, new) in [
             (SQLValue.text(composed), SQLValue.text(decomposed)), (SQLValue.real(0.0), SQLValue.real(-0.0)),
         ] {
-            #expect(old == new, "Swift's values are equal")
+            #expect(old != new, "values compare as SQLite stores them (Swift's String == would call them equal)")
             // In the middle of a result: the equal ends around the row.
             let before = ResultRows([[.integer(1), .text("a")], [.integer(2), old], [.integer(3), .text("c")]])
             let after = ResultRows([[.integer(1), .text("a")], [.integer(2), new], [.integer(3), .text("c")]])

@@ -132,15 +132,18 @@ final class WALChangeTracker {
                 $0.frames += frames
             }
         }
-        // This reading's commits' rows stand only if the reading proves it
-        // read every commit since the last one (`.read`): a commit derived
-        // after one that went unread (a new generation overwrote it) was
-        // compared with pages older than its own old versions, and would
-        // hold the unread commits' rows too.
-        let derivedBefore = derived.count
+        // A commit read after the log began a new generation stands only if
+        // the reading proves it read every commit since the last one
+        // (`.read`): one derived after a commit that went unread (the new
+        // generation overwrote it) was compared with pages older than its
+        // own old versions, and would hold the unread commits' rows too.
+        // The commits read before it are checksummed one after the other
+        // from the last position: they stand.
+        var newGenerationAt: Int?
         let outcome = reader.read(storage) { event in
             switch event {
             case .generation(let salt):
+                newGenerationAt = newGenerationAt ?? derived.count
                 deriver?.generationBegins(salt)
                 if let waiting, waiting.snapshot.salt == salt, waiting.snapshot.frame == 0 { install() }
             case .commit(let pages, let salt, let frame):
@@ -186,9 +189,9 @@ final class WALChangeTracker {
             return .tables(tables)
         case .unprovable(let reason):
             dropMap(reason)
-            // Commits may have gone unread: the rows of every commit since
-            // the last reading are unknown, those derived in it too.
-            derived.removeSubrange(derivedBefore...)
+            // Commits may have gone unread: their rows are unknown, and
+            // those of the commits of the new generation read after them.
+            derived.removeSubrange((newGenerationAt ?? derived.count)...)
             if let rowFilter, deriver != nil {
                 derived.append(
                     DerivedCommit(

@@ -74,6 +74,10 @@ public enum LiveQueryListRequest: RequestType {
         /// session's uncommitted rows until `COMMIT` or `ROLLBACK`; other
         /// live queries show committed rows only.
         public var readsSession: Bool
+        /// For a query kept from rows: how many times its kept state was
+        /// found to differ from the query read whole at the same commit (a
+        /// defect of sqlive's, healed when found); absent when none was.
+        public var defects: Int?
         /// With `rows: true`: its current result, as `liveQuery/changed`
         /// carries it.
         public var columns: [String]?

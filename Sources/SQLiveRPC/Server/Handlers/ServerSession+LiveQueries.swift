@@ -96,6 +96,9 @@ extension ServerSession {
                 lastRunMs: info.lastRun?.elapsed.protocolMilliseconds,
                 counters: info.lastRun.map { ProfileCounters($0.counters) })
         }
+        for (index, info) in zip(liveQueries.indices, await directory.list()) where info.defects > 0 {
+            liveQueries[index].defects = info.defects
+        }
         if params.rows == true {
             for index in liveQueries.indices {
                 guard let (snapshot, _) = try? await directory.current(name: liveQueries[index].name) else { continue }

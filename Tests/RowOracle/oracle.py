@@ -956,6 +956,8 @@ def main(argv=None):
                       help="wait for each commit's tick in the feed before the next (default)")
     mode.add_argument("--free", dest="lockstep", action="store_false", help="no waiting: judge at the end")
     p.add_argument("--wait", type=float, default=10.0, help="seconds to wait for one commit in lockstep")
+    p.add_argument("--pace-ms", type=float, default=0.0,
+                   help="free-running: start a commit every this many ms (a writer at a human or app pace)")
     p.add_argument("--checkpoint-prob", type=float, default=0.0, help="chance of a checkpoint after a commit (WAL)")
     p.add_argument("--checkpoint-modes", default="PASSIVE,FULL,RESTART,TRUNCATE")
     p.add_argument("--pause-every", type=int, default=0, help="every N commits, SIGSTOP sqlive (0: never)")
@@ -1055,6 +1057,7 @@ def run(args):
             return 0, 1, 2
         modes = [m.strip().upper() for m in args.checkpoint_modes.split(",") if m.strip()]
         paused_until = 0
+        paced_from = time.monotonic()
         for n in range(1, args.commits + 1):
             if time.monotonic() - started > args.time_limit:
                 notes.append("time limit: stopped after %d commits" % (n - 1))
@@ -1065,6 +1068,12 @@ def run(args):
             if args.pause_every and n % args.pause_every == 0 and not feed.stopped:
                 feed.pause()
                 paused_until = n + args.pause_commits
+            if args.pace_ms:
+                # The next commit starts a pace after the last one started.
+                next_start = paced_from + (n - 1) * args.pace_ms / 1000.0
+                delay = next_start - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
             before = feed.last_commit()
             try:
                 commits[n] = writer.commit(n)

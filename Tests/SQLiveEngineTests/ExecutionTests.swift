@@ -14,6 +14,34 @@ struct ExecutionTests {
         database = try await LiveDatabase.open(.file(directory.path("exec.sqlite")))
     }
 
+    /// A statement prepared with the schema the session last read is
+    /// prepared again by SQLite when its first step finds the schema changed:
+    /// its columns are read after that step, as the sqlite3 shell reads
+    /// them (a column another process added shows at once), on both ways a
+    /// script runs (through GRDB while a live query watches, directly when
+    /// none does).
+    @Test("SELECT * after another process added a column shows the column", arguments: [false, true])
+    func columnsAfterAnotherProcessAltered(watching: Bool) async throws {
+        let path = directory.path("exec.sqlite")
+        _ = try await database.execute("CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO items VALUES (1, 'a');")
+        if watching {
+            _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM items"))
+        }
+        #expect(try await database.execute("SELECT * FROM items")[0].columns == ["id", "name"])
+        try await SQLite3CLI.run(path, "ALTER TABLE items ADD COLUMN note TEXT DEFAULT 'n';")
+        let after = try await database.execute("SELECT * FROM items")[0]
+        #expect(after.columns == ["id", "name", "note"])
+        #expect(Array(after.rows) == [[.integer(1), .text("a"), .text("n")]])
+        // An error on the first step is still the statement's own.
+        do {
+            _ = try await database.execute("SELECT abs(-9223372036854775807 - 1) FROM items")
+            Issue.record("abs() of the smallest integer ran")
+        } catch {
+            #expect("\(error)".contains("integer overflow"), "\(error)")
+        }
+        await database.close()
+    }
+
     @Test("A script runs in order; each statement has columns, rows, changes and time")
     func script() async throws {
         let results = try await database.execute(

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import SQLiveTestSupport
 import Testing
 
@@ -93,6 +94,17 @@ struct MaintainedQueryTests {
         await database.close()
     }
 
+    /// Commits `nudge(1)`, `nudge(2)`… by the sqlite3 shell until the
+    /// database's (first) live query is kept from rows.
+    static func untilKept(_ database: LiveDatabase, path: String, _ nudge: @escaping (Int) -> String) async throws {
+        var next = 0
+        try await eventually("kept from rows", timeout: .seconds(60)) {
+            next += 1
+            _ = try? await SQLite3CLI.run(path, nudge(next))
+            return await database.directory.list().first?.precision == .rows
+        }
+    }
+
     /// `SELECT *` with a filter is kept from rows too: `*` is named as the
     /// table's columns when the base is read, and again after a column is
     /// added (issue #55, point 6).
@@ -109,16 +121,13 @@ struct MaintainedQueryTests {
         let recorder = EventRecorder(database)
         let sql = "SELECT * FROM items WHERE qty > 500"
         _ = try await database.directory.register(name: "big", LiveQueryDefinition(sql: sql))
-        var next = 0
-        try await eventually("kept from rows", timeout: .seconds(60)) {
-            next += 1
-            _ = try? await SQLite3CLI.run(path, "UPDATE items SET qty = qty WHERE id = \(next % 100 + 1);")
-            return await database.directory.list().first?.precision == .rows
-        }
+        try await Self.untilKept(database, path: path) { "UPDATE items SET qty = qty WHERE id = \($0 % 100 + 1);" }
+        // What SQLite answers on a connection of its own, prepared anew.
         func truth() async throws -> [[SQLValue]] {
-            let reader = try await LiveDatabase.open(.file(path))
-            defer { Task { await reader.close() } }
-            return try await reader.rows(sql)
+            let queue = try DatabaseQueue(path: path)
+            return try await queue.read { db in
+                try Row.fetchAll(db, sql: sql).map { row in row.databaseValues.map { SQLValue($0) } }
+            }
         }
         for statement in [
             "UPDATE items SET qty = 501 WHERE id = 3;", "DELETE FROM items WHERE id = 60;",
@@ -161,12 +170,7 @@ struct MaintainedQueryTests {
         let recorder = EventRecorder(database)
         let sql = "SELECT id, v FROM t ORDER BY v DESC LIMIT 3"
         _ = try await database.directory.register(name: "top", LiveQueryDefinition(sql: sql))
-        var next = 0
-        try await eventually("kept from rows", timeout: .seconds(60)) {
-            next += 1
-            _ = try? await SQLite3CLI.run(path, "UPDATE t SET v = v + 0 WHERE id = \(next % 50 + 1);")
-            return await database.directory.list().first?.precision == .rows
-        }
+        try await Self.untilKept(database, path: path) { "UPDATE t SET v = v + 0 WHERE id = \($0 % 50 + 1);" }
         let fake = RowChange(
             table: "t", operation: .insert, key: .rowid(1000), keyNames: ["rowid"], columns: ["id", "v"], old: nil,
             new: [.integer(1000), .integer(1_000_000)])

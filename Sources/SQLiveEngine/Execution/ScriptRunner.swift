@@ -73,11 +73,19 @@ struct ScriptRunner {
             if let text = sqlite3_sql(sqliteStatement) {
                 consumedBytes += strlen(text)
             }
-            let columnCount = Int(sqlite3_column_count(sqliteStatement))
-            let header = StatementHeader(
-                index: index, script: script, range: statementStart..<consumedBytes,
-                columns: columnCount == 0 ? [] : statement.columnNames)
-            try consumer.statementDidStart(header)
+            // The columns as the first step left them (`runDirectly` says why).
+            var header: StatementHeader?
+            func begin() throws -> StatementHeader {
+                let columnCount = Int(sqlite3_column_count(sqliteStatement))
+                let started = StatementHeader(
+                    index: index, script: script, range: statementStart..<consumedBytes,
+                    columns: (0..<Int32(columnCount)).map {
+                        sqlite3_column_name(sqliteStatement, $0).map { String(cString: $0) } ?? ""
+                    })
+                header = started
+                try consumer.statementDidStart(started)
+                return started
+            }
 
             if sqlite3_stmt_readonly(sqliteStatement) == 0 { WALClosing.sessionMayWrite(db.sqliteConnection) }
             let totalChangesBefore = db.totalChangesCount
@@ -85,7 +93,9 @@ struct ScriptRunner {
             var truncated = false
             do {
                 let rows = try Row.fetchCursor(statement)
-                while try rows.next() != nil {
+                var row = try rows.next()
+                let columnCount = try begin().columns.count
+                while row != nil {
                     if let maxRows, rowCount >= maxRows {
                         truncated = true
                         break
@@ -94,8 +104,10 @@ struct ScriptRunner {
                     // read the columns straight from it.
                     try consumer.consume(row: StatementRow(sqliteStatement, columnCount: columnCount))
                     rowCount += 1
+                    row = try rows.next()
                 }
             } catch let error as DatabaseError {
+                if header == nil { _ = try begin() }
                 if let connection = db.sqliteConnection {
                     try consumer.statementDidStep(RanStatement(statement: sqliteStatement, connection: connection))
                 }
@@ -109,8 +121,9 @@ struct ScriptRunner {
             }
             let changes = db.totalChangesCount > totalChangesBefore ? db.changesCount : 0
             try finish(
-                header, rowCount: rowCount, truncated: truncated, changes: changes, elapsed: clock.now - start,
-                counters: StatementCounters(sqliteStatement), tracer: tracer, consumer: &consumer)
+                header ?? begin(), rowCount: rowCount, truncated: truncated, changes: changes,
+                elapsed: clock.now - start, counters: StatementCounters(sqliteStatement), tracer: tracer,
+                consumer: &consumer)
             index += 1
         }
     }
@@ -187,17 +200,6 @@ extension ScriptRunner {
                     offset = next
                     continue
                 }
-                let columnCount = Int(sqlite3_column_count(statement))
-                var columns: [String] = []
-                if columnCount > 0 {
-                    columns.reserveCapacity(columnCount)
-                    for column in 0..<Int32(columnCount) {
-                        columns.append(sqlite3_column_name(statement, column).map { String(cString: $0) } ?? "")
-                    }
-                }
-                let header = StatementHeader(index: index, script: script, range: offset..<next, columns: columns)
-                try consumer.statementDidStart(header)
-
                 // A statement that writes, or ends a transaction, may commit:
                 // the ledger counts it, so the probe cannot mistake the
                 // commit for another writer's (counting more is safe).
@@ -214,8 +216,30 @@ extension ScriptRunner {
                 let totalChangesBefore = sqlite3_total_changes64(connection)
                 var rowCount = 0
                 var truncated = false
+                // The columns are read after the first step, as the sqlite3
+                // shell reads them: a statement prepared with a schema
+                // another connection has changed since (a column added) is
+                // prepared again by its first step, and `*` then names the
+                // columns the table has now.
+                var step = sqlite3_step(statement)
+                let columnCount = Int(sqlite3_column_count(statement))
+                var columns: [String] = []
+                if columnCount > 0 {
+                    columns.reserveCapacity(columnCount)
+                    for column in 0..<Int32(columnCount) {
+                        columns.append(sqlite3_column_name(statement, column).map { String(cString: $0) } ?? "")
+                    }
+                }
+                let header = StatementHeader(index: index, script: script, range: offset..<next, columns: columns)
+                // A first step that failed: its error read before the consumer may call SQLite.
+                let firstFailure =
+                    step == SQLITE_ROW || step == SQLITE_DONE
+                    ? nil : Self.failure(connection, code: step, offset: nil, statementIndex: index, sql: header.sql)
+                try consumer.statementDidStart(header)
+                var stepped = false
                 stepping: while true {
-                    let step = sqlite3_step(statement)
+                    if stepped { step = sqlite3_step(statement) }
+                    stepped = true
                     switch step {
                     case SQLITE_ROW:
                         if let maxRows, rowCount >= maxRows {
@@ -228,8 +252,10 @@ extension ScriptRunner {
                         break stepping
                     default:
                         // The error is read first: the consumer may call SQLite.
-                        var failure = Self.failure(
-                            connection, code: step, offset: nil, statementIndex: index, sql: header.sql)
+                        var failure =
+                            rowCount == 0 && firstFailure != nil
+                            ? firstFailure!
+                            : Self.failure(connection, code: step, offset: nil, statementIndex: index, sql: header.sql)
                         try consumer.statementDidStep(RanStatement(statement: statement, connection: connection))
                         failure.phase = .step
                         failure.statementOffset = offset

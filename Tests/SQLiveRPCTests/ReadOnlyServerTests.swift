@@ -136,7 +136,19 @@ struct ReadOnlyServerTests {
         return (port, token)
     }
 
-    /// Reads the child's output up to the first line that starts with `prefix`.
+    /// The first `count` lines the child prints.
+    static func lines(from child: PipedChild, count: Int) throws -> [String] {
+        var text = ""
+        while text.filter({ $0 == "\n" }).count < count {
+            let chunk = child.read()
+            guard !chunk.isEmpty else { throw LoopbackClient.Failure("fewer than \(count) lines: \(text)") }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        return Array(text.split(separator: "\n", omittingEmptySubsequences: false).prefix(count).map(String.init))
+    }
+
+    /// Reads the child's output up to the first line that starts with
+    /// `prefix` (what it printed after that line is dropped).
     static func line(from child: PipedChild, startingWith prefix: String) throws -> String {
         var text = ""
         while true {

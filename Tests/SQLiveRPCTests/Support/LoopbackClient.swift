@@ -31,6 +31,8 @@ final class LoopbackClient {
 
     private let socket: Int32
     private var buffered: [UInt8] = []
+    /// The status code of the close frame the server sent, if it sent one.
+    private(set) var closeStatus: Int?
 
     init(port: Int, timeout: Int = 30) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -210,7 +212,9 @@ final class LoopbackClient {
             var payload = try take(length)
             if masked { payload = payload.enumerated().map { $0.element ^ mask[$0.offset % 4] } }
             switch opcode {
-            case 0x8: throw Failure("the server closed the WebSocket")
+            case 0x8:
+                closeStatus = payload.count >= 2 ? Int(payload[0]) << 8 | Int(payload[1]) : nil
+                throw Failure("the server closed the WebSocket (\(closeStatus.map(String.init) ?? "no code"))")
             case 0x9:
                 try send([0x8A, 0x80 | UInt8(payload.count)] + [0, 0, 0, 0] + payload)
             case 0xA: break
@@ -234,6 +238,33 @@ final class LoopbackClient {
             let text = try receiveText()
             let response = try JSONCoding.decode(JSONValue.self, from: Array(text.utf8))
             if response["id"]?.integerValue == Int64(id) { return response }
+        }
+    }
+}
+
+extension LoopbackClient {
+    /// Sends only the head of a masked text frame that says it carries
+    /// `length` bytes (and its mask): what a server that refuses the
+    /// length answers before any of the payload comes.
+    func sendTextFrameHead(length: Int) throws {
+        var frame: [UInt8] = [0x81, 0x80 | 127]
+        for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8((length >> shift) & 0xFF)) }
+        frame += [0x37, 0xFA, 0x21, 0x3D]
+        try send(frame)
+    }
+
+    /// The status code of the close frame the server sends next (text
+    /// messages before it are skipped); nil when the connection ends
+    /// without one.
+    func closeCode() throws -> Int? {
+        while true {
+            do {
+                _ = try receiveText()
+            } catch let failure as Failure where failure.description.hasPrefix("the server closed the WebSocket") {
+                return closeStatus
+            } catch is Failure {
+                return nil
+            }
         }
     }
 }

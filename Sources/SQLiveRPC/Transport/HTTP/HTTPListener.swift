@@ -202,7 +202,13 @@ public enum HTTPListener {
         let started = AsyncStream<Int?>.makeStream()
         let server: HTTPServerBuilder =
             if let webSocket {
-                .http1WebSocketUpgrade(shouldUpgrade: webSocket)
+                // A frame may be as long as a message may be (64 MiB): the
+                // default, 16 KiB, closed a page's WebSocket at the first
+                // long statement typed. Over it, NIO closes the WebSocket
+                // with 1009 (message too big) before reading the payload.
+                .http1WebSocketUpgrade(
+                    configuration: WebSocketServerConfiguration(maxFrameSize: RPCServer.maximumMessageLength),
+                    shouldUpgrade: webSocket)
             } else {
                 .http1()
             }

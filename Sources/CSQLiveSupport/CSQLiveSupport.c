@@ -1,7 +1,9 @@
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include <sqlite3.h>
 #include <malloc.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include "CSQLiveSupport.h"
 
 /* glibc's allocator only; elsewhere (musl) these do nothing. */
@@ -213,12 +215,27 @@ int sqlive_register_planner_probe(sqlite3 *db, sqlive_probe_record record, void 
 typedef int (*sqlive_authorizer)(void *, int, const char *, const char *, const char *, const char *);
 
 /* A guard asked before the connection's own authorizer (the sqlite3
- * shell's safe mode): what SQLite is given while both are set. */
+ * shell's safe mode), and the client guard asked before both (a server's
+ * client's statements, `sqlive_set_client_guard`): what SQLite is given
+ * while either is set. */
 typedef struct {
     sqlive_authorizer guard;
     void *guard_argument;
     sqlive_authorizer callback;
     void *argument;
+    /* The connection's own authorizer set aside (`sqlive_suspend_authorizer`). */
+    int suspended;
+    /* Set once a client guard was first asked for: this stays SQLite's
+     * authorizer from then on, so that turning the guard on and off is a
+     * store, not an `sqlite3_set_authorizer` (which expires every
+     * prepared statement of the connection). */
+    int client_installed;
+    /* Atomic: the client guard's level (0: off). */
+    int client_level;
+    /* The client guard's last refusal: its action (0: none) and the name
+     * it refused (a function, a PRAGMA, a file). */
+    int refused_action;
+    char refused_name[256];
 } GuardedAuthorizer;
 
 typedef struct {
@@ -255,19 +272,69 @@ static int call_library_set_authorizer(sqlite3 *db, sqlive_authorizer callback, 
     return library_set_authorizer(db, callback, argument);
 }
 
-/* The guard, then the connection's own authorizer while the guard allows. */
+/* The functions a server's client never reaches: the sqlite3 shell's,
+ * which read and write any file or run a program, and extension loading. */
+static const char *const client_refused_functions[] = {
+    "readfile", "writefile", "edit", "fsdir", "zipfile", "zipfile_cds", "load_extension", "fts3_tokenizer",
+};
+
+/* PRAGMAs that would move temporary storage back to disk (or elsewhere). */
+static const char *const client_refused_pragmas[] = {"temp_store", "temp_store_directory", "data_store_directory"};
+
+/* Whether the client guard at `level` refuses the action. */
+static int client_refuses(int level, int action, const char *first, const char *second) {
+    switch (action) {
+    case SQLITE_FUNCTION:
+        if (second == NULL) return 0;
+        for (size_t i = 0; i < sizeof client_refused_functions / sizeof client_refused_functions[0]; i++) {
+            if (strcasecmp(second, client_refused_functions[i]) == 0) return 1;
+        }
+        return 0;
+    case SQLITE_ATTACH:
+        /* ATTACH, and VACUUM and VACUUM INTO, which SQLite runs as an
+         * ATTACH of their target: another file opened, or written. */
+        return level >= SQLIVE_CLIENT_READONLY;
+    case SQLITE_PRAGMA:
+        if (level < SQLIVE_CLIENT_READONLY || first == NULL || second == NULL) return 0;
+        for (size_t i = 0; i < sizeof client_refused_pragmas / sizeof client_refused_pragmas[0]; i++) {
+            if (strcasecmp(first, client_refused_pragmas[i]) == 0) return 1;
+        }
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* The client guard, the guard, then the connection's own authorizer (unless
+ * set aside) while the guards allow. */
 static int guarded_authorizer(
     void *argument, int action, const char *a, const char *b, const char *c, const char *d) {
     GuardedAuthorizer *guarded = argument;
-    int verdict = guarded->guard(guarded->guard_argument, action, a, b, c, d);
-    if (verdict != SQLITE_OK || guarded->callback == NULL) return verdict;
+    int level = __atomic_load_n(&guarded->client_level, __ATOMIC_ACQUIRE);
+    if (level != 0 && client_refuses(level, action, a, b)) {
+        const char *name = action == SQLITE_FUNCTION ? b : a;
+        guarded->refused_action = action;
+        snprintf(guarded->refused_name, sizeof guarded->refused_name, "%s", name != NULL ? name : "");
+        return SQLITE_DENY;
+    }
+    if (guarded->guard != NULL) {
+        int verdict = guarded->guard(guarded->guard_argument, action, a, b, c, d);
+        if (verdict != SQLITE_OK) return verdict;
+    }
+    if (guarded->suspended || guarded->callback == NULL) return SQLITE_OK;
     return guarded->callback(guarded->argument, action, a, b, c, d);
 }
 
-/* Gives SQLite the guard alone (`suspended`: the connection's own
- * authorizer is set aside), or the guard and the authorizer. */
+/* Whether SQLite is given `guarded_authorizer` rather than the
+ * connection's own authorizer. */
+static int uses_guarded(const GuardedAuthorizer *guarded) {
+    return guarded != NULL && (guarded->guard != NULL || guarded->client_installed);
+}
+
+/* Gives SQLite the guards and the authorizer (`suspended`: the
+ * connection's own authorizer set aside). */
 static int install_guarded(sqlite3 *db, GuardedAuthorizer *guarded, int suspended) {
-    if (suspended) return call_library_set_authorizer(db, guarded->guard, guarded->guard_argument);
+    guarded->suspended = suspended;
     return call_library_set_authorizer(db, guarded_authorizer, guarded);
 }
 
@@ -302,7 +369,7 @@ int sqlite3_set_authorizer(sqlite3 *db, sqlive_authorizer callback, void *argume
         entry->db = db;
         entry->callback = callback;
         entry->argument = argument;
-        if (entry->guarded != NULL && entry->guarded->guard != NULL) {
+        if (uses_guarded(entry->guarded)) {
             entry->guarded->callback = callback;
             entry->guarded->argument = argument;
             pthread_mutex_unlock(&registrations_lock);
@@ -321,7 +388,7 @@ int sqlive_suspend_authorizer(sqlite3 *db) {
     if (known) entry->suspended = 1;
     pthread_mutex_unlock(&registrations_lock);
     if (!known) return 0;
-    if (guarded != NULL && guarded->guard != NULL) return install_guarded(db, guarded, 1) == SQLITE_OK;
+    if (uses_guarded(guarded)) return install_guarded(db, guarded, 1) == SQLITE_OK;
     return call_library_set_authorizer(db, NULL, NULL) == SQLITE_OK;
 }
 
@@ -333,7 +400,7 @@ void sqlive_resume_authorizer(sqlite3 *db) {
     GuardedAuthorizer *guarded = entry != NULL ? entry->guarded : NULL;
     if (entry != NULL) entry->suspended = 0;
     pthread_mutex_unlock(&registrations_lock);
-    if (guarded != NULL && guarded->guard != NULL) {
+    if (uses_guarded(guarded)) {
         install_guarded(db, guarded, 0);
     } else if (callback != NULL) {
         call_library_set_authorizer(db, callback, argument);
@@ -370,9 +437,83 @@ int sqlive_set_authorizer_guard(sqlite3 *db, sqlive_authorizer guard, void *argu
     int suspended = entry->suspended;
     sqlive_authorizer callback = entry->callback;
     void *callback_argument = entry->argument;
+    int guarded_still = uses_guarded(guarded);
     pthread_mutex_unlock(&registrations_lock);
-    if (guard == NULL) return call_library_set_authorizer(db, suspended ? NULL : callback, callback_argument);
+    if (!guarded_still) return call_library_set_authorizer(db, suspended ? NULL : callback, callback_argument);
     return install_guarded(db, guarded, suspended);
+}
+
+/* The entry of `db`, noted (with no authorizer) when it never set one, and
+ * its guarded authorizer made; NULL when memory runs out. With the lock
+ * held on return when not NULL. */
+static GuardedAuthorizer *guarded_of(sqlite3 *db, AuthorizerRegistration **found) {
+    pthread_mutex_lock(&registrations_lock);
+    AuthorizerRegistration *entry = registration_of(db);
+    if (entry == NULL) {
+        pthread_mutex_unlock(&registrations_lock);
+        if (sqlite3_set_authorizer(db, NULL, NULL) != SQLITE_OK) return NULL;
+        pthread_mutex_lock(&registrations_lock);
+        entry = registration_of(db);
+        if (entry == NULL) {
+            pthread_mutex_unlock(&registrations_lock);
+            return NULL;
+        }
+    }
+    if (entry->guarded == NULL) {
+        entry->guarded = calloc(1, sizeof(GuardedAuthorizer));
+        if (entry->guarded == NULL) {
+            pthread_mutex_unlock(&registrations_lock);
+            return NULL;
+        }
+        entry->guarded->callback = entry->callback;
+        entry->guarded->argument = entry->argument;
+        entry->guarded->suspended = entry->suspended;
+    }
+    *found = entry;
+    return entry->guarded;
+}
+
+int sqlive_set_client_guard(sqlite3 *db, int level) {
+    AuthorizerRegistration *entry = NULL;
+    GuardedAuthorizer *guarded = guarded_of(db, &entry);
+    if (guarded == NULL) return -1;
+    int install = level != 0 && !guarded->client_installed;
+    if (install) {
+        guarded->client_installed = 1;
+        guarded->callback = entry->callback;
+        guarded->argument = entry->argument;
+        guarded->suspended = entry->suspended;
+    }
+    if (level != 0) guarded->refused_action = 0;
+    int previous = __atomic_exchange_n(&guarded->client_level, level, __ATOMIC_ACQ_REL);
+    pthread_mutex_unlock(&registrations_lock);
+    if (install && install_guarded(db, guarded, guarded->suspended) != SQLITE_OK) {
+        __atomic_store_n(&guarded->client_level, previous, __ATOMIC_RELEASE);
+        return -1;
+    }
+    return previous;
+}
+
+int sqlive_client_guard_level(sqlite3 *db) {
+    pthread_mutex_lock(&registrations_lock);
+    AuthorizerRegistration *entry = registration_of(db);
+    int level = entry != NULL && entry->guarded != NULL
+        ? __atomic_load_n(&entry->guarded->client_level, __ATOMIC_ACQUIRE) : 0;
+    pthread_mutex_unlock(&registrations_lock);
+    return level;
+}
+
+int sqlive_take_client_refusal(sqlite3 *db, char *name, int size) {
+    pthread_mutex_lock(&registrations_lock);
+    AuthorizerRegistration *entry = registration_of(db);
+    int action = 0;
+    if (entry != NULL && entry->guarded != NULL) {
+        action = entry->guarded->refused_action;
+        if (action != 0 && name != NULL && size > 0) snprintf(name, (size_t)size, "%s", entry->guarded->refused_name);
+        entry->guarded->refused_action = 0;
+    }
+    pthread_mutex_unlock(&registrations_lock);
+    return action;
 }
 
 int sqlive_disable_memory_statistics(void) {

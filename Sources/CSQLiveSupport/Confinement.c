@@ -93,7 +93,13 @@ int sqlive_confine_configuration(sqlite3 *db) {
     if ((rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DDL, off, (int *)0)) != SQLITE_OK) return rc;
     /* ATTACH, and VACUUM (INTO), which attaches its target, fail. */
     sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
-    return SQLITE_OK;
+    /* Temporary tables, indexes and sorts stay in memory: no file is
+     * written, not even one deleted as it is opened. */
+    /* (Past an authorizer that keeps the connection's settings.) */
+    int suspended = sqlive_suspend_authorizer(db);
+    rc = sqlite3_exec(db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
+    if (suspended) sqlive_resume_authorizer(db);
+    return rc;
 }
 
 int sqlive_confine(sqlite3 *db) {

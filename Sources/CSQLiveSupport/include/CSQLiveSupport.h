@@ -100,6 +100,39 @@ typedef int (*sqlive_authorizer_callback)(
 /// Call it on the connection's own thread. Returns an SQLite result code.
 int sqlive_set_authorizer_guard(sqlite3 *db, sqlive_authorizer_callback guard, void *argument);
 
+/// The client guard's levels (`sqlive_set_client_guard`).
+enum {
+    /// Off: the session's own user.
+    SQLIVE_CLIENT_NONE = 0,
+    /// A server's client: none of the sqlite3 shell's functions that reach
+    /// files or run programs (`readfile`, `writefile`, `edit`, `fsdir`,
+    /// `zipfile`), nor `load_extension`.
+    SQLIVE_CLIENT = 1,
+    /// A read-only server's client: also no `ATTACH`, `VACUUM` or `VACUUM
+    /// INTO` (SQLite runs both as an ATTACH of their target, which the
+    /// authorizer is asked about), and no `PRAGMA temp_store`,
+    /// `temp_store_directory` or `data_store_directory` with a value.
+    SQLIVE_CLIENT_READONLY = 2,
+};
+
+/// Sets the client guard of `db` to `level` (`SQLIVE_CLIENT_…`): asked
+/// before the guard and the connection's own authorizer while the
+/// statements of a server's client are prepared on a connection the
+/// session shares. The first call that turns it on installs it (one
+/// `sqlite3_set_authorizer`); later ones only store the level. Returns
+/// the previous level, or -1 when it cannot be set. Call it on the
+/// connection's own thread.
+int sqlive_set_client_guard(sqlite3 *db, int level);
+
+/// The client guard's level on `db` now (0 when none was set).
+int sqlive_client_guard_level(sqlite3 *db);
+
+/// What the client guard refused last on `db`, and forgets it: the
+/// authorizer's action code (`SQLITE_ATTACH`, `SQLITE_FUNCTION`,
+/// `SQLITE_PRAGMA`; 0 when nothing), and in `name` (up to `size` bytes,
+/// with its terminator) the function, PRAGMA or file it named.
+int sqlive_take_client_refusal(sqlite3 *db, char *name, int size);
+
 /// sqlive's VFSes over the system's default (ObserverVFS.c):
 /// `sqlive-observer`, whose read-only main databases are read without a
 /// lock in rollback-journal modes, each read transaction proven whole; and
@@ -231,8 +264,9 @@ int sqlive_keep_connection_state(sqlite3 *db);
 
 /// The configuration part of `sqlive_confine`, without the authorizer (for
 /// a connection whose authorizer is GRDB's): defensive mode, no extension
-/// loading, no writable or trusted schema, and no ATTACH, which also makes
-/// VACUUM and VACUUM INTO fail. Returns an SQLite result code.
+/// loading, no writable or trusted schema, no ATTACH, which also makes
+/// VACUUM and VACUUM INTO fail, and temporary storage in memory
+/// (`PRAGMA temp_store = MEMORY`). Returns an SQLite result code.
 int sqlive_confine_configuration(sqlite3 *db);
 
 /// Interrupts statements of `db` that run past `nanoseconds` from now, or

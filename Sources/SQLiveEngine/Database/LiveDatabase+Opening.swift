@@ -115,10 +115,15 @@ extension LiveDatabase {
         // enforced unless a script says `PRAGMA foreign_keys=ON`. GRDB turns
         // them on by default, which made scripts that run in sqlite3 fail.
         configuration.foreignKeysEnabled = false
+        let keepsTempInMemory = readonly && remote == nil
         configuration.prepareDatabase { db in
             // Closing never checkpoints a WAL the user did not write to
             // (the session's connection and the live queries' alike).
             WALClosing.prepare(db.sqliteConnection)
+            // Read-only writes no file anywhere: temporary tables, indexes
+            // and sorts stay in memory (a server's clients cannot move them
+            // back: ClientGuard).
+            if keepsTempInMemory { try db.execute(sql: "PRAGMA temp_store = MEMORY") }
             tracer.install(on: db)
         }
         if !follower { WALClosing.noteOpening(location.filePath) }

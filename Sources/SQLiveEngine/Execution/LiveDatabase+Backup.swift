@@ -11,38 +11,48 @@ extension LiveDatabase {
     /// Copies the database `schema` (`main`, `temp` or an attached one)
     /// into a file at `path`, as the sqlite3 shell's `.backup` (and `.save`)
     /// does with SQLite's backup API, but never leaving a half-written file
-    /// there: the copy is made in a new file beside it, synced, then
-    /// renamed over `path`.
+    /// there: the copy is made in a new file beside it, closed, synced,
+    /// then renamed over `path`, and the directory synced.
+    ///
+    /// The copy of a WAL database says WAL in its header, as sqlite3's does,
+    /// but it is never opened in WAL mode here: no `-wal` or `-shm` is left
+    /// beside it (nor beside its temporary name). When the copy fails,
+    /// nothing is left: neither the temporary file nor its journal.
     ///
     /// This blocks the calling thread, as `run` does.
     public func backup(schema: String, to path: String) throws(CopyFailure) {
         let directory = (path as NSString).deletingLastPathComponent
         let temporary =
             (directory.isEmpty ? "" : directory + "/") + ".\((path as NSString).lastPathComponent).sqlive-\(getpid())"
-        let destination: RawConnection
-        do {
-            destination = try RawConnection(
-                path: temporary, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX)
-        } catch {
-            throw CopyFailure(message: "Error: cannot open \"\(path)\"")
-        }
         var failure: CopyFailure?
-        writer.writeWithoutTransaction { db in
-            guard let source = db.sqliteConnection else { return }
-            guard let backup = sqlite3_backup_init(destination.handle, "main", source, schema) else {
-                failure = CopyFailure(message: "Error: \(destination.lastError)")
-                return
+        do {
+            var destination: RawConnection?
+            do {
+                destination = try RawConnection(
+                    path: temporary, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX)
+            } catch {
+                // SQLite may have made the file before it failed.
+                Self.removeCopy(temporary)
+                throw CopyFailure(message: "Error: cannot open \"\(path)\"")
             }
-            var code: Int32
-            repeat { code = sqlite3_backup_step(backup, 100) } while code == SQLITE_OK
-            sqlite3_backup_finish(backup)
-            if code != SQLITE_DONE { failure = CopyFailure(message: "Error: \(destination.lastError)") }
+            if let copy = destination {
+                writer.writeWithoutTransaction { db in
+                    guard let source = db.sqliteConnection else { return }
+                    guard let backup = sqlite3_backup_init(copy.handle, "main", source, schema) else {
+                        failure = CopyFailure(message: "Error: \(copy.lastError)")
+                        return
+                    }
+                    var code: Int32
+                    repeat { code = sqlite3_backup_step(backup, 100) } while code == SQLITE_OK
+                    sqlite3_backup_finish(backup)
+                    if code != SQLITE_DONE { failure = CopyFailure(message: "Error: \(copy.lastError)") }
+                }
+            }
+            // Closed now (its journal gone), before the file is synced and
+            // takes the name: nothing reads the copy, so a WAL database's
+            // copy gets no `-wal` or `-shm`.
+            destination = nil
         }
-        // The copy is whole and on disk before it takes the name.
-        if failure == nil && !destination.execute("PRAGMA main.journal_mode") {
-            failure = CopyFailure(message: "Error: \(destination.lastError)")
-        }
-        withExtendedLifetime(destination) {}
         if failure == nil {
             let descriptor = Glibc.open(temporary, O_RDONLY)
             if descriptor < 0 || fsync(descriptor) != 0 {
@@ -54,10 +64,20 @@ extension LiveDatabase {
             failure = CopyFailure(message: "Error: cannot open \"\(path)\"")
         }
         if let failure {
-            unlink(temporary)
-            unlink(temporary + "-journal")
+            Self.removeCopy(temporary)
             throw failure
         }
+        // The new name on disk too.
+        let descriptor = Glibc.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY)
+        if descriptor >= 0 {
+            _ = fsync(descriptor)
+            Glibc.close(descriptor)
+        }
+    }
+
+    /// Removes a copy that failed, and whatever SQLite made beside it.
+    private static func removeCopy(_ path: String) {
+        for suffix in ["", "-journal", "-wal", "-shm"] { unlink(path + suffix) }
     }
 
     /// Replaces the database `schema` with the content of the file at

@@ -67,22 +67,30 @@ extension LiveDatabase {
     /// - parameter isCancelled: Asked before the script starts and while
     ///   it runs (`CancellationWatch`): a script cancelled as it starts
     ///   stops too, where `interrupt()` alone would miss it.
+    /// - parameter forClient: Whether a server's client sent the script
+    ///   (the page, an editor, an agent): then `ClientGuard` refuses what
+    ///   such a client may not reach (the shell's file functions; with a
+    ///   read-only database, also ATTACH, VACUUM INTO and moving temporary
+    ///   storage to disk).
     /// - throws: `SQLiteFailure` (with the failing statement's index), or
     ///   the consumer's own error.
     public func run(
         _ script: String, parameters: QueryParameters = .none, maxRows: Int? = nil, traced: Bool = true,
-        isCancelled: (@Sendable () -> Bool)? = nil, consumer: inout some ResultConsumer
+        forClient: Bool = false, isCancelled: (@Sendable () -> Bool)? = nil, consumer: inout some ResultConsumer
     ) throws {
         var runner = ScriptRunner(
             script: script, parameters: parameters, maxRows: maxRows, tracer: traced ? tracer : nil)
         runner.remote(remote, readonly: options.readonly)
         let tracer = tracer
+        let guardLevel = forClient ? ClientGuard.level(readonly: info.readonly) : nil
         do {
             try writer.writeWithoutTransaction { db in
                 defer { live.scriptDidRun(script, db) }
                 tracer.matchSessionTrace(on: db)
-                try CancellationWatch.watching(db, isCancelled) {
-                    try Self.run(runner, in: db, live: live, consumer: &consumer)
+                try ClientGuard.serving(db, level: guardLevel) {
+                    try CancellationWatch.watching(db, isCancelled) {
+                        try Self.run(runner, in: db, live: live, consumer: &consumer)
+                    }
                 }
             }
         } catch let failure as SQLiteFailure {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDBSQLite
+import SQLiveEngine
 import Synchronization
 
 /// The sqlite3 shell's file functions: `readfile(PATH)` (the file's bytes
@@ -22,10 +23,12 @@ enum ShellFileFunctions {
 
     static func register(on connection: OpaquePointer) {
         F.scalar(connection, "readfile", 1, F.utf8 | F.directOnly) { context, count, values in
+            guard !ShellFileFunctions.refusedToClient(context, "readfile") else { return }
             guard let path = F.Arguments(values, count).cString(0) else { return }
             ShellFileFunctions.readFile(context, path)
         }
         F.scalar(connection, "writefile", -1, F.utf8 | F.directOnly) { context, count, values in
+            guard !ShellFileFunctions.refusedToClient(context, "writefile") else { return }
             ShellFileFunctions.writeFile(context, F.Arguments(values, count))
         }
         F.scalar(connection, "lsmode", 1, F.utf8) { context, count, values in
@@ -33,9 +36,20 @@ enum ShellFileFunctions {
         }
         for arguments: Int32 in [1, 2] {
             F.scalar(connection, "edit", arguments, F.utf8) { context, count, values in
+                guard !ShellFileFunctions.refusedToClient(context, "edit") else { return }
                 ShellFileFunctions.edit(context, F.Arguments(values, count))
             }
         }
+    }
+
+    /// A server's client (the page `.web` serves) never reaches a file or
+    /// a program through the shell's functions: the engine's client guard
+    /// refuses them as a client's statement is prepared, and this refuses
+    /// them as they run, whoever prepared the statement. True when refused.
+    private static func refusedToClient(_ context: OpaquePointer?, _ name: String) -> Bool {
+        guard ClientGuard.isServingClient(sqlite3_context_db_handle(context)) else { return false }
+        F.resultError(context, "\(name)() is the sqlite3 shell's: a server's clients may not call it")
+        return true
     }
 
     // MARK: - readfile

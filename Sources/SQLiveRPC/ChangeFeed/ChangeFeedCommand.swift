@@ -5,8 +5,10 @@ import SystemPackage
 
 /// `sqlive DATABASE --changes [--table NAME]...`: one JSON line per
 /// changed row of every commit by any process (`ChangeFeedJSON`), written
-/// and flushed per commit, until interrupted (exit 0), standard output is
-/// closed, or the database cannot be watched.
+/// and flushed per commit, until interrupted (exit 0), a write to standard
+/// output fails (a full disk, a closed pipe: exit 1, and standard error
+/// says from which commit on the rows were lost), or the database cannot be
+/// watched.
 public enum ChangeFeedCommand {
     public static func run(database path: String?, tables: [String]) async -> Int32 {
         guard let path, DatabaseLocation(path).filePath != nil else {
@@ -31,7 +33,18 @@ public enum ChangeFeedCommand {
             group.addTask {
                 for await commit in feed {
                     let bytes = ChangeFeedJSON.lines(commit)
-                    guard Self.write(bytes) else { return 0 }
+                    if let failure = Self.write(bytes) {
+                        // What was lost: this commit's rows (some may have
+                        // been written), and every commit after it, which
+                        // is never read.
+                        let rows = commit.changes.count
+                        FileHandle.standardError.write(
+                            Data(
+                                ("sqlive: --changes: cannot write to standard output (\(failure)): the rows of commit "
+                                    + "\(commit.commit) (\(rows) row\(rows == 1 ? "" : "s")) were not all written, "
+                                    + "and no later commit is: the feed stops\n").utf8))
+                        return 1
+                    }
                 }
                 return 0
             }
@@ -48,13 +61,16 @@ public enum ChangeFeedCommand {
         return status
     }
 
-    /// Writes all of `bytes` to standard output; false once it is closed.
-    private static func write(_ bytes: [UInt8]) -> Bool {
+    /// Writes all of `bytes` to standard output; why it cannot (a full
+    /// disk, a closed pipe), or nil once written.
+    private static func write(_ bytes: [UInt8]) -> String? {
         do {
             try bytes.withUnsafeBytes { try FileDescriptor.standardOutput.writeEverything($0) }
-            return true
+            return nil
+        } catch let error as Errno {
+            return String(cString: strerror(error.rawValue))
         } catch {
-            return false
+            return "\(error)"
         }
     }
 }

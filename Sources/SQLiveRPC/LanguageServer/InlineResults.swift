@@ -158,7 +158,7 @@ final class InlineResults: Sendable {
         var collector = ResultCollector()
         do {
             try database.run(
-                sql, maxRows: rowCap, traced: false, isCancelled: { ContinuousClock.now >= deadline },
+                sql, maxRows: rowCap, traced: false, forClient: true, isCancelled: { ContinuousClock.now >= deadline },
                 consumer: &collector)
             return .fits
         } catch let failure as SQLiteFailure {

@@ -119,7 +119,7 @@ extension MCPSession {
             try sessionStatement.withLock { _ in
                 try work.whileRunning(interrupt: database.interrupt) {
                     try database.run(
-                        sql, parameters: parameters, maxRows: limits.rows,
+                        sql, parameters: parameters, maxRows: limits.rows, forClient: true,
                         isCancelled: { work.isCancelled || ContinuousClock.now >= deadline }, consumer: &collector)
                 }
             }

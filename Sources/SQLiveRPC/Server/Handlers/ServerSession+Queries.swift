@@ -28,8 +28,8 @@ extension ServerSession {
         do {
             try work.whileRunning(interrupt: database.interrupt) {
                 try database.run(
-                    params.sql, parameters: parameters, maxRows: maxRows, isCancelled: { work.isCancelled },
-                    consumer: &collector)
+                    params.sql, parameters: parameters, maxRows: maxRows, forClient: true,
+                    isCancelled: { work.isCancelled }, consumer: &collector)
             }
             return QueryExecuteRequest.Result(results: collector.results)
         } catch SQLiveError.resultTooLarge(let limit) {

@@ -105,6 +105,24 @@ public enum HTTPListener {
         ["http://\(host):\(port)", "http://localhost:\(port)", "http://127.0.0.1:\(port)"]
     }
 
+    /// Whether an `Authorization` header carries `token` as a bearer
+    /// token: the scheme compared without regard to case (RFC 7235:
+    /// `bearer TOKEN` and `BEARER TOKEN` too), then one or more spaces,
+    /// then the token, compared in constant time.
+    static func isBearer(_ authorization: String?, token: String) -> Bool {
+        guard let authorization, let given = bearerCredentials(authorization) else { return false }
+        return constantTimeEqual(given, token)
+    }
+
+    /// The credentials of a `Bearer` authorization, or nil for another scheme.
+    static func bearerCredentials(_ authorization: String) -> String? {
+        let field = authorization.trimmingCharacters(in: .whitespaces)
+        guard let space = field.firstIndex(of: " "),
+            field[..<space].lowercased() == "bearer"
+        else { return nil }
+        return field[space...].trimmingCharacters(in: .whitespaces)
+    }
+
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         let (x, y) = (Array(a.utf8), Array(b.utf8))
         var difference = UInt8(x.count == y.count ? 0 : 1)
@@ -184,7 +202,13 @@ public enum HTTPListener {
         let started = AsyncStream<Int?>.makeStream()
         let server: HTTPServerBuilder =
             if let webSocket {
-                .http1WebSocketUpgrade(shouldUpgrade: webSocket)
+                // A frame may be as long as a message may be (64 MiB): the
+                // default, 16 KiB, closed a page's WebSocket at the first
+                // long statement typed. Over it, NIO closes the WebSocket
+                // with 1009 (message too big) before reading the payload.
+                .http1WebSocketUpgrade(
+                    configuration: WebSocketServerConfiguration(maxFrameSize: RPCServer.maximumMessageLength),
+                    shouldUpgrade: webSocket)
             } else {
                 .http1()
             }

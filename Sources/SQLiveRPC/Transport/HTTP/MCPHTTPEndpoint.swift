@@ -76,7 +76,7 @@ final class Endpoint: Sendable {
             let allowed = state.withLock { $0.origins.contains(origin.lowercased()) }
             if !allowed { return HTTPListener.refusal(.forbidden, "requests from the origin \(origin) are refused") }
         }
-        guard HTTPListener.constantTimeEqual(request.headers[.authorization] ?? "", "Bearer \(token)") else {
+        guard HTTPListener.isBearer(request.headers[.authorization], token: token) else {
             return HTTPListener.refusal(
                 .unauthorized, "a bearer token is required (the one sqlive printed at start-up)",
                 headers: [.wwwAuthenticate: "Bearer"])

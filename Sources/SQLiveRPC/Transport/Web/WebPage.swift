@@ -9,6 +9,14 @@
 /// (`editor`, `run`, `watch`, `result`, `live` with `data-name`, `chart`,
 /// `plan`, `schema`, and `status`, `diagnostics`, `explain`, `trace`).
 enum WebPage {
+    /// The page's `Content-Security-Policy`, sent as a header (the
+    /// `<meta>` in the page says the same but for `frame-ancestors`, which
+    /// browsers read only from a header): nothing but the page's own
+    /// inline script and styles and its WebSocket, no frame may hold it.
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "
+        + "img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
     static let html = #"""
 <!doctype html>
 <html lang="en">

@@ -167,10 +167,13 @@ final class WebSite: Sendable {
         state.withLock { $0.origins = origins }
     }
 
-    /// Why a request is refused (the token in the query, `Host`, and the
-    /// `Origin` when a browser sends one, as it always does for a
-    /// WebSocket); nil when it may go on.
-    private func refusal(authority: String?, origin: String?, query: String?, needsOrigin: Bool) -> Response? {
+    /// Why a request is refused (the token in the query or an
+    /// `Authorization: Bearer` header, `Host`, and the `Origin` when a
+    /// browser sends one, as it always does for a WebSocket); nil when it
+    /// may go on.
+    private func refusal(
+        authority: String?, origin: String?, query: String?, authorization: String?, needsOrigin: Bool
+    ) -> Response? {
         guard HTTPListener.isAcceptedHost(authority) else {
             return HTTPListener.refusal(
                 .misdirectedRequest, "the Host header must name this machine by address or localhost")
@@ -183,7 +186,9 @@ final class WebSite: Sendable {
             return HTTPListener.refusal(.forbidden, "a WebSocket needs the page's Origin")
         }
         let given = Self.token(in: query)
-        guard HTTPListener.constantTimeEqual(given, token) else {
+        let inQuery = HTTPListener.constantTimeEqual(given, token)
+        let inHeader = HTTPListener.isBearer(authorization, token: token)
+        guard inQuery || inHeader else {
             return HTTPListener.refusal(
                 .unauthorized, "this page needs the address sqlive printed at start-up, with its ?token=")
         }
@@ -202,7 +207,7 @@ final class WebSite: Sendable {
     func page(_ request: Request) -> Response {
         if let refused = refusal(
             authority: request.head.authority, origin: request.headers[.origin], query: request.uri.query,
-            needsOrigin: false)
+            authorization: request.headers[.authorization], needsOrigin: false)
         {
             return refused
         }
@@ -216,7 +221,7 @@ final class WebSite: Sendable {
             headers: [
                 .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
                 HTTPField.Name("X-Content-Type-Options")!: "nosniff", HTTPField.Name("Referrer-Policy")!: "no-referrer",
-                HTTPField.Name("X-Frame-Options")!: "DENY",
+                HTTPField.Name("X-Frame-Options")!: "DENY", .contentSecurityPolicy: WebPage.contentSecurityPolicy,
             ],
             body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
@@ -230,7 +235,7 @@ final class WebSite: Sendable {
     func refusedUpgrade(_ request: Request) -> Response {
         refusal(
             authority: request.head.authority, origin: request.headers[.origin], query: request.uri.query,
-            needsOrigin: true)
+            authorization: request.headers[.authorization], needsOrigin: true)
             ?? HTTPListener.refusal(.upgradeRequired, "/rpc is a WebSocket")
     }
 
@@ -244,7 +249,8 @@ final class WebSite: Sendable {
             ?? (path, nil)
         guard route == "/rpc",
             refusal(
-                authority: head.authority, origin: head.headerFields[.origin], query: query, needsOrigin: true) == nil
+                authority: head.authority, origin: head.headerFields[.origin], query: query,
+                authorization: head.headerFields[.authorization], needsOrigin: true) == nil
         else { return .dontUpgrade }
         return .upgrade([:]) { [self] inbound, outbound, _ in
             await self.serve(inbound: inbound, outbound: outbound)

@@ -115,6 +115,11 @@ extension LiveDatabase {
         // enforced unless a script says `PRAGMA foreign_keys=ON`. GRDB turns
         // them on by default, which made scripts that run in sqlite3 fail.
         configuration.foreignKeysEnabled = false
+        // As the sqlite3 shell and SQLite's default build: a double-quoted
+        // word that names no column is a string (`VALUES ("hello")`), in
+        // DML and DDL. GRDB refuses it by default, and a script written for
+        // sqlite3 lost its rows ("no such column: hello").
+        configuration.acceptsDoubleQuotedStringLiterals = true
         let keepsTempInMemory = readonly && remote == nil
         configuration.prepareDatabase { db in
             // Closing never checkpoints a WAL the user did not write to

@@ -107,7 +107,11 @@ struct ScriptRunner {
                     row = try rows.next()
                 }
             } catch let error as DatabaseError {
-                if header == nil { _ = try begin() }
+                if header == nil {
+                    // The statement's own error is the one told: the
+                    // consumer's (an interrupt it saw too) does not replace it.
+                    do { _ = try begin() } catch {}
+                }
                 if let connection = db.sqliteConnection {
                     try consumer.statementDidStep(RanStatement(statement: sqliteStatement, connection: connection))
                 }
@@ -235,7 +239,12 @@ extension ScriptRunner {
                 let firstFailure =
                     step == SQLITE_ROW || step == SQLITE_DONE
                     ? nil : Self.failure(connection, code: step, offset: nil, statementIndex: index, sql: header.sql)
-                try consumer.statementDidStart(header)
+                if firstFailure == nil {
+                    try consumer.statementDidStart(header)
+                } else {
+                    // The statement's own error is the one told (`run(in:)`).
+                    do { try consumer.statementDidStart(header) } catch {}
+                }
                 var stepped = false
                 stepping: while true {
                     if stepped { step = sqlite3_step(statement) }

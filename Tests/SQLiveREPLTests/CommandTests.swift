@@ -187,6 +187,29 @@ struct InputAccumulatorTests {
         #expect(input.add(".5;", lineNumber: 6) == .sql("SELECT\n.5;", line: 5))
     }
 
+    /// As sqlite3 does, the text is judged only when a line holds a
+    /// semicolon: a statement over 40,000 lines is judged once, not once a
+    /// line (each judgement reads the whole text: quadratic time).
+    @Test func longStatementJudgedOnce() {
+        final class Count: @unchecked Sendable { var calls = 0 }
+        let count = Count()
+        var input = InputAccumulator()
+        input.isComplete = { bytes in
+            count.calls += 1
+            return SQLStatementCompleteness.isComplete(bytes)
+        }
+        #expect(input.add("INSERT INTO t VALUES", lineNumber: 1) == nil)
+        for line in 2...40_000 {
+            #expect(input.add(ScriptText(bytes: Array("(\(line), 'row'),".utf8)), lineNumber: line) == nil)
+        }
+        #expect(input.add("(0, 'last');", lineNumber: 40_001) != nil)
+        #expect(count.calls == 1)
+        // A semicolon inside a string or comment is judged, and goes on.
+        #expect(input.add("SELECT 'a;", lineNumber: 1) == nil)
+        #expect(input.add("b';", lineNumber: 2) == .sql("SELECT 'a;\nb';", line: 1))
+        #expect(count.calls == 3)
+    }
+
     @Test func triggersAndStringsNeedTheirEnd() {
         var input = InputAccumulator()
         #expect(input.add("CREATE TRIGGER t AFTER INSERT ON a BEGIN", lineNumber: 1) == nil)

@@ -166,7 +166,17 @@ struct ReplacedFileTests {
         try await SQLite3CLI.run(copy, "UPDATE t SET v = 500; INSERT INTO t VALUES (2, 1);")
         guard rename(copy, path) == 0 else { throw WriterFailed(description: "rename failed") }
 
-        try await recorder.waitForRows("sum") { $0 == [[.integer(501)]] }
+        do {
+            try await recorder.waitForRows("sum") { $0 == [[.integer(501)]] }
+        } catch {
+            // What the queries stood at, for a failure met only in the whole suite.
+            let list = await database.directory.list().map {
+                "\($0.name): \($0.precision), v\($0.version), error \(String(describing: $0.error))"
+            }
+            let kept = await database.live.scheduler.maintenanceCounts()
+            Issue.record("after the file was replaced: \(list); kept: \(kept); events: \(recorder.all.count)")
+            throw error
+        }
         if mode == .wal {
             // This process still holds the shared lock that tells other
             // processes the wal-index is in use (SQLite's DMS byte, 128 in

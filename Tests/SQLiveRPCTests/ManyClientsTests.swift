@@ -4,7 +4,11 @@ import SQLiveTestSupport
 import Testing
 
 /// Many clients of one real `sqlive --web`, over its sockets (issue 56):
-/// long messages through the page's WebSocket.
+/// long messages through the page's WebSocket; each tab's connection
+/// state (temporary tables, `PRAGMA`s, transactions) its own; a tab that
+/// leaves inside a transaction gives its lock back at once (the sqlite3
+/// shell, at its defaults, with no busy timeout, then writes); at most
+/// `WebSite.maximumClients` tabs at once, the next refused.
 @Suite("Many clients, one server", .timeLimit(.minutes(5)))
 struct ManyClientsTests {
     /// A database with a table `t` of three rows, written by the sqlite3 shell.
@@ -56,6 +60,143 @@ struct ManyClientsTests {
         #expect(Self.firstValue(again) == .integer(3), "\(again)")
         let third = try ReadOnlyServerTests.pageSession(port: port, token: token)
         #expect(Self.firstValue(try third.request("query/execute", ["sql": "SELECT 1"])) == .integer(1))
+        server.child.terminate()
+        #expect(await server.child.exit() == 0)
+    }
+
+    /// Runs `sql` in a tab and says what SQLite said, if it failed.
+    static func run(_ tab: LoopbackClient, _ sql: String) throws -> JSONValue {
+        let response = try tab.request("query/execute", ["sql": .string(sql)])
+        #expect(response["error"] == nil, "\(sql): \(response)")
+        return response
+    }
+
+    /// The names in `t`, in order, read by the sqlite3 shell.
+    static func names(_ path: String) async throws -> String {
+        try await Launcher.run("/usr/bin/sqlite3", [path, "SELECT group_concat(name) FROM (SELECT name FROM t ORDER BY x)"])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A read-only page (its default): what one tab does to its connection
+    /// is not another's.
+    @Test func tabsHaveTheirOwnConnectionState() async throws {
+        let (directory, path) = try await Self.database()
+        defer { withExtendedLifetime(directory) {} }
+        let (server, port, token) = try Self.web(path)
+        defer { server.child.terminate() }
+        let a = try ReadOnlyServerTests.pageSession(port: port, token: token)
+        let b = try ReadOnlyServerTests.pageSession(port: port, token: token)
+        // A's temporary t hides the real t from A only.
+        _ = try Self.run(a, "CREATE TEMP TABLE t(y)")
+        #expect(Self.firstValue(try Self.run(a, "SELECT count(*) FROM t")) == .integer(0))
+        #expect(Self.firstValue(try Self.run(b, "SELECT count(*) FROM t")) == .integer(3))
+        // A's PRAGMA is A's.
+        _ = try Self.run(a, "PRAGMA cache_size = 123")
+        #expect(Self.firstValue(try Self.run(a, "PRAGMA cache_size")) == .integer(123))
+        #expect(Self.firstValue(try Self.run(b, "PRAGMA cache_size")) != .integer(123))
+        // A's BEGIN does not make B's fail.
+        _ = try Self.run(a, "BEGIN")
+        _ = try Self.run(b, "BEGIN")
+        _ = try Self.run(b, "COMMIT")
+        _ = try Self.run(a, "COMMIT")
+        server.child.terminate()
+        #expect(await server.child.exit() == 0)
+    }
+
+    /// With `--allow-writes`: B's INSERT, sent while A's transaction holds
+    /// the write lock, waits for it (SQLite's busy timeout) instead of
+    /// joining A's transaction; A's ROLLBACK takes only A's row away, and
+    /// B's acknowledged row stays.
+    @Test func oneTabsRollbackIsNotAnothers() async throws {
+        let (directory, path) = try await Self.database()
+        defer { withExtendedLifetime(directory) {} }
+        let (server, port, token) = try Self.web(path, ["--allow-writes"])
+        defer { server.child.terminate() }
+        let a = try ReadOnlyServerTests.pageSession(port: port, token: token)
+        let b = try ReadOnlyServerTests.pageSession(port: port, token: token)
+        let registered = try b.request("liveQuery/register", ["name": "count", "sql": "SELECT count(*) FROM t"])
+        #expect(registered["result"]?["rows"]?[0]?[0] == .integer(3), "\(registered)")
+        _ = try Self.run(a, "BEGIN")
+        _ = try Self.run(a, "INSERT INTO t(name) VALUES ('rolled-back')")
+        try b.sendRequest(id: 100, "query/execute", ["sql": "INSERT INTO t(name) VALUES ('kept')"])
+        #expect(!b.hasInput(withinMilliseconds: 500), "B's INSERT did not wait for A's transaction")
+        _ = try Self.run(a, "ROLLBACK")
+        let inserted = try b.response(to: 100)
+        #expect(inserted["error"] == nil, "\(inserted)")
+        #expect(try await Self.names(path) == "a,b,c,kept")
+        // B's live query follows A's commits (from A's own connection: as
+        // another connection's, cause "external").
+        _ = try Self.run(a, "INSERT INTO t(name) VALUES ('again')")
+        var seen: JSONValue?
+        while seen?[0]?[0] != .integer(5) {
+            let message = try JSONCoding.decode(JSONValue.self, from: Array(try b.receiveText().utf8))
+            if message["method"] == "liveQuery/changed" { seen = message["params"]?["rows"] }
+        }
+        server.child.terminate()
+        #expect(await server.child.exit() == 0)
+    }
+
+    /// A tab closed inside a transaction that holds the write lock: within
+    /// a second the sqlite3 shell, with no busy timeout, writes; the tab's
+    /// row was rolled back. In WAL and in a rollback journal.
+    @Test(arguments: ["WAL", "DELETE"])
+    func aTabThatLeavesGivesItsLockBack(journal: String) async throws {
+        let (directory, path) = try await Self.database(journal: journal)
+        defer { withExtendedLifetime(directory) {} }
+        let (server, port, token) = try Self.web(path, ["--allow-writes"])
+        defer { server.child.terminate() }
+        let a = try ReadOnlyServerTests.pageSession(port: port, token: token)
+        _ = try Self.run(a, "BEGIN")
+        _ = try Self.run(a, "INSERT INTO t(name) VALUES ('rolled-back')")
+        let locked = try await Launcher.run("/usr/bin/sqlite3", [path, "INSERT INTO t(name) VALUES ('early')"])
+        #expect(locked.status != 0, "the tab's transaction held no lock: \(locked.stdout)")
+        a.abandon()
+        let deadline = ContinuousClock.now.advanced(by: .seconds(1))
+        var last = ""
+        var wrote = false
+        while ContinuousClock.now < deadline {
+            let shell = try await Launcher.run("/usr/bin/sqlite3", [path, "INSERT INTO t(name) VALUES ('shell')"])
+            if shell.status == 0 {
+                wrote = true
+                break
+            }
+            last = shell.stderr
+        }
+        #expect(wrote, "the sqlite3 shell could not write a second after the tab left: \(last)")
+        #expect(try await Self.names(path) == (wrote ? "a,b,c,shell" : "a,b,c"))
+        // The server goes on.
+        let b = try ReadOnlyServerTests.pageSession(port: port, token: token)
+        #expect(Self.firstValue(try Self.run(b, "SELECT count(*) FROM t")) == .integer(wrote ? 4 : 3))
+        server.child.terminate()
+        #expect(await server.child.exit() == 0)
+    }
+
+    /// At most 64 tabs at once, each with its connection: the next is
+    /// closed as it opens, with 1013 (try again later) and why; once one
+    /// leaves, a new one is served.
+    @Test func tooManyTabs() async throws {
+        let (directory, path) = try await Self.database()
+        defer { withExtendedLifetime(directory) {} }
+        let (server, port, token) = try Self.web(path)
+        defer { server.child.terminate() }
+        var tabs: [LoopbackClient] = []
+        for _ in 0..<64 { tabs.append(try ReadOnlyServerTests.pageSession(port: port, token: token)) }
+        let origin = [("Origin", "http://127.0.0.1:\(port)")]
+        let refused = try LoopbackClient.webSocket(port: port, "/rpc?token=\(token)", headers: origin)
+        #expect(try refused.closeCode() == 1013)
+        #expect(refused.closeReason.contains("64 tabs"), "\(refused.closeReason)")
+        tabs.removeLast().abandon()
+        // Served once the server has seen the tab leave.
+        let deadline = ContinuousClock.now.advanced(by: .seconds(5))
+        var answer: JSONValue?
+        while answer == nil, ContinuousClock.now < deadline {
+            let tab = try LoopbackClient.webSocket(port: port, "/rpc?token=\(token)", headers: origin)
+            answer = try? {
+                _ = try tab.request("initialize", ["clientInfo": ["name": "tests"]])
+                return try tab.request("query/execute", ["sql": "SELECT count(*) FROM t"])
+            }()
+        }
+        #expect(answer.flatMap(Self.firstValue) == .integer(3), "no tab was served after one left: \(String(describing: answer))")
         server.child.terminate()
         #expect(await server.child.exit() == 0)
     }

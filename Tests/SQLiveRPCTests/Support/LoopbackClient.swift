@@ -33,6 +33,10 @@ final class LoopbackClient {
     private var buffered: [UInt8] = []
     /// The status code of the close frame the server sent, if it sent one.
     private(set) var closeStatus: Int?
+    /// The reason the close frame gave.
+    private(set) var closeReason = ""
+    var socketDescriptor: Int32 { socket }
+    var bufferedIsEmpty: Bool { buffered.isEmpty }
 
     init(port: Int, timeout: Int = 30) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -214,6 +218,7 @@ final class LoopbackClient {
             switch opcode {
             case 0x8:
                 closeStatus = payload.count >= 2 ? Int(payload[0]) << 8 | Int(payload[1]) : nil
+                closeReason = String(decoding: payload.dropFirst(2), as: UTF8.self)
                 throw Failure("the server closed the WebSocket (\(closeStatus.map(String.init) ?? "no code"))")
             case 0x9:
                 try send([0x8A, 0x80 | UInt8(payload.count)] + [0, 0, 0, 0] + payload)
@@ -266,5 +271,41 @@ extension LoopbackClient {
                 return nil
             }
         }
+    }
+}
+
+extension LoopbackClient {
+    /// Sends a JSON-RPC request with the id given, without waiting.
+    func sendRequest(id: Int, _ method: String, _ params: JSONValue = [:]) throws {
+        let message: JSONValue = ["jsonrpc": "2.0", "id": .integer(Int64(id)), "method": .string(method), "params": params]
+        try sendText(String(decoding: try JSONCoding.encode(message), as: UTF8.self))
+    }
+
+    /// Sends a JSON-RPC notification.
+    func sendNotification(_ method: String, _ params: JSONValue = [:]) throws {
+        let message: JSONValue = ["jsonrpc": "2.0", "method": .string(method), "params": params]
+        try sendText(String(decoding: try JSONCoding.encode(message), as: UTF8.self))
+    }
+
+    /// The response to request `id` (the messages before it are skipped).
+    func response(to id: Int) throws -> JSONValue {
+        while true {
+            let response = try JSONCoding.decode(JSONValue.self, from: Array(try receiveText().utf8))
+            if response["id"]?.integerValue == Int64(id) { return response }
+        }
+    }
+
+    /// Whether the server sends anything within `milliseconds` (bytes
+    /// already received count).
+    func hasInput(withinMilliseconds milliseconds: Int32) -> Bool {
+        if !bufferedIsEmpty { return true }
+        var descriptor = pollfd(fd: socketDescriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, milliseconds) > 0
+    }
+
+    /// Closes the socket at once, with no close frame: a tab whose browser
+    /// went away.
+    func abandon() {
+        shutdown(socketDescriptor, Int32(SHUT_RDWR))
     }
 }

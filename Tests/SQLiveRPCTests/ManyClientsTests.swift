@@ -200,4 +200,138 @@ struct ManyClientsTests {
         server.child.terminate()
         #expect(await server.child.exit() == 0)
     }
+
+    // MARK: - Cancellation over MCP's HTTP transport
+
+    /// `sqlive --mcp --http 0 PATH`: its port and token.
+    static func mcpHTTP(_ path: String) throws -> (server: PipedChild, port: Int, token: String) {
+        let server = try PipedChild(SQLiveBinary.path, ["--mcp", "--http", "0", path])
+        let announced = try ReadOnlyServerTests.lines(from: server, count: 2)
+        let port = try #require(URLComponents(string: announced[0])?.port)
+        let token = String(announced[1].dropFirst("Authorization: Bearer ".count))
+        return (server, port, token)
+    }
+
+    static let envelope: JSONValue = [
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": ["name": "tests", "version": "1"],
+        "io.modelcontextprotocol/clientCapabilities": [:],
+    ]
+
+    /// A message of the stateless era (2026-07-28) and its headers.
+    static func stateless(id: Int?, _ method: String, tool: String? = nil, _ arguments: JSONValue = [:], token: String)
+        throws -> (headers: [(String, String)], body: [UInt8])
+    {
+        var params: [String: JSONValue] = ["_meta": envelope]
+        if let tool {
+            params["name"] = .string(tool)
+            params["arguments"] = arguments
+        } else if case .object(let given) = arguments {
+            params.merge(given) { $1 }
+        }
+        var message: [String: JSONValue] = ["jsonrpc": "2.0", "method": .string(method), "params": .object(params)]
+        if let id { message["id"] = .integer(Int64(id)) }
+        var headers = [
+            ("Authorization", "Bearer \(token)"), ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"), ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+        ]
+        if let tool { headers.append(("Mcp-Name", tool)) }
+        return (headers, try JSONCoding.encode(JSONValue.object(message)))
+    }
+
+    /// The JSON-RPC message of a response: its body, or its last event's data.
+    static func message(_ response: LoopbackClient.Response) throws -> JSONValue {
+        let text = response.text
+        let json = text.components(separatedBy: "data: ").last.map { $0.components(separatedBy: "\n").first ?? "" } ?? text
+        return try JSONCoding.decode(JSONValue.self, from: Array((text.hasPrefix("{") ? text : json).utf8))
+    }
+
+    /// Two stateless clients both use id 1: B's `notifications/cancelled`
+    /// for id 1 does not cancel A's `wait` (id 1), which is answered when
+    /// the sqlite3 shell commits; B's own call with id 1 gets its own
+    /// answer meanwhile.
+    @Test func statelessCancellationIsTheClientsOwn() async throws {
+        let (directory, path) = try await Self.database()
+        defer { withExtendedLifetime(directory) {} }
+        let (server, port, token) = try Self.mcpHTTP(path)
+        defer { server.child.terminate() }
+        func post(_ message: (headers: [(String, String)], body: [UInt8])) throws -> LoopbackClient.Response {
+            try LoopbackClient.request(port: port, "POST", "/mcp", headers: message.headers, body: message.body)
+        }
+        let watched = try post(
+            Self.stateless(
+                id: 1, "tools/call", tool: "watch", ["name": "n", "sql": "SELECT count(*) FROM t"], token: token))
+        #expect(watched.status == 200, "\(watched.text)")
+        let wait = try Self.stateless(
+            id: 1, "tools/call", tool: "wait", ["name": "n", "afterVersion": 1, "timeoutMs": 20000], token: token)
+        let a = try LoopbackClient.startRequest(
+            port: port, "POST", "/mcp", headers: wait.headers, body: wait.body, timeout: 15)
+        let cancel = try post(
+            Self.stateless(id: nil, "notifications/cancelled", ["requestId": 1, "reason": "B's own"], token: token))
+        #expect(cancel.status == 202)
+        // B's id 1, answered as B's; it came after B's cancellation, which
+        // the session has read by then.
+        let b = try Self.message(
+            try post(Self.stateless(id: 1, "tools/call", tool: "query", ["sql": "SELECT 41 + 1"], token: token)))
+        #expect(b["result"]?["structuredContent"]?["rows"]?[0]?[0] == .integer(42), "\(b)")
+        let wrote = try await Launcher.run("/usr/bin/sqlite3", [path, "INSERT INTO t(name) VALUES ('d')"])
+        #expect(wrote.status == 0, "\(wrote.stderr)")
+        let answered = try Self.message(try a.readResponse())
+        #expect(answered["id"] == .integer(1), "\(answered)")
+        #expect(answered["result"]?["structuredContent"]?["rows"]?[0]?[0] == .integer(4), "\(answered)")
+        server.child.terminate()
+        #expect(await server.child.exit() == 0)
+    }
+
+    /// In a session of the handshake era, a cancelled request's POST is
+    /// answered at once with -32800 (an HTTP request always gets an
+    /// answer), and its place is given back.
+    @Test func aCancelledPostIsAnswered() async throws {
+        let (directory, path) = try await Self.database()
+        defer { withExtendedLifetime(directory) {} }
+        let (server, port, token) = try Self.mcpHTTP(path)
+        defer { server.child.terminate() }
+        let common = [
+            ("Authorization", "Bearer \(token)"), ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ]
+        let initialize: JSONValue = [
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": ["protocolVersion": "2025-11-25", "capabilities": [:], "clientInfo": ["name": "tests", "version": "1"]],
+        ]
+        let opened = try LoopbackClient.request(
+            port: port, "POST", "/mcp", headers: common, body: try JSONCoding.encode(initialize))
+        let session = try #require(opened.header("Mcp-Session-Id"), "\(opened.text)")
+        let headers = common + [("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-11-25")]
+        func post(_ message: JSONValue) throws -> LoopbackClient.Response {
+            try LoopbackClient.request(port: port, "POST", "/mcp", headers: headers, body: try JSONCoding.encode(message))
+        }
+        #expect(try post(["jsonrpc": "2.0", "method": "notifications/initialized"]).status == 202)
+        let watch: JSONValue = [
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": ["name": "watch", "arguments": ["name": "n", "sql": "SELECT count(*) FROM t"]],
+        ]
+        #expect(try post(watch).status == 200)
+        let wait: JSONValue = [
+            "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": ["name": "wait", "arguments": ["name": "n", "afterVersion": 1, "timeoutMs": 600000]],
+        ]
+        let waiting = try LoopbackClient.startRequest(
+            port: port, "POST", "/mcp", headers: headers, body: try JSONCoding.encode(wait), timeout: 10)
+        let cancel: JSONValue = ["jsonrpc": "2.0", "method": "notifications/cancelled", "params": ["requestId": 7]]
+        #expect(try post(cancel).status == 202)
+        let answered = try Self.message(try waiting.readResponse())
+        #expect(answered["id"] == .integer(7), "\(answered)")
+        #expect(answered["error"]?["code"] == .integer(-32800), "\(answered)")
+        // The session goes on, and the wait's place was given back.
+        let quick: JSONValue = [
+            "jsonrpc": "2.0", "id": 8, "method": "tools/call",
+            "params": ["name": "wait", "arguments": ["name": "n", "timeoutMs": 10]],
+        ]
+        let again = try Self.message(try post(quick))
+        #expect(again["result"]?["isError"] == .bool(false), "\(again)")
+        server.child.terminate()
+        #expect(await server.child.exit() == 0)
+    }
 }

@@ -71,10 +71,15 @@ final class LoopbackClient {
         }
     }
 
+    /// When reading must end, whatever comes meanwhile (keep-alive
+    /// comments reset the receive time-out, not this); nil: never.
+    var deadline: ContinuousClock.Instant?
+
     /// More bytes into the buffer; false at the end of the stream.
     private func fill() throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 16384)
         while true {
+            if let deadline, ContinuousClock.now >= deadline { throw Failure("no answer before the deadline") }
             let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
             if count < 0 && errno == EINTR { continue }
             if count < 0 { throw Failure("receive: \(String(cString: strerror(errno))) (the server did not answer)") }
@@ -136,6 +141,36 @@ final class LoopbackClient {
         } else {
             while try client.fill() {}
             response.body = client.buffered
+        }
+        return response
+    }
+
+    /// Sends a request on a connection of its own and returns at once:
+    /// `readResponse` reads its answer (a stream of events, to its end).
+    static func startRequest(
+        port: Int, _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
+        timeout: Int = 30
+    ) throws -> LoopbackClient {
+        let client = try LoopbackClient(port: port, timeout: timeout)
+        client.deadline = ContinuousClock.now.advanced(by: .seconds(timeout))
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if !body.isEmpty || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
+        try client.send(Array((head + "\r\n").utf8) + body)
+        return client
+    }
+
+    /// The response to the request `startRequest` sent.
+    func readResponse() throws -> Response {
+        let (status, fields) = try readHead()
+        var response = Response(status: status, headers: fields, body: [])
+        if let length = response.header("content-length").flatMap(Int.init) {
+            response.body = try take(length)
+        } else if response.header("transfer-encoding")?.lowercased() == "chunked" {
+            response.body = try readChunked()
+        } else {
+            while try fill() {}
+            response.body = buffered
         }
         return response
     }

@@ -288,7 +288,7 @@ final class Endpoint: Sendable {
 
     private func statelessSession() -> MCPHTTPSession? {
         if let session = state.withLock({ $0.stateless }) { return session }
-        guard let made = makeSession(key: "stateless") else { return nil }
+        guard let made = makeSession(key: MCPHTTPSession.statelessKey) else { return nil }
         let (session, extra) = state.withLock { state -> (MCPHTTPSession?, MCPHTTPSession?) in
             guard !state.ended else { return (nil, made) }
             if let existing = state.stateless { return (existing, made) }

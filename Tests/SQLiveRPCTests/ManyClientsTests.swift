@@ -201,6 +201,31 @@ struct ManyClientsTests {
         #expect(await server.child.exit() == 0)
     }
 
+    /// `$/cancelRequest` is the tab's own: tab B cancelling id 1 leaves
+    /// tab A's request 1 (a statement of about a second) to finish with its
+    /// result; A cancelling its own gets -32800.
+    @Test func aTabCancelsOnlyItsOwnRequests() async throws {
+        let (directory, path) = try await Self.database()
+        defer { withExtendedLifetime(directory) {} }
+        let (server, port, token) = try Self.web(path)
+        defer { server.child.terminate() }
+        let a = try ReadOnlyServerTests.pageSession(port: port, token: token)
+        let b = try ReadOnlyServerTests.pageSession(port: port, token: token)
+        let slow = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000) SELECT count(*) FROM n"
+        try a.sendRequest(id: 1, "query/execute", ["sql": .string(slow)])
+        try b.sendNotification("$/cancelRequest", ["id": 1])
+        // B goes on answering (and has read its cancellation by then).
+        #expect(Self.firstValue(try Self.run(b, "SELECT 2")) == .integer(2))
+        let finished = try a.response(to: 1)
+        #expect(Self.firstValue(finished) == .integer(3_000_000), "\(finished)")
+        try a.sendRequest(id: 2, "query/execute", ["sql": .string(slow)])
+        try a.sendNotification("$/cancelRequest", ["id": 2])
+        let cancelled = try a.response(to: 2)
+        #expect(cancelled["error"]?["code"] == .integer(-32800), "\(cancelled)")
+        server.child.terminate()
+        #expect(await server.child.exit() == 0)
+    }
+
     // MARK: - Cancellation over MCP's HTTP transport
 
     /// `sqlive --mcp --http 0 PATH`: its port and token.

@@ -359,4 +359,55 @@ struct ManyClientsTests {
         server.child.terminate()
         #expect(await server.child.exit() == 0)
     }
+
+    /// A session of the handshake era (2025-11-25), initialized: its POST.
+    static func handshakeSession(port: Int, token: String) throws -> (JSONValue) throws -> LoopbackClient.Response {
+        let common = [
+            ("Authorization", "Bearer \(token)"), ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ]
+        let initialize: JSONValue = [
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": ["protocolVersion": "2025-11-25", "capabilities": [:], "clientInfo": ["name": "tests", "version": "1"]],
+        ]
+        let opened = try LoopbackClient.request(
+            port: port, "POST", "/mcp", headers: common, body: try JSONCoding.encode(initialize))
+        let session = try #require(opened.header("Mcp-Session-Id"), "\(opened.text)")
+        let headers = common + [("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-11-25")]
+        let post = { (message: JSONValue) throws -> LoopbackClient.Response in
+            try LoopbackClient.request(port: port, "POST", "/mcp", headers: headers, body: try JSONCoding.encode(message))
+        }
+        #expect(try post(["jsonrpc": "2.0", "method": "notifications/initialized"]).status == 202)
+        return post
+    }
+
+    /// With `--allow-writes`, two agents' sessions over HTTP: A's `TEMP`
+    /// table `t` is on A's own connection, so B's INSERT INTO t reaches the
+    /// real table (it went into A's temporary one when the sessions shared
+    /// a connection), and A's goes into A's own.
+    @Test func agentsWriteOnTheirOwnConnections() async throws {
+        let (directory, path) = try await Self.database()
+        defer { withExtendedLifetime(directory) {} }
+        let server = try PipedChild(SQLiveBinary.path, ["--mcp", "--http", "0", "--allow-writes", path])
+        defer { server.child.terminate() }
+        let announced = try ReadOnlyServerTests.lines(from: server, count: 2)
+        let port = try #require(URLComponents(string: announced[0])?.port)
+        let token = String(announced[1].dropFirst("Authorization: Bearer ".count))
+        let a = try Self.handshakeSession(port: port, token: token)
+        let b = try Self.handshakeSession(port: port, token: token)
+        func query(_ post: (JSONValue) throws -> LoopbackClient.Response, _ sql: String) throws {
+            let call: JSONValue = [
+                "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                "params": ["name": "query", "arguments": ["sql": .string(sql)]],
+            ]
+            let answer = try Self.message(try post(call))
+            #expect(answer["result"]?["isError"] == .bool(false), "\(sql): \(answer)")
+        }
+        try query(a, "CREATE TEMP TABLE t(name TEXT)")
+        try query(b, "INSERT INTO t(name) VALUES ('from-b')")
+        try query(a, "INSERT INTO t(name) VALUES ('from-a')")
+        #expect(try await Self.names(path) == "a,b,c,from-b")
+        server.child.terminate()
+        #expect(await server.child.exit() == 0)
+    }
 }

@@ -1,3 +1,4 @@
+import CSQLiveSupport
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -59,6 +60,15 @@ public final class ClientConnection: Sendable {
             throw failure
         } catch let error as DatabaseError {
             throw SQLiteFailure(error)
+        }
+    }
+
+    /// Configures the connection as an agent's (`LiveDatabase.confineSession`):
+    /// defensive, no extensions, no ATTACH, no VACUUM.
+    public func confine() throws(SQLiveError) {
+        let code = queue.writeWithoutTransaction { db in sqlive_confine_configuration(db.sqliteConnection) }
+        guard code == SQLITE_OK else {
+            throw .sqlite(SQLiteFailure(code: code, extendedCode: code, message: "cannot confine a client's connection"))
         }
     }
 

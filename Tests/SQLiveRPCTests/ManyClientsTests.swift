@@ -292,6 +292,8 @@ struct ManyClientsTests {
             id: 1, "tools/call", tool: "wait", ["name": "n", "afterVersion": 1, "timeoutMs": 20000], token: token)
         let a = try LoopbackClient.startRequest(
             port: port, "POST", "/mcp", headers: wait.headers, body: wait.body, timeout: 15)
+        // Its stream's head: the server has taken the request.
+        #expect(try a.readResponseHead() == 200)
         let cancel = try post(
             Self.stateless(id: nil, "notifications/cancelled", ["requestId": 1, "reason": "B's own"], token: token))
         #expect(cancel.status == 202)
@@ -344,6 +346,8 @@ struct ManyClientsTests {
         ]
         let waiting = try LoopbackClient.startRequest(
             port: port, "POST", "/mcp", headers: headers, body: try JSONCoding.encode(wait), timeout: 10)
+        // Its stream's head: the server has taken the request.
+        #expect(try waiting.readResponseHead() == 200)
         let cancel: JSONValue = ["jsonrpc": "2.0", "method": "notifications/cancelled", "params": ["requestId": 7]]
         #expect(try post(cancel).status == 202)
         let answered = try Self.message(try waiting.readResponse())

@@ -35,6 +35,8 @@ final class LoopbackClient {
     private(set) var closeStatus: Int?
     /// The reason the close frame gave.
     private(set) var closeReason = ""
+    /// A response's head read by `readResponseHead`.
+    private var receivedHead: (status: Int, headers: [(name: String, value: String)])?
     var socketDescriptor: Int32 { socket }
     var bufferedIsEmpty: Bool { buffered.isEmpty }
 
@@ -160,9 +162,18 @@ final class LoopbackClient {
         return client
     }
 
+    /// The status line and header fields of the response to the request
+    /// `startRequest` sent (a stream of events sends them when the request
+    /// is taken, before its events); `readResponse` reads the rest.
+    func readResponseHead() throws -> Int {
+        let head = try readHead()
+        receivedHead = head
+        return head.status
+    }
+
     /// The response to the request `startRequest` sent.
     func readResponse() throws -> Response {
-        let (status, fields) = try readHead()
+        let (status, fields) = try receivedHead ?? readHead()
         var response = Response(status: status, headers: fields, body: [])
         if let length = response.header("content-length").flatMap(Int.init) {
             response.body = try take(length)

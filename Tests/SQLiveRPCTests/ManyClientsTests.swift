@@ -226,6 +226,58 @@ struct ManyClientsTests {
         #expect(await server.child.exit() == 0)
     }
 
+    /// The server's resident memory, in MiB.
+    static func residentMiB(_ pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
+    }
+
+    /// A tab that stops reading while a live query of some 4 MB changes at
+    /// each of 200 commits by the sqlite3 shell: once the tab reads again,
+    /// its last update is the final result (the updates it did not read
+    /// meanwhile were replaced by later ones, not lost after them).
+    @Test func aSlowTabGetsTheFinalState() async throws {
+        let (directory, path) = try await Self.database()
+        defer { withExtendedLifetime(directory) {} }
+        let big = try await Launcher.run(
+            "/usr/bin/sqlite3",
+            [path, "CREATE TABLE big AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 4000) "
+                + "SELECT x, printf('%.1000c', 'x') AS pad FROM c"])
+        #expect(big.status == 0, "\(big.stderr)")
+        let (server, port, token) = try Self.web(path)
+        defer { server.child.terminate() }
+        let tab = try ReadOnlyServerTests.pageSession(port: port, token: token)
+        let registered = try tab.request(
+            "liveQuery/register",
+            ["name": "wide", "sql": "SELECT b.x, b.pad, (SELECT count(*) FROM t) AS n FROM big AS b", "maxRows": 5000])
+        #expect(registered["result"]?["rows"]?[0]?[2] == .integer(3), "\(String(describing: registered["error"]))")
+        let before = Self.residentMiB(server.child.processIdentifier)
+        // The tab reads nothing while 60 commits change every row.
+        for _ in 0..<200 {
+            let wrote = try await Launcher.run("/usr/bin/sqlite3", [path, "INSERT INTO t(name) VALUES ('w')"])
+            #expect(wrote.status == 0, "\(wrote.stderr)")
+        }
+        var grown = Self.residentMiB(server.child.processIdentifier) - before
+        // Then it reads: the last update it gets is the final result.
+        var last: JSONValue?
+        var updates = 0
+        while last?[0]?[2] != .integer(203) {
+            let message = try JSONCoding.decode(JSONValue.self, from: Array(try tab.receiveText().utf8))
+            if message["method"] == "liveQuery/changed" {
+                last = message["params"]?["rows"]
+                updates += 1
+            }
+            grown = max(grown, Self.residentMiB(server.child.processIdentifier) - before)
+        }
+        // What it cost is printed, not checked: the kernel's socket buffers
+        // and the engine's own copies of a 4 MB result weigh as much as
+        // the few states the outbox drops (WebOutboxTests checks those).
+        print("a slow tab: the server grew by \(grown) MiB; \(updates) updates read")
+        server.child.terminate()
+        #expect(await server.child.exit() == 0)
+    }
+
     // MARK: - Cancellation over MCP's HTTP transport
 
     /// `sqlive --mcp --http 0 PATH`: its port and token.

@@ -141,6 +141,10 @@ final class WebSite: Sendable {
     /// connection of its own. One more is closed as it opens, with 1013
     /// (try again later) and why.
     static let maximumClients = 64
+
+    /// The most bytes waiting to be sent to one tab: two of the longest
+    /// messages.
+    static let outboxLimit = 2 * RPCServer.maximumMessageLength
     private let state = Locked(State())
 
     /// The live queries every page shares (the REPL's), or nil: each
@@ -321,18 +325,22 @@ final class WebSite: Sendable {
             for descriptor in [inputRead, inputWrite, outputRead, outputWrite] { try? descriptor.close() }
             return
         }
-        // The connection's output, line by line, read by a thread.
-        let (lines, linesOut) = AsyncStream<[UInt8]>.makeStream()
+        // The connection's output, line by line, read by a thread into a
+        // bounded outbox (a tab that reads slowly gets each live query's
+        // latest state; one too far behind is closed).
+        let outbox = WebOutbox(limit: Self.outboxLimit)
         let reader = Thread {
             var framer = LineFramer(maximumLength: Int.max)
             _ = StandardIO.read(outputRead.rawValue) { chunk in
                 framer.append(chunk)
                 while let event = framer.next() {
-                    if case .message(let bytes) = event { linesOut.yield(bytes) }
+                    if case .message(let bytes) = event, !outbox.push(bytes) {
+                        ServerLog.warning("a tab fell too far behind reading its messages: its WebSocket is closed")
+                    }
                 }
                 return true
             }
-            linesOut.finish()
+            outbox.finish()
             try? outputRead.close()
         }
         reader.name = "sqlive.web.session"
@@ -356,14 +364,19 @@ final class WebSite: Sendable {
         // The session's messages to the page, one text frame each; when the
         // session ends (the server stops), the WebSocket is closed.
         let sending = Task {
-            for await line in lines {
+            while let line = await outbox.next() {
                 do {
                     try await outbound.write(.text(String(decoding: line, as: UTF8.self)))
                 } catch {
                     return
                 }
             }
-            try? await outbound.close(.goingAway, reason: "the session ended")
+            if outbox.overflowed {
+                try? await outbound.close(
+                    .policyViolation, reason: "this tab fell more than 128 MiB behind reading its messages")
+            } else {
+                try? await outbound.close(.goingAway, reason: "the session ended")
+            }
         }
         // The page's messages to the session: one JSON-RPC message per
         // frame, written compact, one per line.
@@ -401,6 +414,7 @@ final class WebSite: Sendable {
         let owned = state.withLock { $0.inputs.removeValue(forKey: key) }
         try? owned?.close()
         await running.value
+        outbox.finish()
         sending.cancel()
         await sending.value
     }

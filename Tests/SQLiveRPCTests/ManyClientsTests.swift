@@ -73,8 +73,10 @@ struct ManyClientsTests {
 
     /// The names in `t`, in order, read by the sqlite3 shell.
     static func names(_ path: String) async throws -> String {
-        try await Launcher.run("/usr/bin/sqlite3", [path, "SELECT group_concat(name) FROM (SELECT name FROM t ORDER BY x)"])
-            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try await Launcher.run(
+            "/usr/bin/sqlite3", [path, "SELECT group_concat(name) FROM (SELECT name FROM t ORDER BY x)"]
+        )
+        .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A read-only page (its default): what one tab does to its connection
@@ -196,7 +198,9 @@ struct ManyClientsTests {
                 return try tab.request("query/execute", ["sql": "SELECT count(*) FROM t"])
             }()
         }
-        #expect(answer.flatMap(Self.firstValue) == .integer(3), "no tab was served after one left: \(String(describing: answer))")
+        #expect(
+            answer.flatMap(Self.firstValue) == .integer(3),
+            "no tab was served after one left: \(String(describing: answer))")
         server.child.terminate()
         #expect(await server.child.exit() == 0)
     }
@@ -211,7 +215,8 @@ struct ManyClientsTests {
         defer { server.child.terminate() }
         let a = try ReadOnlyServerTests.pageSession(port: port, token: token)
         let b = try ReadOnlyServerTests.pageSession(port: port, token: token)
-        let slow = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000) SELECT count(*) FROM n"
+        let slow =
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000) SELECT count(*) FROM n"
         try a.sendRequest(id: 1, "query/execute", ["sql": .string(slow)])
         try b.sendNotification("$/cancelRequest", ["id": 1])
         // B goes on answering (and has read its cancellation by then).
@@ -242,8 +247,11 @@ struct ManyClientsTests {
         defer { withExtendedLifetime(directory) {} }
         let big = try await Launcher.run(
             "/usr/bin/sqlite3",
-            [path, "CREATE TABLE big AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 4000) "
-                + "SELECT x, printf('%.1000c', 'x') AS pad FROM c"])
+            [
+                path,
+                "CREATE TABLE big AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 4000) "
+                    + "SELECT x, printf('%.1000c', 'x') AS pad FROM c",
+            ])
         #expect(big.status == 0, "\(big.stderr)")
         let (server, port, token) = try Self.web(path)
         defer { server.child.terminate() }
@@ -320,7 +328,8 @@ struct ManyClientsTests {
     /// The JSON-RPC message of a response: its body, or its last event's data.
     static func message(_ response: LoopbackClient.Response) throws -> JSONValue {
         let text = response.text
-        let json = text.components(separatedBy: "data: ").last.map { $0.components(separatedBy: "\n").first ?? "" } ?? text
+        let json =
+            text.components(separatedBy: "data: ").last.map { $0.components(separatedBy: "\n").first ?? "" } ?? text
         return try JSONCoding.decode(JSONValue.self, from: Array((text.hasPrefix("{") ? text : json).utf8))
     }
 
@@ -377,14 +386,17 @@ struct ManyClientsTests {
         ]
         let initialize: JSONValue = [
             "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": ["protocolVersion": "2025-11-25", "capabilities": [:], "clientInfo": ["name": "tests", "version": "1"]],
+            "params": [
+                "protocolVersion": "2025-11-25", "capabilities": [:], "clientInfo": ["name": "tests", "version": "1"],
+            ],
         ]
         let opened = try LoopbackClient.request(
             port: port, "POST", "/mcp", headers: common, body: try JSONCoding.encode(initialize))
         let session = try #require(opened.header("Mcp-Session-Id"), "\(opened.text)")
         let headers = common + [("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-11-25")]
         func post(_ message: JSONValue) throws -> LoopbackClient.Response {
-            try LoopbackClient.request(port: port, "POST", "/mcp", headers: headers, body: try JSONCoding.encode(message))
+            try LoopbackClient.request(
+                port: port, "POST", "/mcp", headers: headers, body: try JSONCoding.encode(message))
         }
         #expect(try post(["jsonrpc": "2.0", "method": "notifications/initialized"]).status == 202)
         let watch: JSONValue = [
@@ -424,14 +436,17 @@ struct ManyClientsTests {
         ]
         let initialize: JSONValue = [
             "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": ["protocolVersion": "2025-11-25", "capabilities": [:], "clientInfo": ["name": "tests", "version": "1"]],
+            "params": [
+                "protocolVersion": "2025-11-25", "capabilities": [:], "clientInfo": ["name": "tests", "version": "1"],
+            ],
         ]
         let opened = try LoopbackClient.request(
             port: port, "POST", "/mcp", headers: common, body: try JSONCoding.encode(initialize))
         let session = try #require(opened.header("Mcp-Session-Id"), "\(opened.text)")
         let headers = common + [("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-11-25")]
         let post = { (message: JSONValue) throws -> LoopbackClient.Response in
-            try LoopbackClient.request(port: port, "POST", "/mcp", headers: headers, body: try JSONCoding.encode(message))
+            try LoopbackClient.request(
+                port: port, "POST", "/mcp", headers: headers, body: try JSONCoding.encode(message))
         }
         #expect(try post(["jsonrpc": "2.0", "method": "notifications/initialized"]).status == 202)
         return post

@@ -10,7 +10,9 @@ import Testing
 @Suite("A tab's outbox")
 struct WebOutboxTests {
     static func changed(_ name: String, _ value: Int, diff: Bool = false) -> [UInt8] {
-        var params: JSONValue = ["name": .string(name), "version": .integer(Int64(value)), "rows": [[.integer(Int64(value))]]]
+        var params: JSONValue = [
+            "name": .string(name), "version": .integer(Int64(value)), "rows": [[.integer(Int64(value))]],
+        ]
         if diff, case .object(var object) = params {
             object["diff"] = ["added": [], "removed": []]
             params = .object(object)

@@ -68,7 +68,8 @@ public final class ClientConnection: Sendable {
     public func confine() throws(SQLiveError) {
         let code = queue.writeWithoutTransaction { db in sqlive_confine_configuration(db.sqliteConnection) }
         guard code == SQLITE_OK else {
-            throw .sqlite(SQLiteFailure(code: code, extendedCode: code, message: "cannot confine a client's connection"))
+            throw .sqlite(
+                SQLiteFailure(code: code, extendedCode: code, message: "cannot confine a client's connection"))
         }
     }
 

@@ -66,7 +66,9 @@ final class LoopbackClient {
     func send(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[sent...].withUnsafeBytes {
+                Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { throw Failure("send: \(String(cString: strerror(errno)))") }
             sent += count
@@ -283,7 +285,9 @@ final class LoopbackClient {
     func request(_ method: String, _ params: JSONValue = [:]) throws -> JSONValue {
         let id = nextID
         nextID += 1
-        let message: JSONValue = ["jsonrpc": "2.0", "id": .integer(Int64(id)), "method": .string(method), "params": params]
+        let message: JSONValue = [
+            "jsonrpc": "2.0", "id": .integer(Int64(id)), "method": .string(method), "params": params,
+        ]
         try sendText(String(decoding: try JSONCoding.encode(message), as: UTF8.self))
         while true {
             let text = try receiveText()
@@ -323,7 +327,9 @@ extension LoopbackClient {
 extension LoopbackClient {
     /// Sends a JSON-RPC request with the id given, without waiting.
     func sendRequest(id: Int, _ method: String, _ params: JSONValue = [:]) throws {
-        let message: JSONValue = ["jsonrpc": "2.0", "id": .integer(Int64(id)), "method": .string(method), "params": params]
+        let message: JSONValue = [
+            "jsonrpc": "2.0", "id": .integer(Int64(id)), "method": .string(method), "params": params,
+        ]
         try sendText(String(decoding: try JSONCoding.encode(message), as: UTF8.self))
     }
 

@@ -291,7 +291,8 @@ final class WebSite: Sendable {
                 client = try database.makeClientConnection()
             } catch {
                 ServerLog.warning("cannot open a connection for a tab: \(error.description)")
-                try? await outbound.close(.unexpectedServerError, reason: "cannot open a connection: \(error.description)")
+                try? await outbound.close(
+                    .unexpectedServerError, reason: "cannot open a connection: \(error.description)")
                 return
             }
         }

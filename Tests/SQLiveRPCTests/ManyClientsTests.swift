@@ -286,6 +286,47 @@ struct ManyClientsTests {
         #expect(await server.child.exit() == 0)
     }
 
+    /// The file replaced on disk (WAL, a new file renamed over it): the
+    /// server follows it, and a tab's own connection with it (let go
+    /// before the new file is opened, opened again at the tab's next
+    /// statement); after that tab leaves, the server still follows the
+    /// sqlite3 shell's commits.
+    @Test func aTabFollowsTheFileReplaced() async throws {
+        let (directory, path) = try await Self.database()
+        defer { withExtendedLifetime(directory) {} }
+        let (server, port, token) = try Self.web(path)
+        defer { server.child.terminate() }
+        let a = try ReadOnlyServerTests.pageSession(port: port, token: token)
+        #expect(Self.firstValue(try Self.run(a, "SELECT count(*) FROM t")) == .integer(3))
+        _ = try a.request("liveQuery/register", ["name": "n", "sql": "SELECT count(*) FROM t"])
+        let replacement = directory.url.appendingPathComponent("new.sqlite").path
+        let made = try await Launcher.run(
+            "/usr/bin/sqlite3", [replacement],
+            input: "PRAGMA journal_mode = WAL; CREATE TABLE t(x INTEGER PRIMARY KEY, name TEXT); "
+                + "INSERT INTO t(name) VALUES ('p'), ('q'), ('r'), ('s');")
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(rename(replacement, path) == 0)
+        func follow(_ tab: LoopbackClient, to count: Int64) throws {
+            while true {
+                let message = try JSONCoding.decode(JSONValue.self, from: Array(try tab.receiveText().utf8))
+                if message["method"] == "liveQuery/changed", message["params"]?["rows"]?[0]?[0] == .integer(count) {
+                    return
+                }
+            }
+        }
+        try follow(a, to: 4)
+        #expect(Self.firstValue(try Self.run(a, "SELECT count(*) FROM t")) == .integer(4))
+        a.abandon()
+        let b = try ReadOnlyServerTests.pageSession(port: port, token: token)
+        _ = try b.request("liveQuery/register", ["name": "n", "sql": "SELECT count(*) FROM t"])
+        let wrote = try await Launcher.run("/usr/bin/sqlite3", [path, "INSERT INTO t(name) VALUES ('w')"])
+        #expect(wrote.status == 0, "\(wrote.stderr)")
+        try follow(b, to: 5)
+        #expect(Self.firstValue(try Self.run(b, "SELECT count(*) FROM t")) == .integer(5))
+        server.child.terminate()
+        #expect(await server.child.exit() == 0)
+    }
+
     // MARK: - Cancellation over MCP's HTTP transport
 
     /// `sqlive --mcp --http 0 PATH`: its port and token.

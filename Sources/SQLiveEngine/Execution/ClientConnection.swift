@@ -20,17 +20,55 @@ import SQLiveLocks
 /// a commit here reaches them as another connection's does (the watcher
 /// sees it at once; its cause is `external`).
 public final class ClientConnection: Sendable {
-    private let queue: DatabaseQueue
     private let tracer: StatementTracer
     private let readonly: Bool
-    // Mutable State: guarded by the mutex; `close` and `interrupt` come
-    // from other threads than `run`.
-    private let closed = Locked(false)
+    /// Opens the connection again, on the file now at the path.
+    private let open: @Sendable () throws -> DatabaseQueue
+    // Mutable State: guarded by the mutex; `close`, `interrupt` and the
+    // database's follow of a replaced file come from other threads than
+    // `run`. `queue` is nil while the connection is let go for a follow,
+    // until the next `run` opens it again.
+    private struct State {
+        var queue: DatabaseQueue?
+        var closed = false
+        var confined = false
+    }
+    private let state: Locked<State>
 
-    fileprivate init(queue: DatabaseQueue, tracer: StatementTracer, readonly: Bool) {
-        self.queue = queue
+    fileprivate init(
+        queue: DatabaseQueue, tracer: StatementTracer, readonly: Bool,
+        open: @escaping @Sendable () throws -> DatabaseQueue
+    ) {
         self.tracer = tracer
         self.readonly = readonly
+        self.open = open
+        state = Locked(State(queue: queue))
+    }
+
+    /// The connection, opened again if it was let go for a follow.
+    private var queue: DatabaseQueue {
+        get throws {
+            if let queue = try state.withLock({ state throws -> DatabaseQueue? in
+                guard !state.closed else { throw SQLiteFailure(SQLiveError.closed) }
+                return state.queue
+            }) {
+                return queue
+            }
+            let reopened = try open()
+            let confined = state.withLock { $0.confined }
+            if confined {
+                _ = reopened.writeWithoutTransaction { db in sqlive_confine_configuration(db.sqliteConnection) }
+            }
+            let kept = state.withLock { state -> DatabaseQueue? in
+                guard !state.closed else { return nil }
+                if let queue = state.queue { return queue }
+                state.queue = reopened
+                return reopened
+            }
+            if kept !== reopened { try? reopened.close() }
+            guard let kept else { throw SQLiteFailure(SQLiveError.closed) }
+            return kept
+        }
     }
 
     /// Runs a script as `LiveDatabase.run(forClient: true)` does, on this
@@ -42,7 +80,7 @@ public final class ClientConnection: Sendable {
         _ script: String, parameters: QueryParameters = .none, maxRows: Int? = nil,
         isCancelled: (@Sendable () -> Bool)? = nil, consumer: inout some ResultConsumer
     ) throws {
-        guard !closed.withLock({ $0 }) else { throw SQLiteFailure(SQLiveError.closed) }
+        let queue = try queue
         let runner = ScriptRunner(script: script, parameters: parameters, maxRows: maxRows, tracer: tracer)
         let (tracer, level) = (tracer, ClientGuard.level(readonly: readonly))
         do {
@@ -66,6 +104,13 @@ public final class ClientConnection: Sendable {
     /// Configures the connection as an agent's (`LiveDatabase.confineSession`):
     /// defensive, no extensions, no ATTACH, no VACUUM.
     public func confine() throws(SQLiveError) {
+        let queue: DatabaseQueue
+        do {
+            queue = try self.queue
+        } catch {
+            throw .closed
+        }
+        state.withLock { $0.confined = true }
         let code = queue.writeWithoutTransaction { db in sqlive_confine_configuration(db.sqliteConnection) }
         guard code == SQLITE_OK else {
             throw .sqlite(
@@ -75,24 +120,36 @@ public final class ClientConnection: Sendable {
 
     /// Interrupts the statement running here, if any.
     public func interrupt() {
-        queue.interrupt()
-    }
-
-    /// Whether a transaction is open here (`BEGIN` without its end).
-    public var isInsideTransaction: Bool {
-        guard !closed.withLock({ $0 }) else { return false }
-        return queue.inDatabase { db in sqlite3_get_autocommit(db.sqliteConnection) == 0 }
+        state.withLock { $0.queue }?.interrupt()
     }
 
     /// Rolls back what is open and closes the connection, releasing its
     /// locks: a statement running is interrupted first. Closing twice does
     /// nothing.
     public func close() {
-        let already = closed.withLock { closed in
-            defer { closed = true }
-            return closed
+        let queue = state.withLock { state -> DatabaseQueue? in
+            guard !state.closed else { return nil }
+            state.closed = true
+            defer { state.queue = nil }
+            return state.queue
         }
-        guard !already else { return }
+        if let queue { Self.shut(queue) }
+    }
+
+    /// Lets the connection go, rolling back what is open, until the next
+    /// `run` opens it again: the database follows its file replaced on
+    /// disk (`LiveDatabase.follow`), and its connections to the old file
+    /// must all be closed before any opens the new one (they share the
+    /// `-shm` path).
+    func letGo() {
+        let queue = state.withLock { state -> DatabaseQueue? in
+            defer { state.queue = nil }
+            return state.queue
+        }
+        if let queue { Self.shut(queue) }
+    }
+
+    private static func shut(_ queue: DatabaseQueue) {
         queue.interrupt()
         queue.inDatabase { db in
             if sqlite3_get_autocommit(db.sqliteConnection) == 0 { try? db.execute(sql: "ROLLBACK") }
@@ -105,6 +162,11 @@ public final class ClientConnection: Sendable {
     }
 
     deinit { close() }
+}
+
+/// A client's connection, not kept alive (its owner closes it).
+struct WeakClient: Sendable {
+    weak var client: ClientConnection?
 }
 
 extension SQLiteFailure {
@@ -137,9 +199,15 @@ extension LiveDatabase {
             tracer.install(on: db)
         }
         let openingName = readonly ? location.sqlitePath : ObserverVFS.openingName(location, vfs: ObserverVFS.tracking)
+        let configured = configuration
+        let open = { @Sendable in try DatabaseQueue(path: openingName, configuration: configured) }
         do {
-            let queue = try DatabaseQueue(path: openingName, configuration: configuration)
-            return ClientConnection(queue: queue, tracer: tracer, readonly: readonly)
+            let client = ClientConnection(queue: try open(), tracer: tracer, readonly: readonly, open: open)
+            clients.withLock { clients in
+                clients.removeAll { $0.client == nil }
+                clients.append(WeakClient(client: client))
+            }
+            return client
         } catch {
             throw SQLiveError.wrap(error)
         }

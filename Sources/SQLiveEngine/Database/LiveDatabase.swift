@@ -95,6 +95,9 @@ public final class LiveDatabase: Sendable {
         var refreshBudget: Duration??
     }
     private let state: Locked<State>
+    /// The clients' own connections (`makeClientConnection`), let go
+    /// when the file is replaced and followed.
+    let clients = Locked<[WeakClient]>([])
 
     init(
         location: DatabaseLocation, tracer: StatementTracer, options: Options, events: Broadcaster<LiveQueryNotice>,
@@ -287,6 +290,9 @@ public final class LiveDatabase: Sendable {
             moving = await old.live.scheduler.handOver()
             await Self.shut(old)
         }
+        // The clients' own connections to the old file go too (each opens
+        // again, on the new file, at its next statement).
+        for client in clients.withLock({ $0.compactMap(\.client) }) { client.letGo() }
         let new: Core
         do {
             new = try await Self.openCore(

@@ -115,12 +115,27 @@ extension MCPSession {
     ) throws(ToolFailure) -> JSONValue {
         var collector = CappedCollector(maxBytes: limits.bytes)
         let deadline = ContinuousClock.now.advanced(by: limits.time)
+        let own = try ownConnection?.connection()
         do {
-            try sessionStatement.withLock { _ in
-                try work.whileRunning(interrupt: database.interrupt) {
-                    try database.run(
-                        sql, parameters: parameters, maxRows: limits.rows, forClient: true,
-                        isCancelled: { work.isCancelled || ContinuousClock.now >= deadline }, consumer: &collector)
+            if let own {
+                // The session's own connection, one statement at a time, so
+                // that cancelling one interrupts no other.
+                try sessionStatement.withLock { _ in
+                    try work.whileRunning(interrupt: own.interrupt) {
+                        try own.run(
+                            sql, parameters: parameters, maxRows: limits.rows,
+                            isCancelled: { work.isCancelled || ContinuousClock.now >= deadline },
+                            consumer: &collector)
+                    }
+                }
+            } else {
+                try sessionStatement.withLock { _ in
+                    try work.whileRunning(interrupt: database.interrupt) {
+                        try database.run(
+                            sql, parameters: parameters, maxRows: limits.rows, forClient: true,
+                            isCancelled: { work.isCancelled || ContinuousClock.now >= deadline },
+                            consumer: &collector)
+                    }
                 }
             }
         } catch is CappedCollector.CapReached {

@@ -39,6 +39,10 @@ final class MCPSession: Sendable {
     /// Whether the session closes the database when it ends (stdio: its
     /// own; HTTP: the hub's, shared by every session).
     let ownsDatabase: Bool
+    /// The session's own connection for the statements that write (a
+    /// session of the handshake era over HTTP, writes allowed), opened at
+    /// its first write; nil: they run on the database's session connection.
+    let ownConnection: MCPOwnConnection?
 
     // Mutable State: guarded by the mutex; changed by the lane (tools), the
     // reading thread (subscriptions, lifecycle, the era) and the forwarders.
@@ -79,8 +83,10 @@ final class MCPSession: Sendable {
     private init(
         writer: MessageWriter, options: MCPServer.Options, shownPath: String, database: LiveDatabase?,
         readers: ConfinedReaderPool? = nil, checker: SQLChecker? = nil, unavailable: String?,
-        directory: LiveQueryDirectory? = nil, sharedDirectory: LiveQueryDirectory? = nil, ownsDatabase: Bool = true
+        directory: LiveQueryDirectory? = nil, sharedDirectory: LiveQueryDirectory? = nil, ownsDatabase: Bool = true,
+        ownConnection: MCPOwnConnection? = nil
     ) {
+        self.ownConnection = ownConnection
         self.writer = writer
         self.options = options
         self.shownPath = shownPath
@@ -97,7 +103,7 @@ final class MCPSession: Sendable {
     /// HTTP transport's hub): live queries of its own, and the shared ones.
     static func open(
         sharing database: LiveDatabase?, unavailable: String?, shownAs shownPath: String, options: MCPServer.Options,
-        writer: MessageWriter
+        writer: MessageWriter, connections: MCPOwnConnection.Slots? = nil
     ) async -> MCPSession {
         guard let database, unavailable == nil else {
             return MCPSession(
@@ -108,7 +114,9 @@ final class MCPSession: Sendable {
         let session = MCPSession(
             writer: writer, options: options, shownPath: shownPath, database: database, readers: readers,
             checker: checker, unavailable: unavailable, directory: database.makeDirectory(),
-            sharedDirectory: database.directory, ownsDatabase: false)
+            sharedDirectory: database.directory, ownsDatabase: false,
+            ownConnection: options.allowWrites && !database.info.readonly
+                ? connections.map { MCPOwnConnection(database: database, slots: $0) } : nil)
         await session.startSchemaForwarding()
         session.startLiveForwarding()
         return session
@@ -395,6 +403,7 @@ final class MCPSession: Sendable {
         shared?.cancel()
         arrivals.withLock { $0.closed = true }
         arrivals.broadcast()
+        ownConnection?.close()
         await directory?.unregisterAll()
         if ownsDatabase { await database?.close() }
     }
@@ -409,5 +418,90 @@ struct ToolFailure: Error {
     init(_ message: String, details: JSONValue? = nil) {
         self.message = message
         self.details = details
+    }
+}
+
+/// An MCP session's own connection for the statements that write, opened
+/// at its first write and closed with the session (rolling back nothing:
+/// transactions are refused to agents), so that what one agent's
+/// statement leaves on its connection (a `TEMP` table) is not another's.
+/// At most `Slots.maximum` are open in a process; past it, a write fails
+/// with a clear message.
+final class MCPOwnConnection: Sendable {
+    /// How many sessions' connections are open, shared by a process's sessions.
+    final class Slots: Sendable {
+        static let maximum = 64
+        private let open = Locked(0)
+
+        init() {}
+
+        func take() -> Bool {
+            open.withLock { open in
+                guard open < Self.maximum else { return false }
+                open += 1
+                return true
+            }
+        }
+
+        func give() { open.withLock { $0 -= 1 } }
+    }
+
+    private let database: LiveDatabase
+    private let slots: Slots
+    // Mutable State: guarded by the mutex; the tool lane and the close.
+    private struct State {
+        var connection: ClientConnection?
+        var closed = false
+    }
+    private let state = Locked(State())
+
+    init(database: LiveDatabase, slots: Slots) {
+        self.database = database
+        self.slots = slots
+    }
+
+    /// The connection, opened (and confined) at the first call; nil when
+    /// the database can have no other (in memory).
+    func connection() throws(ToolFailure) -> ClientConnection? {
+        if let open = state.withLock({ $0.connection }) { return open }
+        guard slots.take() else {
+            throw ToolFailure(
+                "\(Slots.maximum) agents' sessions already hold a connection to write with: end one (DELETE its "
+                    + "session) and call again")
+        }
+        let made: ClientConnection?
+        do throws(SQLiveError) {
+            made = try database.makeClientConnection()
+            try made?.confine()
+        } catch {
+            slots.give()
+            throw ToolFailure("cannot open this session's connection: \(error.description)")
+        }
+        guard let made else {
+            slots.give()
+            return nil
+        }
+        let kept = state.withLock { state -> Bool in
+            guard !state.closed, state.connection == nil else { return false }
+            state.connection = made
+            return true
+        }
+        guard kept else {
+            made.close()
+            slots.give()
+            throw ToolFailure("the session ended")
+        }
+        return made
+    }
+
+    func close() {
+        let connection = state.withLock { state -> ClientConnection? in
+            state.closed = true
+            defer { state.connection = nil }
+            return state.connection
+        }
+        guard let connection else { return }
+        connection.close()
+        slots.give()
     }
 }

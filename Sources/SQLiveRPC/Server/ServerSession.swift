@@ -56,10 +56,18 @@ actor ServerSession {
         return shared.liveQueries !== shared.database.directory
     }
 
+    /// The client's own connection to the shared database (a tab's), where
+    /// its statements run: its temporary tables, `PRAGMA`s and
+    /// transactions are its own, and closing the session rolls back what
+    /// it left open. Nil: its statements run on the database's session
+    /// connection (an in-memory database, the REPL's `.web`).
+    let client: ClientConnection?
+
     init(
         writer: MessageWriter, directory: URL? = nil, databaseOptions: LiveDatabase.Options = LiveDatabase.Options(),
-        sharing database: LiveDatabase? = nil, liveQueries: LiveQueryDirectory? = nil
+        sharing database: LiveDatabase? = nil, liveQueries: LiveQueryDirectory? = nil, client: ClientConnection? = nil
     ) {
+        self.client = client
         self.writer = writer
         self.language = LanguageService(writer: writer)
         self.directory = directory
@@ -196,6 +204,9 @@ actor ServerSession {
             await old.close()
             return dropped
         }
+        // The client's own connection: what it left open is rolled back,
+        // its locks released.
+        client?.close()
         // The shared database stays open: only this session's live queries
         // go (none when they are someone else's, the REPL's).
         guard ownsLiveQueries else { return [] }

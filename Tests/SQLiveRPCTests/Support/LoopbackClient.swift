@@ -33,6 +33,12 @@ final class LoopbackClient {
     private var buffered: [UInt8] = []
     /// The status code of the close frame the server sent, if it sent one.
     private(set) var closeStatus: Int?
+    /// The reason the close frame gave.
+    private(set) var closeReason = ""
+    /// A response's head read by `readResponseHead`.
+    private var receivedHead: (status: Int, headers: [(name: String, value: String)])?
+    var socketDescriptor: Int32 { socket }
+    var bufferedIsEmpty: Bool { buffered.isEmpty }
 
     init(port: Int, timeout: Int = 30) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -60,17 +66,24 @@ final class LoopbackClient {
     func send(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[sent...].withUnsafeBytes {
+                Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { throw Failure("send: \(String(cString: strerror(errno)))") }
             sent += count
         }
     }
 
+    /// When reading must end, whatever comes meanwhile (keep-alive
+    /// comments reset the receive time-out, not this); nil: never.
+    var deadline: ContinuousClock.Instant?
+
     /// More bytes into the buffer; false at the end of the stream.
     private func fill() throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 16384)
         while true {
+            if let deadline, ContinuousClock.now >= deadline { throw Failure("no answer before the deadline") }
             let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
             if count < 0 && errno == EINTR { continue }
             if count < 0 { throw Failure("receive: \(String(cString: strerror(errno))) (the server did not answer)") }
@@ -132,6 +145,45 @@ final class LoopbackClient {
         } else {
             while try client.fill() {}
             response.body = client.buffered
+        }
+        return response
+    }
+
+    /// Sends a request on a connection of its own and returns at once:
+    /// `readResponse` reads its answer (a stream of events, to its end).
+    static func startRequest(
+        port: Int, _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
+        timeout: Int = 30
+    ) throws -> LoopbackClient {
+        let client = try LoopbackClient(port: port, timeout: timeout)
+        client.deadline = ContinuousClock.now.advanced(by: .seconds(timeout))
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if !body.isEmpty || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
+        try client.send(Array((head + "\r\n").utf8) + body)
+        return client
+    }
+
+    /// The status line and header fields of the response to the request
+    /// `startRequest` sent (a stream of events sends them when the request
+    /// is taken, before its events); `readResponse` reads the rest.
+    func readResponseHead() throws -> Int {
+        let head = try readHead()
+        receivedHead = head
+        return head.status
+    }
+
+    /// The response to the request `startRequest` sent.
+    func readResponse() throws -> Response {
+        let (status, fields) = try receivedHead ?? readHead()
+        var response = Response(status: status, headers: fields, body: [])
+        if let length = response.header("content-length").flatMap(Int.init) {
+            response.body = try take(length)
+        } else if response.header("transfer-encoding")?.lowercased() == "chunked" {
+            response.body = try readChunked()
+        } else {
+            while try fill() {}
+            response.body = buffered
         }
         return response
     }
@@ -214,6 +266,7 @@ final class LoopbackClient {
             switch opcode {
             case 0x8:
                 closeStatus = payload.count >= 2 ? Int(payload[0]) << 8 | Int(payload[1]) : nil
+                closeReason = String(decoding: payload.dropFirst(2), as: UTF8.self)
                 throw Failure("the server closed the WebSocket (\(closeStatus.map(String.init) ?? "no code"))")
             case 0x9:
                 try send([0x8A, 0x80 | UInt8(payload.count)] + [0, 0, 0, 0] + payload)
@@ -232,7 +285,9 @@ final class LoopbackClient {
     func request(_ method: String, _ params: JSONValue = [:]) throws -> JSONValue {
         let id = nextID
         nextID += 1
-        let message: JSONValue = ["jsonrpc": "2.0", "id": .integer(Int64(id)), "method": .string(method), "params": params]
+        let message: JSONValue = [
+            "jsonrpc": "2.0", "id": .integer(Int64(id)), "method": .string(method), "params": params,
+        ]
         try sendText(String(decoding: try JSONCoding.encode(message), as: UTF8.self))
         while true {
             let text = try receiveText()
@@ -266,5 +321,43 @@ extension LoopbackClient {
                 return nil
             }
         }
+    }
+}
+
+extension LoopbackClient {
+    /// Sends a JSON-RPC request with the id given, without waiting.
+    func sendRequest(id: Int, _ method: String, _ params: JSONValue = [:]) throws {
+        let message: JSONValue = [
+            "jsonrpc": "2.0", "id": .integer(Int64(id)), "method": .string(method), "params": params,
+        ]
+        try sendText(String(decoding: try JSONCoding.encode(message), as: UTF8.self))
+    }
+
+    /// Sends a JSON-RPC notification.
+    func sendNotification(_ method: String, _ params: JSONValue = [:]) throws {
+        let message: JSONValue = ["jsonrpc": "2.0", "method": .string(method), "params": params]
+        try sendText(String(decoding: try JSONCoding.encode(message), as: UTF8.self))
+    }
+
+    /// The response to request `id` (the messages before it are skipped).
+    func response(to id: Int) throws -> JSONValue {
+        while true {
+            let response = try JSONCoding.decode(JSONValue.self, from: Array(try receiveText().utf8))
+            if response["id"]?.integerValue == Int64(id) { return response }
+        }
+    }
+
+    /// Whether the server sends anything within `milliseconds` (bytes
+    /// already received count).
+    func hasInput(withinMilliseconds milliseconds: Int32) -> Bool {
+        if !bufferedIsEmpty { return true }
+        var descriptor = pollfd(fd: socketDescriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, milliseconds) > 0
+    }
+
+    /// Closes the socket at once, with no close frame: a tab whose browser
+    /// went away.
+    func abandon() {
+        shutdown(socketDescriptor, Int32(SHUT_RDWR))
     }
 }

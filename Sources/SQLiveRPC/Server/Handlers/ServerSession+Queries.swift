@@ -26,10 +26,19 @@ extension ServerSession {
         }
         var collector = QueryResultCollector()
         do {
-            try work.whileRunning(interrupt: database.interrupt) {
-                try database.run(
-                    params.sql, parameters: parameters, maxRows: maxRows, forClient: true,
-                    isCancelled: { work.isCancelled }, consumer: &collector)
+            if let client, let shared, shared.database === database {
+                // The client's own connection (a tab's).
+                try work.whileRunning(interrupt: client.interrupt) {
+                    try client.run(
+                        params.sql, parameters: parameters, maxRows: maxRows, isCancelled: { work.isCancelled },
+                        consumer: &collector)
+                }
+            } else {
+                try work.whileRunning(interrupt: database.interrupt) {
+                    try database.run(
+                        params.sql, parameters: parameters, maxRows: maxRows, forClient: true,
+                        isCancelled: { work.isCancelled }, consumer: &collector)
+                }
             }
             return QueryExecuteRequest.Result(results: collector.results)
         } catch SQLiveError.resultTooLarge(let limit) {

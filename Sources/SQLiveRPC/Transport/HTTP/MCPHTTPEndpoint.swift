@@ -267,12 +267,18 @@ final class Endpoint: Sendable {
     private func makeSession(key: String) -> MCPHTTPSession? {
         let hub = self.hub
         let options = self.options
+        // A session of the handshake era is one client's: its writes run on
+        // a connection of its own. The stateless era's is every client's.
+        let connections = key == MCPHTTPSession.statelessKey ? nil : clientConnections
         return try? MCPHTTPSession.start(key: key, maximumMessageLength: options.maximumMessageLength) { writer in
             await MCPSession.open(
                 sharing: hub.database, unavailable: hub.unavailable, shownAs: hub.shownPath, options: options,
-                writer: writer)
+                writer: writer, connections: connections)
         }
     }
+
+    /// The handshake sessions' own connections, counted.
+    private let clientConnections = MCPOwnConnection.Slots()
 
     private func newSession() -> MCPHTTPSession? {
         let key = HTTPListener.randomToken()
@@ -288,7 +294,7 @@ final class Endpoint: Sendable {
 
     private func statelessSession() -> MCPHTTPSession? {
         if let session = state.withLock({ $0.stateless }) { return session }
-        guard let made = makeSession(key: "stateless") else { return nil }
+        guard let made = makeSession(key: MCPHTTPSession.statelessKey) else { return nil }
         let (session, extra) = state.withLock { state -> (MCPHTTPSession?, MCPHTTPSession?) in
             guard !state.ended else { return (nil, made) }
             if let existing = state.stateless { return (existing, made) }

@@ -167,18 +167,57 @@ final class MCPHTTPSession: Sendable {
 
     /// A notification from the client (a cancellation names the request
     /// by the id the client gave it).
+    ///
+    /// A cancellation matches a request of this session only: in the
+    /// handshake era, the session is the client's, and the request it
+    /// names is answered at once with the cancelled error (-32800: an HTTP
+    /// request is always answered, though MCP sends no answer to a
+    /// cancelled request) and no longer waits. In the stateless era every
+    /// client shares this session and chooses its own ids (two may both be
+    /// waiting on id 1), so a cancellation could name another client's
+    /// request: there it matches none, and a client cancels its request by
+    /// closing that request's connection (HTTP/1.1 carries one request at a
+    /// time on a connection, so no other request can name it).
     func notify(_ message: [String: JSONValue]) {
         var message = message
         touch()
-        if message["method"]?.stringValue == MCPProtocol.Notification.cancelled,
-            var params = message["params"]?.objectValue, let id = params["requestId"]
-        {
-            let inner = state.withLock { state in state.pending.first { $0.value.original == id }?.key }
-            guard let inner else { return }
-            params["requestId"] = .string(inner)
+        if message["method"]?.stringValue == MCPProtocol.Notification.cancelled {
+            guard key != Self.statelessKey, var params = message["params"]?.objectValue,
+                let id = params["requestId"]
+            else { return }
+            let found = state.withLock { state -> (inner: String, waiting: Pending)? in
+                guard let inner = state.pending.first(where: { $0.value.original == id })?.key,
+                    let waiting = state.pending.removeValue(forKey: inner)
+                else { return nil }
+                return (inner, waiting)
+            }
+            guard let found else { return }
+            params["requestId"] = .string(found.inner)
             message["params"] = .object(params)
+            if let bytes = try? JSONCoding.encode(JSONValue.object(message)) { send(bytes) }
+            Self.answerCancelled(found.waiting)
+            return
         }
         if let bytes = try? JSONCoding.encode(JSONValue.object(message)) { send(bytes) }
+    }
+
+    /// The stateless era's session's key.
+    static let statelessKey = "stateless"
+
+    /// Answers a cancelled request with -32800.
+    private static func answerCancelled(_ waiting: Pending) {
+        let message: JSONValue = [
+            "jsonrpc": "2.0", "id": waiting.original,
+            "error": ResponseError(.requestCancelled, "cancelled by notifications/cancelled").json,
+        ]
+        let encoded = (try? JSONCoding.encode(message)) ?? []
+        switch waiting {
+        case .reply(_, let continuation):
+            continuation.resume(returning: encoded)
+        case .stream(_, let continuation):
+            continuation.yield(ServerSentEvent.message(encoded))
+            continuation.finish()
+        }
     }
 
     /// The handshake era's GET stream: the session's notifications, until

@@ -133,7 +133,18 @@ final class WebSite: Sendable {
         var inputs: [Int: SystemPackage.FileDescriptor] = [:]
         var next = 0
         var ended = false
+        /// The WebSockets being served (each with a connection of its own).
+        var clients = 0
     }
+
+    /// The most WebSockets served at once: each tab has a SQLite
+    /// connection of its own. One more is closed as it opens, with 1013
+    /// (try again later) and why.
+    static let maximumClients = 64
+
+    /// The most bytes waiting to be sent to one tab: two of the longest
+    /// messages.
+    static let outboxLimit = 2 * RPCServer.maximumMessageLength
     private let state = Locked(State())
 
     /// The live queries every page shares (the REPL's), or nil: each
@@ -257,8 +268,41 @@ final class WebSite: Sendable {
         }
     }
 
-    /// One WebSocket: a JSON-RPC session until either side closes it.
+    /// One WebSocket: a JSON-RPC session until either side closes it,
+    /// with a connection of its own to the database (when the page serves
+    /// a file of its own: `.web` shares the REPL's).
     private func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
+        let admitted = state.withLock { state -> Bool in
+            guard state.clients < Self.maximumClients else { return false }
+            state.clients += 1
+            return true
+        }
+        guard admitted else {
+            try? await outbound.close(
+                .unknown(1013),
+                reason: "this server already serves \(Self.maximumClients) tabs, each with a connection of its own: "
+                    + "close one")
+            return
+        }
+        defer { state.withLock { $0.clients -= 1 } }
+        var client: ClientConnection?
+        if liveQueries == nil {
+            do {
+                client = try database.makeClientConnection()
+            } catch {
+                ServerLog.warning("cannot open a connection for a tab: \(error.description)")
+                try? await outbound.close(
+                    .unexpectedServerError, reason: "cannot open a connection: \(error.description)")
+                return
+            }
+        }
+        defer { client?.close() }
+        await serve(inbound: inbound, outbound: outbound, client: client)
+    }
+
+    private func serve(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, client: ClientConnection?
+    ) async {
         let pipes:
             (
                 input: (SystemPackage.FileDescriptor, SystemPackage.FileDescriptor),
@@ -282,18 +326,22 @@ final class WebSite: Sendable {
             for descriptor in [inputRead, inputWrite, outputRead, outputWrite] { try? descriptor.close() }
             return
         }
-        // The connection's output, line by line, read by a thread.
-        let (lines, linesOut) = AsyncStream<[UInt8]>.makeStream()
+        // The connection's output, line by line, read by a thread into a
+        // bounded outbox (a tab that reads slowly gets each live query's
+        // latest state; one too far behind is closed).
+        let outbox = WebOutbox(limit: Self.outboxLimit)
         let reader = Thread {
             var framer = LineFramer(maximumLength: Int.max)
             _ = StandardIO.read(outputRead.rawValue) { chunk in
                 framer.append(chunk)
                 while let event = framer.next() {
-                    if case .message(let bytes) = event { linesOut.yield(bytes) }
+                    if case .message(let bytes) = event, !outbox.push(bytes) {
+                        ServerLog.warning("a tab fell too far behind reading its messages: its WebSocket is closed")
+                    }
                 }
                 return true
             }
-            linesOut.finish()
+            outbox.finish()
             try? outputRead.close()
         }
         reader.name = "sqlive.web.session"
@@ -301,7 +349,8 @@ final class WebSite: Sendable {
         let writer = MessageWriter(
             fileDescriptor: outputWrite.rawValue, framing: .newline, maximumLength: RPCServer.maximumMessageLength)
         let session = ServerSession(
-            writer: writer, databaseOptions: databaseOptions, sharing: database, liveQueries: liveQueries)
+            writer: writer, databaseOptions: databaseOptions, sharing: database, liveQueries: liveQueries,
+            client: client)
         session.language.start()
         await session.startShared()
         let connection = Connection(
@@ -316,14 +365,19 @@ final class WebSite: Sendable {
         // The session's messages to the page, one text frame each; when the
         // session ends (the server stops), the WebSocket is closed.
         let sending = Task {
-            for await line in lines {
+            while let line = await outbox.next() {
                 do {
                     try await outbound.write(.text(String(decoding: line, as: UTF8.self)))
                 } catch {
                     return
                 }
             }
-            try? await outbound.close(.goingAway, reason: "the session ended")
+            if outbox.overflowed {
+                try? await outbound.close(
+                    .policyViolation, reason: "this tab fell more than 128 MiB behind reading its messages")
+            } else {
+                try? await outbound.close(.goingAway, reason: "the session ended")
+            }
         }
         // The page's messages to the session: one JSON-RPC message per
         // frame, written compact, one per line.
@@ -352,10 +406,16 @@ final class WebSite: Sendable {
         } catch {
             ServerLog.debug("a WebSocket ended: \(error)")
         }
-        // The page left: the session ends, its live queries with it.
+        // The page left: what its connection had open is rolled back at
+        // once (a statement running is interrupted; the requests still
+        // queued fail), off this task, since a statement waiting for a
+        // lock ends at its busy timeout only. Then the session ends, its
+        // live queries with it.
+        if let client { Thread.detachNewThread { client.close() } }
         let owned = state.withLock { $0.inputs.removeValue(forKey: key) }
         try? owned?.close()
         await running.value
+        outbox.finish()
         sending.cancel()
         await sending.value
     }

@@ -105,32 +105,10 @@ extension LiveDatabase {
         if follower && !readonly { readonlyReason = "it is a Litestream follow target (written by Litestream alone)" }
         if readonlyReason != nil { readonly = true }
 
-        var configuration = Configuration()
-        configuration.label = "sqlive"
-        configuration.readonly = readonly
-        configuration.busyMode = .timeout(options.busyTimeout.timeInterval)
-        // A REPL user may BEGIN in one command and COMMIT in another.
-        configuration.allowsUnsafeTransactions = true
-        // As the sqlite3 shell (and SQLite's default): foreign keys are not
-        // enforced unless a script says `PRAGMA foreign_keys=ON`. GRDB turns
-        // them on by default, which made scripts that run in sqlite3 fail.
-        configuration.foreignKeysEnabled = false
-        // As the sqlite3 shell and SQLite's default build: a double-quoted
-        // word that names no column is a string (`VALUES ("hello")`), in
-        // DML and DDL. GRDB refuses it by default, and a script written for
-        // sqlite3 lost its rows ("no such column: hello").
-        configuration.acceptsDoubleQuotedStringLiterals = true
         let keepsTempInMemory = readonly && remote == nil
-        configuration.prepareDatabase { db in
-            // Closing never checkpoints a WAL the user did not write to
-            // (the session's connection and the live queries' alike).
-            WALClosing.prepare(db.sqliteConnection)
-            // Read-only writes no file anywhere: temporary tables, indexes
-            // and sorts stay in memory (a server's clients cannot move them
-            // back: ClientGuard).
-            if keepsTempInMemory { try db.execute(sql: "PRAGMA temp_store = MEMORY") }
-            tracer.install(on: db)
-        }
+        let configuration = Self.sessionConfiguration(
+            label: "sqlive", readonly: readonly, keepsTempInMemory: keepsTempInMemory,
+            busyTimeout: options.busyTimeout, tracer: tracer)
         if !follower { WALClosing.noteOpening(location.filePath) }
 
         // A read-write session goes through the tracking VFS, so that
@@ -273,4 +251,39 @@ extension Duration {
 
     /// The duration in milliseconds, as a `Double`.
     public var milliseconds: Double { timeInterval * 1000 }
+}
+
+extension LiveDatabase {
+    /// How a session's connection is configured: the database's own (the
+    /// REPL's, the server's) and each server client's (`ClientConnection`).
+    static func sessionConfiguration(
+        label: String, readonly: Bool, keepsTempInMemory: Bool, busyTimeout: Duration, tracer: StatementTracer
+    ) -> Configuration {
+        var configuration = Configuration()
+        configuration.label = label
+        configuration.readonly = readonly
+        configuration.busyMode = .timeout(busyTimeout.timeInterval)
+        // A REPL user may BEGIN in one command and COMMIT in another.
+        configuration.allowsUnsafeTransactions = true
+        // As the sqlite3 shell (and SQLite's default): foreign keys are not
+        // enforced unless a script says `PRAGMA foreign_keys=ON`. GRDB turns
+        // them on by default, which made scripts that run in sqlite3 fail.
+        configuration.foreignKeysEnabled = false
+        // As the sqlite3 shell and SQLite's default build: a double-quoted
+        // word that names no column is a string (`VALUES ("hello")`), in
+        // DML and DDL. GRDB refuses it by default, and a script written for
+        // sqlite3 lost its rows ("no such column: hello").
+        configuration.acceptsDoubleQuotedStringLiterals = true
+        configuration.prepareDatabase { db in
+            // Closing never checkpoints a WAL the user did not write to
+            // (the session's connection and the live queries' alike).
+            WALClosing.prepare(db.sqliteConnection)
+            // Read-only writes no file anywhere: temporary tables, indexes
+            // and sorts stay in memory (a server's clients cannot move them
+            // back: ClientGuard).
+            if keepsTempInMemory { try db.execute(sql: "PRAGMA temp_store = MEMORY") }
+            tracer.install(on: db)
+        }
+        return configuration
+    }
 }

@@ -186,18 +186,10 @@ extension LiveDatabase {
             !ObserverVFS.isFollowTarget(location.filePath)
         else { return nil }
         let readonly = info.readonly
-        var configuration = Configuration()
-        configuration.label = "sqlive.client"
-        configuration.readonly = readonly
-        configuration.busyMode = .timeout(options.busyTimeout.timeInterval)
-        configuration.allowsUnsafeTransactions = true
-        configuration.foreignKeysEnabled = false
         let tracer = tracer
-        configuration.prepareDatabase { db in
-            WALClosing.prepare(db.sqliteConnection)
-            if readonly { try db.execute(sql: "PRAGMA temp_store = MEMORY") }
-            tracer.install(on: db)
-        }
+        let configuration = Self.sessionConfiguration(
+            label: "sqlive.client", readonly: readonly, keepsTempInMemory: readonly,
+            busyTimeout: options.busyTimeout, tracer: tracer)
         let openingName = readonly ? location.sqlitePath : ObserverVFS.openingName(location, vfs: ObserverVFS.tracking)
         let configured = configuration
         let open = { @Sendable in try DatabaseQueue(path: openingName, configuration: configured) }

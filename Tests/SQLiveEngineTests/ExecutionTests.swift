@@ -23,7 +23,8 @@ struct ExecutionTests {
     @Test("SELECT * after another process added a column shows the column", arguments: [false, true])
     func columnsAfterAnotherProcessAltered(watching: Bool) async throws {
         let path = directory.path("exec.sqlite")
-        _ = try await database.execute("CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO items VALUES (1, 'a');")
+        _ = try await database.execute(
+            "CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO items VALUES (1, 'a');")
         if watching {
             _ = try await database.directory.register(name: "n", LiveQueryDefinition(sql: "SELECT count(*) FROM items"))
         }

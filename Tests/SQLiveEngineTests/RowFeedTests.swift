@@ -353,7 +353,8 @@ struct RowFeedTests {
             case 11:
                 // A key in both forms: two rows.
                 let form = forms[Int.random(in: 0...1, using: &random)]
-                return "INSERT OR REPLACE INTO w VALUES (\(form), \(Int.random(in: 0...2, using: &random)), \(value()));"
+                return
+                    "INSERT OR REPLACE INTO w VALUES (\(form), \(Int.random(in: 0...2, using: &random)), \(value()));"
             case 12 where vacuum == .incremental:
                 return "PRAGMA incremental_vacuum(\(Int.random(in: 1...20, using: &random)));"
             case 12:

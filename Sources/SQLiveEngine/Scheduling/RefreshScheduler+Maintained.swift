@@ -141,7 +141,8 @@ extension RefreshScheduler {
         }
         var healed: LiveQueryResult?
         switch read {
-        case .success(let base) where auditFrom != nil && kept.state != nil && kept.state!.position != base.position
+        case .success(let base)
+        where auditFrom != nil && kept.state != nil && kept.state!.position != base.position
             && kept.auditMisses < 2:
             // Not at the state's commit: no verdict; checked again at the next one.
             kept.auditMisses += 1
@@ -436,7 +437,8 @@ extension RefreshScheduler {
     /// that the audit is seen to find and heal it. `false` when the query
     /// is not kept now.
     func injectDefect(sql: String, _ change: RowChange) -> Bool {
-        guard let definition = maintenance.keys.first(where: { $0.sql == sql }), let state = maintenance[definition]?.state
+        guard let definition = maintenance.keys.first(where: { $0.sql == sql }),
+            let state = maintenance[definition]?.state
         else { return false }
         _ = state.apply([change], at: state.position)
         return true

@@ -447,7 +447,8 @@ final class WALRowDeriver {
         func add(_ page: UInt32, old: Bool) -> RegionFailure? {
             guard let bytes = old ? readBefore(page) : readAfter(page) else {
                 return RegionFailure(
-                    reason: "the \(old ? "old" : "new") version of page \(page) is out of reach (a checkpoint overtook)")
+                    reason: "the \(old ? "old" : "new") version of page \(page) is out of reach (a checkpoint overtook)"
+                )
             }
             guard let below = children(bytes, page: page) else {
                 return RegionFailure(reason: "page \(page) does not read as a page of its b-tree")

@@ -197,7 +197,8 @@ final class WALChangeTracker {
                     DerivedCommit(
                         from: nil, to: nil,
                         changes: WALRowDeriver.unknown(
-                            filter: rowFilter, knownTables: knownTables, reason: "the WAL could not be read: \(reason)")))
+                            filter: rowFilter, knownTables: knownTables, reason: "the WAL could not be read: \(reason)")
+                    ))
                 deriver!.start(at: reader.position)
             }
             return .all(reason)

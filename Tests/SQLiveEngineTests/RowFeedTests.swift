@@ -387,7 +387,9 @@ struct RowFeedTests {
                 return "UPDATE w SET v = \(value()) WHERE k < 'k\(Int.random(in: 0...30, using: &random))';"
             }
         }
-        for round in 0..<400 {
+        // The cases of upstream SQLite's defaults are shorter: the change
+        // feed's judge (Tests/RowOracle, in CI) covers them at length.
+        for round in 0..<(secureDelete && vacuum != .incremental ? 400 : 150) {
             // A statement that surely changes a row, so that the transaction commits something.
             let sure = "INSERT INTO w VALUES ('round', \(round), \(value()));"
             var sql: String

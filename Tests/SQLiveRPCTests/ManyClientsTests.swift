@@ -262,7 +262,7 @@ struct ManyClientsTests {
         #expect(registered["result"]?["rows"]?[0]?[2] == .integer(3), "\(String(describing: registered["error"]))")
         let before = Self.residentMiB(server.child.processIdentifier)
         // The tab reads nothing while 60 commits change every row.
-        for _ in 0..<200 {
+        for _ in 0..<60 {
             let wrote = try await Launcher.run("/usr/bin/sqlite3", [path, "INSERT INTO t(name) VALUES ('w')"])
             #expect(wrote.status == 0, "\(wrote.stderr)")
         }
@@ -270,7 +270,7 @@ struct ManyClientsTests {
         // Then it reads: the last update it gets is the final result.
         var last: JSONValue?
         var updates = 0
-        while last?[0]?[2] != .integer(203) {
+        while last?[0]?[2] != .integer(63) {
             let message = try JSONCoding.decode(JSONValue.self, from: Array(try tab.receiveText().utf8))
             if message["method"] == "liveQuery/changed" {
                 last = message["params"]?["rows"]
@@ -391,9 +391,11 @@ struct ManyClientsTests {
                 id: 1, "tools/call", tool: "watch", ["name": "n", "sql": "SELECT count(*) FROM t"], token: token))
         #expect(watched.status == 200, "\(watched.text)")
         let wait = try Self.stateless(
-            id: 1, "tools/call", tool: "wait", ["name": "n", "afterVersion": 1, "timeoutMs": 20000], token: token)
+            id: 1, "tools/call", tool: "wait", ["name": "n", "afterVersion": 1, "timeoutMs": 90000], token: token)
+        // Deadlines that only catch hangs: a loaded machine (the whole
+        // suite beside it) met 15 s.
         let a = try LoopbackClient.startRequest(
-            port: port, "POST", "/mcp", headers: wait.headers, body: wait.body, timeout: 15)
+            port: port, "POST", "/mcp", headers: wait.headers, body: wait.body, timeout: 100)
         // Its stream's head: the server has taken the request.
         #expect(try a.readResponseHead() == 200)
         let cancel = try post(

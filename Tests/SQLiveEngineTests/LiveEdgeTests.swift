@@ -222,7 +222,7 @@ struct ReplacedFileTests {
     }
 }
 
-@Suite("Pages compared, members behind", .timeLimit(.minutes(1)))
+@Suite("Pages compared, members behind", .timeLimit(.minutes(3)))
 struct PagesComparedTests {
     @Test("A paused query sharing an evaluation catches up when resumed, though no page changed since")
     func pausedMemberCatchesUp() async throws {

@@ -9,7 +9,9 @@ import Testing
 /// leaves inside a transaction gives its lock back at once (the sqlite3
 /// shell, at its defaults, with no busy timeout, then writes); at most
 /// `WebSite.maximumClients` tabs at once, the next refused.
-@Suite("Many clients, one server", .timeLimit(.minutes(5)))
+@Suite(
+    "Many clients, one server", .timeLimit(.minutes(5)),
+    .disabled(if: SoloSuites.deferred, Comment(rawValue: SoloSuites.reason)))
 struct ManyClientsTests {
     /// A database with a table `t` of three rows, written by the sqlite3 shell.
     static func database(journal: String = "WAL") async throws -> (TemporaryDirectory, String) {

@@ -12,7 +12,8 @@ struct HTTPAuthorizationTests {
     static func database() async throws -> (TemporaryDirectory, String) {
         let directory = try TemporaryDirectory()
         let path = directory.url.appendingPathComponent("games.sqlite").path
-        let created = try await Launcher.run("/usr/bin/sqlite3", [path], input: "CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+        let created = try await Launcher.run(
+            "/usr/bin/sqlite3", [path], input: "CREATE TABLE t(x); INSERT INTO t VALUES (1);")
         #expect(created.status == 0, "\(created.stderr)")
         return (directory, path)
     }
@@ -66,10 +67,13 @@ struct HTTPAuthorizationTests {
         #expect(page.header("X-Frame-Options") == "DENY")
         // The token in an Authorization header instead of the query (a script's way).
         for accepted in ["Bearer \(token)", "bearer \(token)", "BEARER \(token)"] {
-            #expect(try LoopbackClient.request(port: port, "GET", "/", headers: [("Authorization", accepted)]).status == 200)
+            #expect(
+                try LoopbackClient.request(port: port, "GET", "/", headers: [("Authorization", accepted)]).status == 200
+            )
         }
         for refused in ["Bearer \(token.uppercased())", "Basic \(token)", "Bearer"] {
-            #expect(try LoopbackClient.request(port: port, "GET", "/", headers: [("Authorization", refused)]).status == 401)
+            #expect(
+                try LoopbackClient.request(port: port, "GET", "/", headers: [("Authorization", refused)]).status == 401)
         }
         let socket = try LoopbackClient.webSocket(
             port: port, "/rpc", headers: [("Origin", "http://127.0.0.1:\(port)"), ("Authorization", "bearer \(token)")])

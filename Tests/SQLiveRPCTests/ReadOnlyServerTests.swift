@@ -104,7 +104,8 @@ struct ReadOnlyServerTests {
         let before = fixture.snapshot()
         for (sql, says) in fixture.attempts {
             let response = try await execute(sql)
-            let message = response["error"]?["data"]?["message"]?.stringValue ?? response["error"]?["message"]?.stringValue
+            let message =
+                response["error"]?["data"]?["message"]?.stringValue ?? response["error"]?["message"]?.stringValue
             #expect(response["error"] != nil, "\(server) ran \(sql): \(response)")
             #expect(!(message ?? "").isEmpty, "\(server): no reason for refusing \(sql): \(response)")
             if let says {

@@ -79,9 +79,7 @@ struct ScriptRunner {
                 let columnCount = Int(sqlite3_column_count(sqliteStatement))
                 let started = StatementHeader(
                     index: index, script: script, range: statementStart..<consumedBytes,
-                    columns: (0..<Int32(columnCount)).map {
-                        sqlite3_column_name(sqliteStatement, $0).map { String(cString: $0) } ?? ""
-                    })
+                    columns: Self.columnNames(sqliteStatement))
                 header = started
                 try consumer.statementDidStart(started)
                 return started
@@ -226,14 +224,8 @@ extension ScriptRunner {
                 // prepared again by its first step, and `*` then names the
                 // columns the table has now.
                 var step = sqlite3_step(statement)
-                let columnCount = Int(sqlite3_column_count(statement))
-                var columns: [String] = []
-                if columnCount > 0 {
-                    columns.reserveCapacity(columnCount)
-                    for column in 0..<Int32(columnCount) {
-                        columns.append(sqlite3_column_name(statement, column).map { String(cString: $0) } ?? "")
-                    }
-                }
+                let columns = Self.columnNames(statement)
+                let columnCount = columns.count
                 let header = StatementHeader(index: index, script: script, range: offset..<next, columns: columns)
                 // A first step that failed: its error read before the consumer may call SQLite.
                 let firstFailure =
@@ -287,6 +279,14 @@ extension ScriptRunner {
                     code: 25, extendedCode: 25, message: error.message, offset: nil, statementIndex: index)
             }
             return wrote
+        }
+    }
+
+    /// A statement's result columns as SQLite names them now (read after
+    /// its first step: `runDirectly` says why).
+    static func columnNames(_ statement: OpaquePointer) -> [String] {
+        (0..<sqlite3_column_count(statement)).map {
+            sqlite3_column_name(statement, $0).map { String(cString: $0) } ?? ""
         }
     }
 

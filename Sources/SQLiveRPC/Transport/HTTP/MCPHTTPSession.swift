@@ -37,6 +37,17 @@ final class MCPHTTPSession: Sendable {
             case .reply(let original, _), .stream(let original, _): original
             }
         }
+
+        /// Answers the request with one message, and ends it.
+        func answer(_ encoded: [UInt8]) {
+            switch self {
+            case .reply(_, let continuation):
+                continuation.resume(returning: encoded)
+            case .stream(_, let continuation):
+                continuation.yield(ServerSentEvent.message(encoded))
+                continuation.finish()
+            }
+        }
     }
 
     // Mutable State: guarded by the mutex; changed by the HTTP handlers'
@@ -210,14 +221,7 @@ final class MCPHTTPSession: Sendable {
             "jsonrpc": "2.0", "id": waiting.original,
             "error": ResponseError(.requestCancelled, "cancelled by notifications/cancelled").json,
         ]
-        let encoded = (try? JSONCoding.encode(message)) ?? []
-        switch waiting {
-        case .reply(_, let continuation):
-            continuation.resume(returning: encoded)
-        case .stream(_, let continuation):
-            continuation.yield(ServerSentEvent.message(encoded))
-            continuation.finish()
-        }
+        waiting.answer((try? JSONCoding.encode(message)) ?? [])
     }
 
     /// The handshake era's GET stream: the session's notifications, until
@@ -339,14 +343,7 @@ final class MCPHTTPSession: Sendable {
             }
             message["id"] = waiting.original
             Self.restoreStamp(&message, "result", waiting.original)
-            let encoded = (try? JSONCoding.encode(JSONValue.object(message))) ?? bytes
-            switch waiting {
-            case .reply(_, let continuation):
-                continuation.resume(returning: encoded)
-            case .stream(_, let continuation):
-                continuation.yield(ServerSentEvent.message(encoded))
-                continuation.finish()
-            }
+            waiting.answer((try? JSONCoding.encode(JSONValue.object(message))) ?? bytes)
             return
         }
         // A notification: a listen's (stamped with its id), or the session's.

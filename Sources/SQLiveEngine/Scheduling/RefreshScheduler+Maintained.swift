@@ -151,7 +151,7 @@ extension RefreshScheduler {
             kept.appliedSinceBase = 0
             kept.auditMisses = 0
             do {
-                let fresh = try MaintainedState(plan: base.plan, base: base, rowCap: rowCap)
+                let fresh = try MaintainedState(plan: kept.plan, base: base, rowCap: rowCap)
                 if auditFrom != nil, let old = kept.state, old.position == fresh.position,
                     let oldResult = old.result, let freshResult = fresh.result, oldResult != freshResult
                 {

@@ -7,8 +7,6 @@ import SQLiveLocks
 /// (`FilePosition`): the commits after it are applied from the change feed,
 /// those up to it are in it.
 struct MaintainedBase: Sendable {
-    /// The plan it was read with, its `*` named as the table's columns then.
-    var plan: MaintainedPlan
     var position: FilePosition
     /// The table's `CREATE TABLE`, for the evaluator's copy.
     var ddl: String
@@ -187,7 +185,6 @@ final class MaintainedBaseReader: Sendable {
         if words.contains("COLLATE") { throw .unsupported("\(plan.table) declares a collation") }
         if words.contains("WITHOUT") { throw .unsupported("\(plan.table) is a WITHOUT ROWID table") }
         let columns = try Self.rows(raw, "SELECT name, hidden FROM pragma_table_xinfo(?1, 'main')", [.text(plan.table)])
-        let plan = plan.expanded(columns: columns.compactMap { if case .text(let name) = $0[0] { name } else { nil } })
         for column in columns {
             if case .text(let name) = column[0], ["rowid", "oid", "_rowid_"].contains(name.lowercased()) {
                 throw .unsupported("a column of \(plan.table) is named \(name)")
@@ -235,7 +232,7 @@ final class MaintainedBaseReader: Sendable {
             matching = Int(count)
         }
         return MaintainedBase(
-            plan: plan, position: position, ddl: ddl, resultColumns: resultColumns, rows: rows, entries: entries,
+            position: position, ddl: ddl, resultColumns: resultColumns, rows: rows, entries: entries,
             matching: matching)
     }
 

@@ -69,31 +69,6 @@ struct MaintainedPlan: Hashable, Sendable {
     ]
 
     /// The plan of a query, or why it cannot be kept from rows.
-    /// Whether an output is `*` (or `t.*`): every column of the table.
-    var selectsEveryColumn: Bool { outputs.contains("*") }
-
-    /// The plan with each `*` output replaced by the table's columns, in
-    /// order (what SQLite expands it to), and the ORDER BY terms that name
-    /// an output moved with it.
-    func expanded(columns: [String]) -> MaintainedPlan {
-        guard selectsEveryColumn else { return self }
-        var plan = self
-        var index: [Int] = []
-        plan.outputs = []
-        for output in outputs {
-            index.append(plan.outputs.count)
-            if output == "*" {
-                plan.outputs += columns.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
-            } else {
-                plan.outputs.append(output)
-            }
-        }
-        for term in plan.order.indices {
-            if let output = plan.order[term].output { plan.order[term].output = index[output] }
-        }
-        return plan
-    }
-
     static func of(_ sql: String) -> Result<MaintainedPlan, Unsupported> {
         let bytes = Array(sql.utf8)
         let tokens = SQLToken.tokenize(bytes).filter { $0.kind != .comment }
@@ -222,9 +197,6 @@ struct MaintainedPlan: Hashable, Sendable {
             guard !outputs.isEmpty else { return fail("no result columns") }
             var aliases: [String: Int] = [:]
             var expressions: [String] = []
-            // The names `t.*` may be qualified with: the table, and its alias.
-            let qualifiers = Set(
-                fromRange.filter { tokens[$0].isName }.map { SQLToken.name(of: tokens[$0], in: bytes).lowercased() })
             for (position, output) in outputs.enumerated() {
                 var range = output
                 if range.count >= 3, word(range.upperBound - 2) == "AS", tokens[range.upperBound - 1].isName {
@@ -232,17 +204,7 @@ struct MaintainedPlan: Hashable, Sendable {
                     range = range.lowerBound..<(range.upperBound - 2)
                 }
                 let expression = text(range)
-                if expression == "*" || expression.hasSuffix(".*") {
-                    // Every column of the one table, named when its base is
-                    // read (`expanded(columns:)`): the table's columns then.
-                    if expression != "*" {
-                        guard range.count == 3, tokens[range.lowerBound].isName,
-                            qualifiers.contains(SQLToken.name(of: tokens[range.lowerBound], in: bytes).lowercased())
-                        else { return fail("it selects another table's *") }
-                    }
-                    expressions.append("*")
-                    continue
-                }
+                if expression == "*" || expression.hasSuffix(".*") { return fail("it selects *") }
                 expressions.append(expression)
             }
 
@@ -313,8 +275,6 @@ struct MaintainedPlan: Hashable, Sendable {
                     let expression = text(term.lowerBound..<end)
                     var output: Int?
                     if end - term.lowerBound == 1, tokens[term.lowerBound].kind == .number {
-                        // A column's number counts the columns * stands for.
-                        guard !expressions.contains("*") else { return fail("ORDER BY a column's number beside *") }
                         guard let position = Int(expression), position >= 1, position <= expressions.count else {
                             return fail("ORDER BY a column that is not there")
                         }

@@ -334,14 +334,17 @@ extension ExternalChangeWatcher {
                 return
             }
             let cause: ChangeCause = ledger.started != lastSettled ? .local : .external
-            guard let read = rollbackRows!.read(wanted) else { return }
-            if read.from == nil, case .version(let after) = probe.read(), after == lastVersion {
+            let reads = rollbackRows!.read(wanted)
+            guard let first = reads.first else { return }
+            if first.from == nil, case .version(let after) = probe.read(), after == lastVersion {
                 // A first reading, and no commit since the watcher's last:
                 // nothing to tell. (One that came meanwhile may be in the
                 // reading: its tables are told unknown, never passed over.)
                 return
             }
-            rowFeed.deliver(cause: cause, from: read.from, to: read.to, derived: wanted, read.changes)
+            for read in reads {
+                rowFeed.deliver(cause: cause, from: read.from, to: read.to, derived: wanted, read.changes)
+            }
         }
 
         private func read() {
@@ -430,7 +433,7 @@ extension ExternalChangeWatcher {
                 do throws(SQLiveError) {
                     if rollbackRows == nil { rollbackRows = try RollbackRowDeriver(path: probe.path) }
                     // Nothing to tell at its first reading (it starts from there).
-                    if let read = rollbackRows!.read(wanted) {
+                    for read in rollbackRows!.read(wanted) {
                         feed.deliver(cause: cause, from: read.from, to: read.to, derived: wanted, read.changes)
                     }
                     count(rollbackRows!, journals: \.rollbackJournalReadings, full: \.rollbackFullReadings)

@@ -233,10 +233,15 @@ final class JournalCapture: Sendable {
         /// header is written): a commit may be under way, its database
         /// pages written, the journal not yet deleted.
         var underWay = false
+        /// Transactions rolled back among them: one may have left unsaved
+        /// writes to free-list leaves in the file (`JournalHistory`).
+        var rollbacks = 0
 
         /// What two calls found together.
         func then(_ later: Taken) -> Taken {
-            Taken(journals: journals.flatMap { first in later.journals.map { first + $0 } }, underWay: later.underWay)
+            Taken(
+                journals: journals.flatMap { first in later.journals.map { first + $0 } }, underWay: later.underWay,
+                rollbacks: rollbacks + later.rollbacks)
         }
     }
 
@@ -250,6 +255,7 @@ final class JournalCapture: Sendable {
         events.flush()
         return state.withLock { state in
             var committed: [JournalPages] = []
+            var rollbacks = 0
             var trusted = true
             var underWay = false
             var kept: [Held] = []
@@ -265,13 +271,13 @@ final class JournalCapture: Sendable {
                     // Began before the last reading's state: in it already.
                     if let start = pages.startCounter, start &- previous >= 1 << 31 { break }
                     committed.append(pages)
-                case .rolledBack: break
+                case .rolledBack: rollbacks += 1
                 case .unknown: trusted = false
                 }
                 close(journal.descriptor)
             }
             state.held = kept
-            return Taken(journals: trusted ? committed : nil, underWay: underWay)
+            return Taken(journals: trusted ? committed : nil, underWay: underWay, rollbacks: rollbacks)
         }
     }
 
@@ -324,6 +330,28 @@ struct JournalPages: Equatable {
     /// The change counter in the saved page 1: the database's before the
     /// commit (`nil` when page 1 is not in the journal).
     var startCounter: UInt32?
+    /// The saved pages' old contents, each where its record holds it in
+    /// `data` (the journal's bytes), when every record's checksum held and
+    /// the journal is at most `imageLimit` bytes; `nil` otherwise. Each
+    /// page's first record: its content when the transaction began.
+    var images: [UInt32: Int]?
+    var data: [UInt8] = []
+
+    /// The largest journal whose pages' old contents are kept.
+    static let imageLimit = 32 << 20
+
+    /// A saved page's content as the transaction found it (`nil`: not
+    /// saved, or the images are not kept).
+    func image(of page: UInt32) -> ArraySlice<UInt8>? {
+        guard let offset = images?[page] else { return nil }
+        return data[offset..<offset + pageSize]
+    }
+
+    static func == (a: JournalPages, b: JournalPages) -> Bool {
+        a.pages == b.pages && a.originalPageCount == b.originalPageCount && a.pageSize == b.pageSize
+            && a.startCounter == b.startCounter && a.images == b.images
+            && (a.images == nil || a.data == b.data)
+    }
 
     static let magic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
 
@@ -345,6 +373,7 @@ struct JournalPages: Equatable {
                 | UInt32(bytes[offset + 3])
         }
         var pages = Set<UInt32>()
+        var images: [UInt32: Int]? = bytes.count <= imageLimit ? [:] : nil
         var startCounter: UInt32?
         var original: UInt32?
         var pageSize: Int?
@@ -367,9 +396,26 @@ struct JournalPages: Equatable {
                 records = UInt32(max(0, bytes.count - start) / recordSize)
             }
             guard start + Int(records) * recordSize <= bytes.count else { return nil }
+            // Each record's checksum: the segment's nonce plus every 200th
+            // byte of the page, from its end (pager.c, `pager_cksum`).
+            let nonce = word(offset + 12) ?? 0
             for record in 0..<Int(records) {
-                guard let page = word(start + record * recordSize), page >= 1 else { return nil }
-                if page == 1, startCounter == nil { startCounter = word(start + record * recordSize + 4 + 24) }
+                let at = start + record * recordSize
+                guard let page = word(at), page >= 1 else { return nil }
+                if page == 1, startCounter == nil { startCounter = word(at + 4 + 24) }
+                if images != nil {
+                    var sum = nonce
+                    var index = Int(size) - 200
+                    while index > 0 {
+                        sum &+= UInt32(bytes[at + 4 + index])
+                        index -= 200
+                    }
+                    if sum != word(at + 4 + Int(size)) {
+                        images = nil
+                    } else if images?[page] == nil {
+                        images?[page] = at + 4
+                    }
+                }
                 pages.insert(page)
             }
             first = false
@@ -381,6 +427,7 @@ struct JournalPages: Equatable {
         // PERSIST's commit) tells nothing.
         guard let original, let pageSize else { return nil }
         return JournalPages(
-            pages: pages, originalPageCount: original, pageSize: pageSize, startCounter: startCounter)
+            pages: pages, originalPageCount: original, pageSize: pageSize, startCounter: startCounter,
+            images: images, data: images == nil ? [] : bytes)
     }
 }

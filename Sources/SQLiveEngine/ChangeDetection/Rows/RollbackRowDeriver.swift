@@ -106,7 +106,7 @@ final class RollbackRowDeriver {
     /// has go on (their rows are told, read by comparing every page); those
     /// newly wanted start at this reading (told unknown when a commit came
     /// since the last one), and those no longer wanted leave the copy.
-    func read(_ wanted: RowFeedFilter) -> Read? {
+    func read(_ wanted: RowFeedFilter) -> [Read] {
         let first = counter == nil
         let refiltered = filter != wanted
         filter = wanted
@@ -125,21 +125,32 @@ final class RollbackRowDeriver {
             // The copy can no longer be trusted: start again at the next commit.
             let names = tablesNamed(wanted)
             forgetCopy()
-            return Read(from: nil, to: nil, changes: names.map { RowChange.unknown($0, reason: failure.reason) })
+            return [Read(from: nil, to: nil, changes: names.map { RowChange.unknown($0, reason: failure.reason) })]
         }
         let committed = commit(&state)
         defer { counter = state.counter }
         lastReadUsedJournals = state.usedJournals
         let to = FilePosition(wal: false, value: state.counter)
         guard !first, let counter else {
-            return Read(
-                from: nil, to: to,
-                changes: tables.values.map(\.layout.name).sorted().map {
-                    RowChange.unknown($0, reason: "the change feed starts at this commit (a rollback-journal file)")
-                })
+            return [
+                Read(
+                    from: nil, to: to,
+                    changes: tables.values.map(\.layout.name).sorted().map {
+                        RowChange.unknown($0, reason: "the change feed starts at this commit (a rollback-journal file)")
+                    })
+            ]
         }
         let commits = state.counter &- counter
-        if commits == 0 { return nil }
+        if commits == 0 { return [] }
+        if commits > 1 {
+            if let between = state.between, between.count == Int(commits) - 1, committed.gone.isEmpty,
+                state.tooLarge.isEmpty, let reads = Self.eachCommit(committed, between, from: counter)
+            {
+                return reads
+            }
+            Log.monitor.debug(
+                "\(commits) commits together: not told apart (\(state.betweenFailure ?? "no journals for each"))")
+        }
         var changes: [RowChange] = state.tooLarge.sorted().map {
             .unknown($0, reason: BTreeCells.tooLargeReason)
         }
@@ -180,7 +191,53 @@ final class RollbackRowDeriver {
                 }
             changes.append(.unknown(now.layout.name, reason: reason))
         }
-        return Read(from: FilePosition(wal: false, value: counter), to: to, changes: changes)
+        return [Read(from: FilePosition(wal: false, value: counter), to: to, changes: changes)]
+    }
+
+    /// Each of several commits' rows, from the tables' states between them
+    /// (`State.between`); `nil` when a table of the reading is not in the
+    /// copy or changed its columns.
+    private static func eachCommit(
+        _ committed: Committed, _ between: [[String: Result<Tree, Failure>]], from counter: UInt32
+    ) -> [Read]? {
+        let commits = between.count + 1
+        var reads: [Read] = []
+        for commit in 1...commits {
+            var changes: [RowChange] = []
+            for (name, before, now) in committed.read {
+                guard let before, before.old == nil, before.layout == now.layout else { return nil }
+                func table(_ state: Int) -> Result<Table, Failure>? {
+                    if state == 0 { return .success(before.table) }
+                    if state == commits { return .success(now) }
+                    return between[state - 1][name].map {
+                        $0.map { Table(layout: now.layout, usable: now.usable, encoding: now.encoding, tree: $0) }
+                    }
+                }
+                guard let oldRead = table(commit - 1), let newRead = table(commit) else { return nil }
+                let old: Table
+                let new: Table
+                switch (oldRead, newRead) {
+                case (.success(let first), .success(let second)): (old, new) = (first, second)
+                case (.failure(let failure), _), (_, .failure(let failure)):
+                    changes.append(
+                        .unknown(
+                            now.layout.name,
+                            reason: "\(commits) commits came together before sqlive could read them, and the "
+                                + "journals do not prove this one's pages: \(failure.reason)"))
+                    continue
+                }
+                guard let rows = Self.changes(from: Before(table: old, old: nil), to: new) else {
+                    changes.append(.unknown(now.layout.name, reason: "a page of it does not read as one of its b-tree"))
+                    continue
+                }
+                changes += rows
+            }
+            reads.append(
+                Read(
+                    from: FilePosition(wal: false, value: counter &+ UInt32(commit - 1)),
+                    to: FilePosition(wal: false, value: counter &+ UInt32(commit)), changes: changes))
+        }
+        return reads
     }
 
     /// The changes between two readings, with the file change counter of
@@ -282,6 +339,12 @@ final class RollbackRowDeriver {
         /// The trees this reading updated, checked against whole walks
         /// (`checksUpdates`, for tests): counted once the reading stands.
         var checked = UpdateChecks()
+        /// When several commits came since the last reading and their
+        /// journals resolve every state between (`statesBetween`): the
+        /// wanted tables after each commit but the last.
+        var between: [[String: Result<Tree, Failure>]]?
+        /// Why the states between could not be resolved (for the log).
+        var betweenFailure: String?
     }
 
     private struct Failure: Error {
@@ -292,6 +355,8 @@ final class RollbackRowDeriver {
         /// The journals do not yet name the commit read: one is still in
         /// its directory (`JournalCapture.Taken.underWay`).
         var journalUnderWay = false
+        /// A writer overtook the reading (a page could not be read).
+        var overtaken = false
     }
 
     /// Reads the wanted tables: only the pages the journals of the commits
@@ -314,14 +379,19 @@ final class RollbackRowDeriver {
             let patience = ContinuousClock.now + Self.journalPatience
             for attempt in 1...ObserverVFS.maximumAttempts {
                 // (Never on the last attempt: a wait that ran out of them
-                // would fail the whole reading.)
+                // would fail the whole reading.) At the first attempt the
+                // journals were taken before the commit the reading finds
+                // may have begun: it is waited for once, and for as long as
+                // a journal is there after that.
                 let wait =
-                    !first && captured.underWay && captured.journals != nil && ContinuousClock.now < patience
-                    && attempt < ObserverVFS.maximumAttempts
+                    !first && (captured.underWay || attempt == 1) && captured.journals != nil
+                    && ContinuousClock.now < patience && attempt < ObserverVFS.maximumAttempts
                 result = readState(
-                    wanted, limit: limit, captured: first ? nil : captured.journals, waitingForJournal: wait)
+                    wanted, limit: limit, captured: first ? nil : captured.journals, rollbacks: captured.rollbacks,
+                    waitingForJournal: wait)
                 guard case .failure(let failure) = result, !failure.tooLarge, attempt < ObserverVFS.maximumAttempts
                 else { break }
+                Log.monitor.debug("reading \(attempt) (waiting: \(wait)): \(failure.reason)")
                 if failure.journalUnderWay { Thread.sleep(forTimeInterval: 0.000_25) } else { Self.pause(attempt) }
                 captured = captured.then(journals.take(after: previous))
             }
@@ -330,7 +400,14 @@ final class RollbackRowDeriver {
         }
         // Were they all the journals? If not, the tables are read whole.
         let readCounter: UInt32? = if case .success(let state) = result { state.counter } else { nil }
-        if !journals.confirm(read: readCounter), case .success(let state) = result, state.usedJournals {
+        let confirmed = journals.confirm(read: readCounter)
+        if !confirmed, case .success(var state) = result, state.between != nil {
+            // A journal missed: the states between are not proven.
+            state.between = nil
+            state.betweenFailure = "a journal was missed"
+            result = .success(state)
+        }
+        if !confirmed, case .success(let state) = result, state.usedJournals {
             // (A journal missed may also have made the journals taken look
             // like this commit's — a rollback's, judged by a counter a missed
             // commit moved: what the trees' check found then is not counted.)
@@ -387,7 +464,8 @@ final class RollbackRowDeriver {
     static let journalPatience = Duration.milliseconds(20)
 
     private func readState(
-        _ wanted: RowFeedFilter, limit: Int?, captured: [JournalPages]?, waitingForJournal: Bool = false
+        _ wanted: RowFeedFilter, limit: Int?, captured: [JournalPages]?, rollbacks: Int = 0,
+        waitingForJournal: Bool = false
     )
         -> Result<State, Failure>
     {
@@ -457,7 +535,11 @@ final class RollbackRowDeriver {
         {
             changed = ChangedPages(pages: captured[0].pages, appendedAfter: captured[0].originalPageCount)
         }
-        if changed == nil, waitingForJournal, let previous = self.counter, counter &- previous == 1 {
+        // A commit's journal not yet deleted (one commit, or the last of
+        // several) is waited for, a little.
+        if changed == nil, waitingForJournal, let previous = self.counter, counter &- previous >= 1,
+            counter &- previous == 1 || (captured?.count ?? 0) < Int(counter &- previous)
+        {
             return .failure(Failure(reason: "a commit's journal is still there", journalUnderWay: true))
         }
         var tables: [String: Table] = [:]
@@ -528,12 +610,43 @@ final class RollbackRowDeriver {
                 return .failure(failure)
             }
         }
+        // Several commits: each one's rows, when their journals resolve
+        // every state between (the same schema, no auto-vacuum, every
+        // table read whole and in the copy, no transaction rolled back).
+        var between: [[String: Result<Tree, Failure>]]?
+        var betweenFailure: String?
+        if changed == nil, let captured, let previous = self.counter, captured.count >= 2,
+            counter &- previous == UInt32(captured.count),
+            captured.enumerated().allSatisfy({ $0.element.startCounter == previous &+ UInt32($0.offset) })
+        {
+            if rollbacks > 0 {
+                betweenFailure = "a transaction was rolled back between"
+            } else if copyLacksTables || headerCookie != cookieOfCopy || pageSize != pageSizeOfCopy
+                || !tooLarge.isEmpty || header.withUnsafeBytes({ $0.bigEndianUInt32(at: 52) }) != 0
+            {
+                betweenFailure = "the schema, the page size or auto-vacuum"
+            } else {
+                switch statesBetween(
+                    captured, now: tables, pageSize: pageSize, usable: usable, cookie: headerCookie,
+                    pageCount: pageCount)
+                {
+                case .success(let states): between = states
+                case .failure(let failure) where failure.overtaken:
+                    // The file moved on under the reading: read again.
+                    return .failure(failure)
+                case .failure(let failure): betweenFailure = failure.reason
+                }
+            }
+        } else if let previous = self.counter, counter &- previous > 1 {
+            betweenFailure =
+                "journals \(captured.map { $0.map { $0.startCounter.map(String.init) ?? "-" } } ?? ["none"]) for \(previous)..<\(counter), waiting \(waitingForJournal)"
+        }
         return .success(
             State(
                 counter: counter, usedJournals: changed != nil,
                 cookie: headerCookie, bytes: Int(pageCount) * pageSize, pageSize: pageSize, tables: tables,
                 deltas: deltas, tooLarge: tooLarge,
-                unchanged: unchanged, checked: checked))
+                unchanged: unchanged, checked: checked, between: between, betweenFailure: betweenFailure))
     }
 
     /// Every page of a b-tree, from its root: interior pages' children,
@@ -546,11 +659,23 @@ final class RollbackRowDeriver {
         _ root: UInt32, pageSize: Int, usable: Int, pageCount: UInt32, kept: Table? = nil,
         changed: ChangedPages? = nil
     ) -> Result<Tree, Failure> {
-        /// A page's bytes, and whether they are the copy's (unchanged).
-        func page(_ number: UInt32) -> (bytes: [UInt8], kept: Bool)? {
-            if let changed, !changed.mayHaveChanged(number), let copy = kept?.pages[number] { return (copy, true) }
-            return bytes(count: pageSize, at: Int64(number - 1) * Int64(pageSize)).map { ($0, false) }
+        Self.walk(root, pageSize: pageSize, usable: usable, pageCount: pageCount) { number in
+            if let changed, !changed.mayHaveChanged(number), let copy = kept?.pages[number] {
+                return .success((copy, kept?.tree.nodes[number]))
+            }
+            guard let content = bytes(count: pageSize, at: Int64(number - 1) * Int64(pageSize)) else {
+                return .failure(Failure(reason: "the file was written while it was read"))
+            }
+            return .success((content, nil))
         }
+    }
+
+    /// Every page of a b-tree whose pages `page` reads (with its parsed
+    /// node when it has one: a page of a copy is not parsed again).
+    private static func walk(
+        _ root: UInt32, pageSize: Int, usable: Int, pageCount: UInt32,
+        page: (UInt32) -> Result<(bytes: [UInt8], node: BTreePage?), Failure>
+    ) -> Result<Tree, Failure> {
         var pages: [UInt32: [UInt8]] = [:]
         var cellOf: [UInt32: UInt32] = [:]
         var nodes: [UInt32: BTreePage] = [:]
@@ -560,16 +685,17 @@ final class RollbackRowDeriver {
             guard pages[next] == nil, next >= 1, next <= pageCount else {
                 return .failure(Failure(reason: "page \(next) is linked twice or lies past the end"))
             }
-            guard let (content, fromCopy) = page(next) else {
-                return .failure(Failure(reason: "the file was written while it was read"))
+            let content: [UInt8]
+            let parsed: BTreePage?
+            switch page(next) {
+            case .success(let read):
+                content = read.bytes
+                parsed =
+                    read.node
+                    ?? content.withUnsafeBytes { BTreePage($0, page: next, usableSize: usable, pageCount: pageCount) }
+            case .failure(let failure): return .failure(failure)
             }
             pages[next] = content
-            let parsed: BTreePage? =
-                if fromCopy, let node = kept?.tree.nodes[next] {
-                    node
-                } else {
-                    content.withUnsafeBytes { BTreePage($0, page: next, usableSize: usable, pageCount: pageCount) }
-                }
             guard let node = parsed else { return .failure(Failure(reason: "page \(next) is not a b-tree page")) }
             nodes[next] = node
             // A row too large to copy: its overflow pages are not even read.
@@ -580,12 +706,80 @@ final class RollbackRowDeriver {
             for child in node.children { parentOf[child] = next }
             if let failure = Self.readChains(
                 of: node, on: next, pageSize: pageSize, pageCount: pageCount, pages: &pages, cellOf: &cellOf,
-                read: { page($0)?.bytes })
+                read: { try? page($0).get().bytes })
             {
                 return .failure(failure)
             }
         }
         return .success(Tree(root: root, pages: pages, cellOf: cellOf, nodes: nodes, parentOf: parentOf))
+    }
+
+    /// The wanted tables in each state between the last reading (the copy)
+    /// and this one (`tables`), when every commit between left its journal
+    /// (`JournalHistory`): `states[k - 1]` is the tables after commit `k`,
+    /// for `k` in `1..<journals.count`, each one's tree or why a page of it
+    /// cannot be proven (then the two commits beside that state are unknown
+    /// for that table). The first state, resolved the same way, must be the
+    /// copy page for page, or nothing is trusted.
+    private func statesBetween(
+        _ journals: [JournalPages], now tables: [String: Table], pageSize: Int, usable: Int, cookie: UInt32,
+        pageCount: UInt32
+    ) -> Result<[[String: Result<Tree, Failure>]], Failure> {
+        guard Set(tables.keys) == Set(self.tables.keys) else {
+            return .failure(Failure(reason: "the tables read are not the copy's"))
+        }
+        for (name, table) in tables {
+            guard let copy = self.tables[name], copy.layout == table.layout, copy.usable == usable,
+                copy.tree.root == table.tree.root
+            else { return .failure(Failure(reason: "\(name) is not the copy's table")) }
+        }
+        // Set when a page of the file could not be read (a writer overtook
+        // the reading).
+        var overtaken = false
+        var currentPages: [UInt32: [UInt8]] = [:]
+        for table in tables.values { currentPages.merge(table.pages) { first, _ in first } }
+        let read = currentPages
+        var copyPages: [UInt32: [UInt8]] = [:]
+        for table in self.tables.values { copyPages.merge(table.pages) { first, _ in first } }
+        let copy = copyPages
+        let history: JournalHistory
+        do {
+            history = try JournalHistory(
+                journals: journals, pageSize: pageSize, usable: usable, cookie: cookie, currentPageCount: pageCount,
+                initial: { copy[$0] }
+            ) { [self] number in
+                if let page = read[number] { return page }
+                let page = bytes(count: pageSize, at: Int64(number - 1) * Int64(pageSize))
+                if page == nil { overtaken = true }
+                return page
+            }
+        } catch {
+            return .failure(Failure(reason: error.reason, overtaken: overtaken))
+        }
+        var states: [[String: Result<Tree, Failure>]] = []
+        for state in 0..<history.commits {
+            var trees: [String: Result<Tree, Failure>] = [:]
+            for (name, table) in tables {
+                let walked = Self.walk(
+                    table.tree.root, pageSize: pageSize, usable: usable, pageCount: history.pageCount(at: state)
+                ) { number in
+                    history.page(number, at: state).map { ($0, nil) }.mapError { Failure(reason: $0.reason) }
+                }
+                if case .failure(var failure) = walked, overtaken || state == 0 {
+                    failure.overtaken = overtaken
+                    return .failure(failure)
+                }
+                trees[name] = walked
+            }
+            if state == 0 {
+                for (name, tree) in trees where (try? tree.get().pages) != self.tables[name]?.tree.pages {
+                    return .failure(Failure(reason: "\(name) as the journals resolve it is not the copy"))
+                }
+            } else {
+                states.append(trees)
+            }
+        }
+        return .success(states)
     }
 
     /// The tree after a commit that changed only `changed`'s pages, from

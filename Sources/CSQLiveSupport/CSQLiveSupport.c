@@ -53,6 +53,10 @@ int sqlive_set_checkpoint_on_close(sqlite3 *db, int enabled) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, !enabled, (int *)0);
 }
 
+int sqlive_db_config_flag(sqlite3 *db, int option, int value, int *result) {
+    return sqlite3_db_config(db, option, value, result);
+}
+
 /* The planner probe: a virtual table module for the index advisor. */
 
 typedef struct {

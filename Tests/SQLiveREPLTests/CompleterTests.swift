@@ -31,7 +31,7 @@ struct CompleterTests {
         #expect(candidates(".trace p") == ["profile"])
         #expect(candidates(".headers o") == ["off", "on"])
         #expect(candidates(".panel o") == ["off", "on"])
-        #expect(candidates(".pa") == [".panel", ".pause"])
+        #expect(candidates(".pa") == [".panel", ".parameter", ".pause"])
         #expect(candidates(".help exp") == ["explain"])
     }
 

@@ -86,6 +86,39 @@ struct DiagnosticsParityTests {
                 "CREATE TABLE t(a, b DEFAULT \"none\");\nINSERT INTO t(a) VALUES (\"hello\");\n"
                 + "INSERT INTO t VALUES (\"a\", \"x\");\nSELECT *, \"a\", \"nope\" FROM t;\n"
                 + "CREATE VIEW v AS SELECT a FROM t WHERE b = \"none\";\nSELECT * FROM v;\n.dump\n"),
+        // Parameters, as sqlite3 binds them: from `.parameter`'s table by
+        // name, NULL when unbound; `.parameter` itself (its help, list,
+        // set as an expression or as text, unset, clear, init).
+        Case(
+            arguments: ["DB"],
+            stdin: """
+                .parameter
+                .param list
+                SELECT ?1, :a, 2, $z, @q, ?;
+                .parameter set :a 1+1
+                .parameter set @b hello
+                .parameter set ?1 x'00ff'
+                .parameter set :n NULL
+                .parameter set :x hello world
+                .parameter set :w abc
+                .parameter set :verylongparametername_that_is_long 3.5
+                .parameter list
+                SELECT :a, @b, hex(?1), typeof(:n), :w, :verylongparametername_that_is_long, :missing;
+                CREATE TABLE t(x); INSERT INTO t VALUES (:a), (@b);
+                SELECT * FROM t;
+                .parameter unset :a
+                .parameter unset :nothere
+                .parameter list
+                .tables
+                .schema
+                .parameter clear
+                .parameter list
+                SELECT :a;
+                .parameter init
+                .parameter list
+                .parameter bogus
+
+                """),
     ]
 
     @Test(arguments: cases)
@@ -95,6 +128,26 @@ struct DiagnosticsParityTests {
         #expect(ours.stdout == theirs.stdout)
         #expect(ours.stderr == theirs.stderr)
         #expect(ours.status == theirs.status)
+    }
+
+    /// With a live query registered the session's statements run through
+    /// GRDB, not SQLite's C API: parameters are bound from `.parameter`'s
+    /// table the same (sqlite3 has no `.watch` to compare with).
+    @Test func parametersBoundBesideALiveQuery() async throws {
+        let directory = try TemporaryDirectory()
+        let output = try await Processes.sqlive(
+            ["test.db"],
+            stdin: """
+                CREATE TABLE t(x);
+                .watch w SELECT count(*) FROM t
+                .parameter set :v 41+1
+                INSERT INTO t VALUES (:v), (:none), (?);
+                SELECT x, typeof(x) FROM t;
+
+                """, directory: directory, cwd: directory.file("."))
+        #expect(output.stdout.contains("42|integer\n|null\n|null\n"), "\(output.stdout)")
+        #expect(output.stderr == "", "\(output.stderr)")
+        #expect(output.status == 0)
     }
 
     /// Runs both shells in directories of their own (files they write do not meet).

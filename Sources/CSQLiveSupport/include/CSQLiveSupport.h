@@ -28,6 +28,12 @@ int sqlive_set_double_quoted_strings(sqlite3 *db, int enabled);
 /// (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`); returns an SQLite result code.
 int sqlive_set_checkpoint_on_close(sqlite3 *db, int enabled);
 
+/// Sets (0 or 1) or reads (-1) an on/off setting of `db`
+/// (`SQLITE_DBCONFIG_DEFENSIVE`, `SQLITE_DBCONFIG_WRITABLE_SCHEMA`…); the
+/// setting after the call goes to `result` when it is not NULL. Returns an
+/// SQLite result code.
+int sqlive_db_config_flag(sqlite3 *db, int option, int value, int *result);
+
 /// Makes a crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP: a
 /// Swift runtime trap among them) write one line on standard error before
 /// the process ends with the signal, so that a server never dies silently.

@@ -1,3 +1,4 @@
+import CSQLiveSupport
 import GRDB
 import GRDBSQLite
 
@@ -116,8 +117,11 @@ extension LiveDatabase {
     /// - parameter isCancelled: Asked while the scripts run, as by `run`; a
     ///   statement it stops fails "interrupted" (told to `failed`). When it
     ///   is true before the first script, none runs.
+    /// - parameter parameters: Bound in every script (`.shell`: as the
+    ///   sqlite3 shell binds them).
     public func run<Consumer: ResultConsumer>(
-        scripts: [String], traced: Bool = true, isCancelled: (@Sendable () -> Bool)? = nil,
+        scripts: [String], parameters: QueryParameters = .none, traced: Bool = true,
+        isCancelled: (@Sendable () -> Bool)? = nil,
         consumer: inout Consumer,
         failed: (_ index: Int, _ failure: SQLiteFailure, _ consumer: inout Consumer) throws -> Bool
     ) throws {
@@ -130,7 +134,7 @@ extension LiveDatabase {
                 try CancellationWatch.watching(db, isCancelled) {
                     for (index, script) in scripts.enumerated() {
                         var runner = ScriptRunner(
-                            script: script, parameters: .none, maxRows: nil, tracer: traced ? tracer : nil)
+                            script: script, parameters: parameters, maxRows: nil, tracer: traced ? tracer : nil)
                         runner.remote(remote, readonly: readonly)
                         let failure: SQLiteFailure
                         do {
@@ -148,6 +152,37 @@ extension LiveDatabase {
             }
         } catch let error as DatabaseError {
             throw SQLiteFailure(error)
+        }
+    }
+
+    /// Creates `temp.sqlite_parameters`, the table the sqlite3 shell's
+    /// `.parameter` keeps its bindings in (`QueryParameters.shell` binds
+    /// from it), as the shell does: its name is reserved for SQLite, so the
+    /// session's connection writes it with the schema made writable, and
+    /// defensive mode off, for that statement alone.
+    ///
+    /// This blocks the calling thread, as `run` does.
+    public func createShellParameters() throws(SQLiveError) {
+        do {
+            try writer.writeWithoutTransaction { db in
+                guard let connection = db.sqliteConnection else { throw SQLiveError.closed }
+                var defensive: Int32 = 0
+                var writable: Int32 = 0
+                sqlive_db_config_flag(connection, SQLITE_DBCONFIG_DEFENSIVE, -1, &defensive)
+                sqlive_db_config_flag(connection, SQLITE_DBCONFIG_DEFENSIVE, 0, nil)
+                sqlive_db_config_flag(connection, SQLITE_DBCONFIG_WRITABLE_SCHEMA, -1, &writable)
+                sqlive_db_config_flag(connection, SQLITE_DBCONFIG_WRITABLE_SCHEMA, 1, nil)
+                defer {
+                    sqlive_db_config_flag(connection, SQLITE_DBCONFIG_WRITABLE_SCHEMA, writable, nil)
+                    sqlive_db_config_flag(connection, SQLITE_DBCONFIG_DEFENSIVE, defensive, nil)
+                }
+                sqlite3_exec(
+                    connection,
+                    "CREATE TABLE IF NOT EXISTS temp.sqlite_parameters(\n  key TEXT PRIMARY KEY,\n  value\n) WITHOUT ROWID;",
+                    nil, nil, nil)
+            }
+        } catch {
+            throw SQLiveError.wrap(error)
         }
     }
 

@@ -99,6 +99,8 @@ public enum SQLScript {
     static func match(_ parameters: QueryParameters, _ statements: [Statement]) throws(SQLiveError) {
         let count = statements.reduce(0) { $0 + $1.count }
         func plural(_ number: Int, _ word: String) -> String { "\(number) \(word)\(number == 1 ? "" : "s")" }
+        // The shell's: whatever `.parameter` set, NULL for the rest.
+        if case .shell = parameters { return }
         if parameters.isEmpty {
             guard count == 0 else { throw .invalidParameters("no value given for \(plural(count, "parameter"))") }
             return
@@ -119,6 +121,7 @@ public enum SQLScript {
             if let unused = values.keys.sorted().first(where: { !names.contains($0) }) {
                 throw .invalidParameters("a value given for :\(unused), which the SQL does not use")
             }
+        case .shell: break
         }
     }
 

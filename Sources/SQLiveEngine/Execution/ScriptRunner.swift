@@ -69,6 +69,11 @@ struct ScriptRunner {
                 throw failure
             }
             let sqliteStatement = statement.sqliteStatement
+            if case .shell = parameters, sqlite3_bind_parameter_count(sqliteStatement) > 0 {
+                let values = ParameterBinder.bindAsShell(
+                    sqliteStatement, count: Int(sqlite3_bind_parameter_count(sqliteStatement)))
+                statement.setUncheckedArguments(StatementArguments(values.map(\.databaseValue)))
+            }
             let statementStart = consumedBytes
             if let text = sqlite3_sql(sqliteStatement) {
                 consumedBytes += strlen(text)
@@ -343,6 +348,38 @@ extension ScriptRunner {
                     }
                     value.bind(to: statement, at: Int32(index))
                     bound.append(value)
+                }
+            case .shell:
+                bound = Self.bindAsShell(statement, count: count)
+            }
+            return bound
+        }
+
+        /// Binds each parameter as the sqlite3 shell does
+        /// (`bind_prepared_stmt`): the value of `temp.sqlite_parameters`
+        /// whose key is the parameter's name (`?NNN` for a bare `?`), NULL
+        /// when there is none or no such table.
+        static func bindAsShell(_ statement: OpaquePointer, count: Int) -> [SQLValue] {
+            var bound = [SQLValue](repeating: .null, count: count)
+            guard let connection = sqlite3_db_handle(statement) else { return bound }
+            var lookup: OpaquePointer?
+            let sql = "SELECT value FROM temp.sqlite_parameters WHERE key = ?1"
+            guard sqlite3_prepare_v2(connection, sql, -1, &lookup, nil) == SQLITE_OK, let lookup else {
+                // No parameters set: every one is NULL (as unbound).
+                for index in 1...count { sqlite3_bind_null(statement, Int32(index)) }
+                return bound
+            }
+            defer { sqlite3_finalize(lookup) }
+            for index in 1...count {
+                let name =
+                    sqlite3_bind_parameter_name(statement, Int32(index)).map { String(cString: $0) } ?? "?\(index)"
+                sqlite3_reset(lookup)
+                SQLValue.text(name).bind(to: lookup, at: 1)
+                if sqlite3_step(lookup) == SQLITE_ROW, let value = sqlite3_column_value(lookup, 0) {
+                    sqlite3_bind_value(statement, Int32(index), value)
+                    bound[index - 1] = StatementRow(lookup, columnCount: 1).value(at: 0)
+                } else {
+                    sqlite3_bind_null(statement, Int32(index))
                 }
             }
             return bound

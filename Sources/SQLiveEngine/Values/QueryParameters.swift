@@ -13,6 +13,10 @@ import GRDB
 public enum QueryParameters: Hashable, Sendable {
     case positional([SQLValue])
     case named([String: SQLValue])
+    /// As the sqlite3 shell binds: each parameter the value its name
+    /// (`:a`, `$a`, `@a`, `?1`, with its prefix) has in
+    /// `temp.sqlite_parameters` (`.parameter set`), NULL when it has none.
+    case shell
 
     /// No parameters at all.
     public static let none = QueryParameters.positional([])
@@ -22,6 +26,7 @@ public enum QueryParameters: Hashable, Sendable {
         switch self {
         case .positional(let values): values.isEmpty
         case .named(let values): values.isEmpty
+        case .shell: true
         }
     }
 
@@ -31,6 +36,8 @@ public enum QueryParameters: Hashable, Sendable {
             StatementArguments(values.map(\.databaseValue))
         case .named(let values):
             StatementArguments(values.mapValues(\.databaseValue))
+        case .shell:
+            StatementArguments()
         }
     }
 }

@@ -97,6 +97,8 @@ public enum DotCommand: Hashable, Sendable {
     case timeout(milliseconds: Int)
     /// `.databases`: the databases of the session's connection.
     case databases
+    /// `.parameter` and its arguments (`Session+Parameters`).
+    case parameter([String])
     /// `.backup ?DB? FILE` (and `.save`): copies a database into FILE.
     case backup(schema: String, path: String)
     /// `.restore ?DB? FILE`: replaces a database with FILE's.
@@ -294,6 +296,9 @@ public enum DotCommand: Hashable, Sendable {
 
         case "databases":
             return .databases
+
+        case "parameter":
+            return .parameter(arguments)
 
         case "backup", "save":
             var path: String?

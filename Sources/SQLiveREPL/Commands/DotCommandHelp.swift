@@ -178,6 +178,19 @@ public enum DotCommandHelp {
                 re-prints each change above the prompt.
                 """),
         Spec(
+            name: "parameter", usage: ".parameter CMD ...", summary: "Manage SQL parameter bindings",
+            details: """
+                As the sqlite3 shell's: the bindings live in the table temp.sqlite_parameters, and
+                each statement you run binds its parameters (:a, @a, $a, ?1) from it; a parameter
+                with no binding is NULL.
+                  clear                   Erase all bindings
+                  init                    Initialize the TEMP table that holds bindings
+                  list                    List the current parameter bindings
+                  set PARAMETER VALUE     Given SQL parameter PARAMETER a value of VALUE
+                                          (an SQL expression, else the text itself)
+                  unset PARAMETER         Remove PARAMETER from the binding table
+                """),
+        Spec(
             name: "pause", usage: ".pause NAME", summary: "Stop live query NAME's work until .resume",
             details: ""),
         Spec(
@@ -348,6 +361,16 @@ public enum DotCommandHelp {
                 from the ".mode" output mode
              *  If FILE begins with "|" then it is a command that generates the
                 input text.
+
+        """,
+        "parameter": """
+        .parameter CMD ...       Manage SQL parameter bindings
+           clear                   Erase all bindings
+           init                    Initialize the TEMP table that holds bindings
+           list                    List the current parameter bindings
+           set PARAMETER VALUE     Given SQL parameter PARAMETER a value of VALUE
+                                   PARAMETER should start with one of: $ : @ ?
+           unset PARAMETER         Remove PARAMETER from the binding table
 
         """,
         "output": """

@@ -146,6 +146,9 @@ extension Session {
         case .timeout(let milliseconds):
             try requireDatabase().setBusyTimeout(milliseconds: milliseconds)
 
+        case .parameter(let arguments):
+            try parameter(arguments)
+
         case .databases:
             let database = try requireDatabase()
             try sink.write(

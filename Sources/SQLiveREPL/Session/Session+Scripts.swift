@@ -86,7 +86,8 @@ extension Session {
         do {
             let signals = signals
             try database.run(
-                scripts: batch.map(\.sql), isCancelled: { signals.isCommandCancelled }, consumer: &consumer
+                scripts: batch.map(\.sql), parameters: .shell, isCancelled: { signals.isCommandCancelled },
+                consumer: &consumer
             ) { index, failure, consumer in
                 let command = batch[index]
                 report(failure, in: command.sql, line: command.line, source: command.source, consumer: &consumer)

@@ -280,7 +280,8 @@ final class Session {
             stats: shell.stats, flushesRows: diagnostics.traceOutput != nil)
         do {
             let signals = signals
-            try database.run(sql, isCancelled: { signals.isCommandCancelled }, consumer: &consumer)
+            try database.run(
+                sql, parameters: .shell, isCancelled: { signals.isCommandCancelled }, consumer: &consumer)
             shell.didPrintColumns(consumer.widestColumnar)
             return true
         } catch let failure as SQLiteFailure {

@@ -34,6 +34,7 @@ extension RPCParameters {
         switch parameters {
         case .positional(let values): self = .positional(values.map(RPCValue.init))
         case .named(let values): self = .named(values.mapValues(RPCValue.init))
+        case .shell: self = .positional([])
         }
     }
 

@@ -86,6 +86,13 @@ struct DiagnosticsParityTests {
                 "CREATE TABLE t(a, b DEFAULT \"none\");\nINSERT INTO t(a) VALUES (\"hello\");\n"
                 + "INSERT INTO t VALUES (\"a\", \"x\");\nSELECT *, \"a\", \"nope\" FROM t;\n"
                 + "CREATE VIEW v AS SELECT a FROM t WHERE b = \"none\";\nSELECT * FROM v;\n.dump\n"),
+        // .databases lists temp once something used it, as sqlite3 does.
+        Case(
+            arguments: [":memory:"],
+            stdin:
+                ".databases\nCREATE TEMP TABLE tt(a);\n.databases\nDROP TABLE tt;\n.databases\n"
+                + "ATTACH ':memory:' AS aux;\n.databases\n"),
+        Case(arguments: [":memory:"], stdin: ".databases\n.open :memory:\n.databases\n"),
         // Parameters, as sqlite3 binds them: from `.parameter`'s table by
         // name, NULL when unbound; `.parameter` itself (its help, list,
         // set as an expression or as text, unset, clear, init).

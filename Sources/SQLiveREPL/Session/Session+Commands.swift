@@ -151,8 +151,14 @@ extension Session {
 
         case .databases:
             let database = try requireDatabase()
+            // sqlive's connection opens the temp database as it starts (its
+            // schema decides where a live query reads); sqlite3 lists it
+            // once something used it. Listed here once it has a page.
+            var pages = ResultCollector()
+            try? database.run("PRAGMA temp.page_count", traced: false, consumer: &pages)
+            let tempUsed = pages.results.first?.rows.first?.first.map { $0 != .integer(0) } ?? true
             try sink.write(
-                database.attachedDatabases().map {
+                database.attachedDatabases().filter { $0.name != "temp" || tempUsed }.map {
                     "\($0.name): \($0.file.isEmpty ? "\"\"" : $0.file) \($0.readonly ? "r/o" : "r/w")\($0.transaction)\n"
                 }.joined())
 

@@ -86,11 +86,21 @@ public enum SessionRunner {
 
         if !options.trailing.isEmpty {
             session.errorStyle = .argument
+            var failedSQL = false
             for command in options.trailing where !session.isFinished {
-                guard session.runArgument(command) else { break }
+                session.lastFailureCode = nil
+                guard session.runArgument(command) else {
+                    // SQL that fails: SQLite's result code, as sqlite3 exits.
+                    failedSQL = !command.hasPrefix(".") && session.lastFailureCode != nil
+                    break
+                }
             }
             if !session.isFinished { session.printEvents() }
-            return session.finishedStatus()
+            let status = session.finishedStatus()
+            if failedSQL, status == 1, session.exitCode == nil, let code = session.lastFailureCode, code > 1 {
+                return code
+            }
+            return status
         }
 
         if interactive {
@@ -98,7 +108,8 @@ public enum SessionRunner {
                 session.write(Self.banner(database, colour: session.colour))
             }
             InteractiveLoop(session: session).run()
-            return session.signals.termination.map { 128 + $0 } ?? session.exitCode ?? 0
+            // As sqlite3: 1 when a command failed.
+            return session.finishedStatus()
         }
 
         if !options.commands.isEmpty {

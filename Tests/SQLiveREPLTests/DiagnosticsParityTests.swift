@@ -137,6 +137,34 @@ struct DiagnosticsParityTests {
         #expect(ours.status == theirs.status)
     }
 
+    /// Exit statuses, as sqlite3's (their outputs differ: an interactive
+    /// session's banner names sqlive): SQL given on the command line that
+    /// fails exits with SQLite's result code, an init file's errors leave
+    /// the status alone, an interactive session that saw an error exits 1.
+    @Test func exitStatuses() async throws {
+        let directory = try TemporaryDirectory()
+        let cases: [Case] = [
+            Case(arguments: ["DB", "CREATE TABLE t(x PRIMARY KEY); INSERT INTO t VALUES(1),(1)"]),
+            Case(arguments: ["DB", "SELECT 1", "SELECT nosuch", "SELECT 3"]),
+            Case(arguments: ["DB", ".bogus"]),
+            Case(arguments: ["-init", "bad.sql", ":memory:", "SELECT 1"]),
+            Case(arguments: ["-init", "bad.sql", ":memory:"], stdin: "SELECT 2;\n"),
+            Case(arguments: ["-bail", "-init", "bad.sql", ":memory:"], stdin: "SELECT 2;\n"),
+            Case(arguments: ["-interactive", ":memory:"], stdin: "SELECT nosuch;\nSELECT 1;\n"),
+            Case(arguments: ["-interactive", ":memory:"], stdin: "SELECT 1;\n"),
+        ]
+        for (index, invocation) in cases.enumerated() {
+            let run = try TemporaryDirectory()
+            for side in ["ours", "theirs"] {
+                try FileManager.default.createDirectory(atPath: run.file(side), withIntermediateDirectories: true)
+                try "SELECT nosuch;\n".write(toFile: run.file(side) + "/bad.sql", atomically: true, encoding: .utf8)
+            }
+            let (ours, theirs) = try await Self.run(invocation, in: run)
+            #expect(ours.status == theirs.status, "case \(index): \(invocation)")
+        }
+        _ = directory
+    }
+
     /// With a live query registered the session's statements run through
     /// GRDB, not SQLite's C API: parameters are bound from `.parameter`'s
     /// table the same (sqlite3 has no `.watch` to compare with).

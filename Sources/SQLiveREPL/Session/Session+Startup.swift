@@ -13,8 +13,12 @@ extension Session {
         if let path = options.initFile ?? home.map({ $0 + "/.sqliterc" }) {
             if let text = Self.regularFileContents(path) {
                 if interactive { sink.writeError("-- Loading resources from \(path)\n") }
+                // As sqlite3: the init file's errors end the session with
+                // -bail only; otherwise they leave the exit status alone.
+                let failedBefore = failed
                 runScript(Self.lines(of: text), source: Source(name: path))
                 if failed && bail { return 1 }
+                failed = failedBefore
             } else if explicit {
                 sink.writeError("cannot open: \"\(path)\"\n")
                 if bail { return 1 }

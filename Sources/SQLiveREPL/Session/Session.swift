@@ -59,6 +59,10 @@ final class Session {
     var liveQueryOptions = LiveQueryOptions()
     /// Whether any command failed.
     var failed = false
+    /// SQLite's primary result code of the last SQL statement that failed
+    /// (`SQLITE_CONSTRAINT`, 19; `SQLITE_READONLY`, 8): the exit status of
+    /// SQL given on the command line that fails, as sqlite3's.
+    var lastFailureCode: Int32?
     /// Set by `.quit` and `.exit`: the session ends with this code.
     var exitCode: Int32?
     /// Set when the session must stop (bail, closed output).
@@ -250,6 +254,7 @@ final class Session {
     ) {
         flush(&consumer)
         if exitIfRefused(sql: sql, line: line) { return }
+        lastFailureCode = failure.code & 0xFF
         let text = ShellErrorText(failure, script: sql)
         switch errorStyle {
         case .argument:

@@ -32,9 +32,9 @@ written by sqlive in one write (protocol.md, `liveQuery/changed`).
 
 Modes: --mode alone (only queries sqlive keeps from rows, and the clock) or
 --mode beside (the same, with queries it runs again beside them: a window, a
-join, a subquery, `OFFSET`, a WITHOUT ROWID table, `SELECT *`: a refresh
-that runs one of them runs the whole batch in one snapshot, the kept states
-still applying their rows). --lockstep (default): after each commit, wait
+join, a subquery, `OFFSET`, a WITHOUT ROWID table, `SELECT *`, min/max over
+64-bit integers: a refresh that runs one of them runs the whole batch in one
+snapshot, the kept states still applying their rows). --lockstep (default): after each commit, wait
 (at most --wait seconds) until the clock shows it, then a `liveQuery/list`
 request as a barrier (its answer comes after every notification sent
 before it, so the whole state that carried the clock has been read), and

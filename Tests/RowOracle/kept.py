@@ -782,7 +782,7 @@ def run(args):
     unexpected = [name for name in expected_kept if expected_kept[name] and final.get(name, {}).get("precision") != "rows"]
     defects = {name: q.get("defects") for name, q in final.items() if q.get("defects")}
     elapsed = time.monotonic() - started
-    print("kept: %s: commits %d, states judged %d (query results %d; states with a difference %d), differences %d%s, late %d, clock unknown %d; "
+    print("kept: %s: commits %d, states judged %d (query results %d; states with a difference %d), differences %d%s, clock late %d, clock unknown %d; "
           "kept %d/%d, not kept %d; defects %d; notifications %d, reads %d (split in a frame %d); %.1fs" % (
               config, last, verdicts.states, verdicts.query_states, verdicts.states_differing, verdicts.differences,
               " (%s)" % ", ".join("%s %d" % kv for kv in sorted(verdicts.kinds.items())) if verdicts.kinds else "",

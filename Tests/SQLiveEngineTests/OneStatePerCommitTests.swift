@@ -83,6 +83,75 @@ struct OneStatePerCommitTests {
         await database.close()
     }
 
+    /// A commit that writes only some tables, read by a refresh together
+    /// with the next commit, which writes others: the live queries of the
+    /// others must be in that refresh too, or the screen shows the first
+    /// query at the later commit and the others before it. Each commit
+    /// inserts a `tick` row (its number); every fifth also inserts into
+    /// `g`: a state whose clock says n shows `count(*)` of g at n.
+    @Test(arguments: JournalMode.allCases)
+    func aCommitReadWithTheNextOneRefreshesItsQueriesToo(mode: JournalMode) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try await makeDatabaseFile(
+            in: directory, mode: mode,
+            "CREATE TABLE tick(id INTEGER PRIMARY KEY); CREATE TABLE g(x); INSERT INTO tick VALUES (0);")
+        let database = try await LiveDatabase.open(.file(path))
+        let events = database.sessionEvents()
+        _ = try await database.directory.register(name: "clock", LiveQueryDefinition(sql: "SELECT max(id) FROM tick"))
+        _ = try await database.directory.register(name: "g", LiveQueryDefinition(sql: "SELECT count(*) FROM g"))
+        let commits = 400
+        let consumer = Task { () -> (outOfStep: [String], states: Int) in
+            var shown = ["clock": Int64(0), "g": Int64(0)]
+            var outOfStep: [String] = []
+            var states = 0
+            for await event in events {
+                let changes: [LiveQueryEvent]
+                switch event {
+                case .live(let live): changes = [live]
+                case .liveBatch(let batch): changes = batch
+                case .trace: continue
+                }
+                for case .changed(let change) in changes {
+                    if case .integer(let value)? = change.result.rows.first?.first { shown[change.name] = value }
+                }
+                states += 1
+                if shown["g"]! != shown["clock"]! / 5 {
+                    outOfStep.append("clock \(shown["clock"]!), g \(shown["g"]!)")
+                }
+                if shown["clock"] == Int64(commits) { break }
+            }
+            return (outOfStep, states)
+        }
+        let script = """
+            import sqlite3, time
+            c = sqlite3.connect('\(path)', isolation_level=None)
+            for i in range(1, \(commits) + 1):
+                c.execute("BEGIN")
+                c.execute("INSERT INTO tick VALUES (?)", (i,))
+                if i % 5 == 0:
+                    c.execute("INSERT INTO g VALUES (?)", (i,))
+                c.execute("COMMIT")
+                time.sleep(0.004)
+            """
+        let outcome = try await Launcher.run("/usr/bin/env", ["python3", "-c", script])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let (outOfStep, states) = try await withTimeout(.seconds(120)) { await consumer.value }
+        if mode == .wal {
+            #expect(outOfStep.isEmpty, "\(outOfStep.count) of \(states) states out of step: \(outOfStep.prefix(5))")
+        } else {
+            // Known, not fixed (issue #55, item 5): in a rollback-journal
+            // file a batch run again — kept states not yet read, commits
+            // read together — reads a snapshot that may hold a commit whose
+            // tables the batch was not told; its other queries then show
+            // the commit before (about 1 run in 4 here).
+            withKnownIssue("a batch run again reads past the commits it was made of", isIntermittent: true) {
+                #expect(
+                    outOfStep.isEmpty, "\(outOfStep.count) of \(states) states out of step: \(outOfStep.prefix(5))")
+            }
+        }
+        await database.close()
+    }
+
     private func withTimeout<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T) async throws
         -> T
     {

@@ -237,8 +237,9 @@ extension RefreshScheduler {
     /// batch to run, a state read again, groups that tie, a state behind
     /// the last result delivered — the whole batch is run again, the kept
     /// states going on from their rows.
-    func applyMaintained(_ batch: Batch) async -> Batch {
-        guard let inbox, let baseReader, !maintenance.isEmpty, damage == nil else { return batch }
+    func applyMaintained(_ incoming: Batch) async -> Batch {
+        guard let inbox, let baseReader, !maintenance.isEmpty, damage == nil else { return incoming }
+        var batch = incoming
         var kept = batch.keys.filter { maintenance[$0]?.state != nil }
         for (definition, _) in batch {
             // A base that could not be read (the file kept changing): again, at this change.
@@ -268,6 +269,31 @@ extension RefreshScheduler {
             }
             kept = kept.filter { maintenance[$0]?.state != nil }
             if isShutDown { return [:] }
+        }
+        // Kept queries the batch does not name, whose table a commit the
+        // inbox now holds wrote (a commit that came while the batch formed,
+        // its tables not yet told): in this refresh too, at the same commit
+        // as the batch's — or a screen would show the batch's queries at
+        // that commit and these before it. One whose base is being read
+        // again makes the whole batch run again, in one snapshot.
+        if !runAll {
+            for (definition, progress) in maintenance
+            where batch[definition] == nil && progress.unsupported == nil
+                && registry.evaluations[definition]?.home == .committed
+                && !registry.activeMembers(of: definition).isEmpty
+            {
+                let table = progress.plan.table.lowercased()
+                let (later, lost) = inbox.entries(after: progress.consumed)
+                let touched =
+                    lost
+                    || later.contains { entry in
+                        !entry.derived.includes(progress.plan.table)
+                            || entry.changes.contains { $0.table.lowercased() == table }
+                    }
+                guard touched else { continue }
+                batch[definition] = PendingChange(events: 1, cause: .external)
+                if progress.state != nil { kept.append(definition) }
+            }
         }
         if kept.count < batch.keys.filter({ registry.evaluations[$0]?.home == .committed }).count { runAll = true }
         let clock = ContinuousClock()

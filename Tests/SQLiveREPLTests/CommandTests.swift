@@ -274,7 +274,7 @@ struct SessionHelperTests {
     }
 
     @Test func tablesAreColumnated() {
-        #expect(Session.columnated(["a", "bb", "ccc", "d"], width: 12) == "a    ccc\nbb   d\n")
+        #expect(Session.columnated(["a", "bb", "ccc", "d"], width: 12) == "a    ccc\nbb   d  \n")
         #expect(NamePattern.like("pl%", "players"))
         #expect(!NamePattern.like("pl_", "players"))
     }

@@ -86,6 +86,25 @@ struct DiagnosticsParityTests {
                 "CREATE TABLE t(a, b DEFAULT \"none\");\nINSERT INTO t(a) VALUES (\"hello\");\n"
                 + "INSERT INTO t VALUES (\"a\", \"x\");\nSELECT *, \"a\", \"nope\" FROM t;\n"
                 + "CREATE VIEW v AS SELECT a FROM t WHERE b = \"none\";\nSELECT * FROM v;\n.dump\n"),
+        // .tables and .indexes: every database's (temp's and attached ones'
+        // as schema.name), SQLite's own left out, in sqlite3's columns.
+        Case(
+            arguments: [":memory:"],
+            stdin: """
+                CREATE TABLE alpha(x); CREATE TABLE beta(y); CREATE TABLE gamma_long_name(z); CREATE VIEW v AS SELECT 1;
+                CREATE TEMP TABLE tmp1(a);
+                ATTACH ':memory:' AS aux; CREATE TABLE aux.auxt(x);
+                .tables
+                .tables a%
+                .tables aux.%
+                CREATE INDEX ia ON alpha(x); CREATE INDEX ib_long_index_name ON beta(y); CREATE INDEX aux.ic ON auxt(x);
+                .indexes
+                .indexes b%
+                CREATE TABLE aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa(x);
+                CREATE VIRTUAL TABLE f USING fts5(x);
+                .tables
+
+                """),
         // .databases lists temp once something used it, as sqlite3 does.
         Case(
             arguments: [":memory:"],

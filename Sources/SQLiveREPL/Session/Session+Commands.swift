@@ -73,11 +73,7 @@ extension Session {
             try performOutputSetting(command, source: source)
 
         case .tables(let pattern):
-            let database = try requireDatabase()
-            let schema = try Blocking.run { try await database.schema() }
-            let names = schema.relations.map(\.name).filter { pattern == nil || NamePattern.like(pattern!, $0) }
-                .sorted()
-            try sink.write(Self.columnated(names, width: Terminal.width() ?? 80))
+            try listNames(tables: true, pattern: pattern)
 
         case .schema(let pattern, let noSystemTables):
             try sink.write(schemaText(pattern: pattern, noSystemTables: noSystemTables))
@@ -340,20 +336,22 @@ extension Session {
     }
 
     /// Names in columns, top to bottom then left to right, as sqlite3's `.tables` prints them.
+    /// Names in columns down then across, as sqlite3 3.40.1 lays out
+    /// `.tables` and `.indexes`: each padded to the longest (its bytes, as
+    /// C's `%-*s`), two spaces between, as many columns as fit in `width`
+    /// (80 in sqlite3) — the last one padded too.
     static func columnated(_ names: [String], width: Int) -> String {
         guard !names.isEmpty else { return "" }
-        let columnWidth = (names.map(CellText.width).max() ?? 0) + 2
-        let columns = max(1, (width + 2) / columnWidth)
+        let longest = names.map(\.utf8.count).max() ?? 0
+        let columns = max(1, width / (longest + 2))
         let rows = (names.count + columns - 1) / columns
         var output = ""
         for row in 0..<rows {
-            var line = ""
             for index in stride(from: row, to: names.count, by: rows) {
                 let name = names[index]
-                line += name + String(repeating: " ", count: columnWidth - CellText.width(name))
+                output += (index < rows ? "" : "  ") + name + String(repeating: " ", count: longest - name.utf8.count)
             }
-            while line.hasSuffix(" ") { line.removeLast() }
-            output += line + "\n"
+            output += "\n"
         }
         return output
     }

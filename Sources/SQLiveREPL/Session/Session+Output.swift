@@ -52,6 +52,14 @@ extension Session {
     /// the LIKE pattern, of every attached database, in columns, as sqlite3
     /// lists them.
     func listIndexes(pattern: String?) throws {
+        try listNames(tables: false, pattern: pattern)
+    }
+
+    /// `.tables [PATTERN]` (tables and views, SQLite's own left out) or
+    /// `.indexes [PATTERN]` (of the tables matching): of every database,
+    /// those of `main` by name, the others' as `schema.name`, in columns,
+    /// with sqlite3's query and layout.
+    func listNames(tables: Bool, pattern: String?) throws {
         let database = try requireDatabase()
         var schemas = ResultCollector()
         try database.run("SELECT name FROM pragma_database_list", traced: false, consumer: &schemas)
@@ -59,7 +67,9 @@ extension Session {
             guard case .text(let schema) = row[0] else { return nil }
             let name = schema.lowercased() == "main" ? "name" : DumpText.quotedLiteral(schema) + " || '.' || name"
             return "SELECT \(name) FROM \(SQLToken.doubleQuoted(schema)).sqlite_schema"
-                + " WHERE type = 'index' AND tbl_name LIKE ?1"
+                + (tables
+                    ? " WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name LIKE ?1"
+                    : " WHERE type = 'index' AND tbl_name LIKE ?1")
         }
         guard !selects.isEmpty else { return }
         var names = ResultCollector()
@@ -70,7 +80,7 @@ extension Session {
             if case .text(let name) = row[0] { return name }
             return nil
         }
-        try sink.write(Self.columnated(list, width: Terminal.width() ?? 80))
+        try sink.write(Self.columnated(list, width: 80))
     }
 
     // MARK: - Output

@@ -184,6 +184,27 @@ struct DiagnosticsParityTests {
         _ = directory
     }
 
+    /// A database file is created when a command needs it, as sqlite3
+    /// opens it: a session that only changes settings, or reads nothing,
+    /// leaves no file behind.
+    @Test func aFileOnlyWhenUsed() async throws {
+        let directory = try TemporaryDirectory()
+        for (index, (stdin, arguments, created)) in [
+            ("", [String](), false), (".mode csv\n.headers on\n", [], false), (".quit\n", [], false),
+            ("", ["SELECT 1"], true), (".tables\n", [], true), ("CREATE TABLE t(x);\n", [], true),
+        ].enumerated() {
+            for shell in ["ours", "theirs"] {
+                let path = directory.file("\(shell)-\(index).db")
+                let output =
+                    shell == "ours"
+                    ? try await Processes.sqlive([path] + arguments, stdin: stdin, directory: directory)
+                    : try await Processes.sqlite3Shell([path] + arguments, stdin: stdin, directory: directory)
+                #expect(output.status == 0)
+                #expect(FileManager.default.fileExists(atPath: path) == created, "\(shell): \(stdin) \(arguments)")
+            }
+        }
+    }
+
     /// With a live query registered the session's statements run through
     /// GRDB, not SQLite's C API: parameters are bound from `.parameter`'s
     /// table the same (sqlite3 has no `.watch` to compare with).

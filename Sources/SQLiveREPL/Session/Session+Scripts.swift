@@ -79,6 +79,7 @@ extension Session {
         let batch = pendingSQL
         pendingSQL = []
         guard !isFinished, let database else { return }
+        usedDatabase = true
         let outermost = beginCommand()
         var consumer = RenderingConsumer(
             settings: renderSettings, sink: sink, trace: shell.trace, signals: nil, stats: shell.stats,

@@ -59,6 +59,10 @@ final class Session {
     var liveQueryOptions = LiveQueryOptions()
     /// Whether any command failed.
     var failed = false
+    /// The database file this session created when it opened it, and
+    /// whether a command has used the database since (`closeDatabase`).
+    var createdFile: String?
+    var usedDatabase = false
     /// SQLite's primary result code of the last SQL statement that failed
     /// (`SQLITE_CONSTRAINT`, 19; `SQLITE_READONLY`, 8): the exit status of
     /// SQL given on the command line that fails, as sqlite3's.
@@ -122,6 +126,7 @@ final class Session {
     /// Opens a database, replacing the current one only if opening succeeds.
     func open(_ path: String?, readonly: Bool) throws {
         let location = DatabaseLocation(path)
+        let created = location.filePath.flatMap { FileManager.default.fileExists(atPath: $0) ? nil : $0 }
         var settings = LiveDatabase.Options(readonly: readonly, liveQueries: liveQueryOptions)
         // The sqlite3 shell's SQL functions, on the session's connection alone.
         settings.prepareSession = { ShellFunctions.register(on: $0) }
@@ -133,6 +138,8 @@ final class Session {
         }
         closeDatabase()
         self.database = database
+        createdFile = created
+        usedDatabase = false
         try installSafeModeGuard(on: database)
         signals.setDatabase(database)
         database.traceSettings = shell.traceSettings
@@ -162,10 +169,24 @@ final class Session {
         _ = events.takeAll()
         signals.setDatabase(nil)
         self.database = nil
+        // As sqlite3, which opens its database file at the first command
+        // that needs it: a file this session created and nothing used is
+        // not left behind (still empty: no page, no journal).
+        if let file = createdFile, !usedDatabase {
+            var status = stat()
+            if stat(file, &status) == 0, status.st_size == 0,
+                !["-wal", "-journal"].contains(where: { FileManager.default.fileExists(atPath: file + $0) })
+            {
+                unlink(file)
+                unlink(file + "-shm")
+            }
+        }
+        createdFile = nil
     }
 
     func requireDatabase() throws -> LiveDatabase {
         guard let database else { throw CommandFailure("no database is open") }
+        usedDatabase = true
         return database
     }
 
@@ -271,6 +292,7 @@ final class Session {
             reportError("no database is open", line: line, source: source)
             return false
         }
+        usedDatabase = true
         // With `.explain auto` (the default), as in sqlite3.
         if shell.autoExplain, let query = Self.explainedQuery(sql) {
             // The tree alone, as the sqlite3 shell prints it (`.explain`

@@ -87,8 +87,11 @@ struct InteractiveLoop {
             editor.readCharacter()
             for line in editor.takeLines() {
                 guard let line else {
-                    // Ctrl-D on an empty line.
+                    // Ctrl-D on an empty line: as sqlite3, a statement
+                    // begun and not ended runs as it is (its error, if
+                    // incomplete, said), then the session ends.
                     session.write("\n")
+                    if let unit = input.finish() { session.run(unit) }
                     return
                 }
                 lineNumber += 1

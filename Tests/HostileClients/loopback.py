@@ -243,15 +243,6 @@ class WebSocket:
         head, self.buffer = self.buffer.split(marker, 1)
         return head
 
-    def _read_exactly(self, count: int) -> bytes:
-        while len(self.buffer) < count:
-            chunk = self.sock.recv(max(65536, count - len(self.buffer)))
-            if not chunk:
-                raise Closed(self.close_code, "connection ended")
-            self.buffer += chunk
-        data, self.buffer = self.buffer[:count], self.buffer[count:]
-        return data
-
     def _frame(self, opcode: int, payload: bytes, fin: bool = True) -> bytes:
         head = bytes([(0x80 if fin else 0) | opcode])
         length = len(payload)

@@ -472,7 +472,7 @@ def group_isolation(binary: str, record: Record) -> None:
                          and "a-rolled-back" not in names,
                          f"t holds {names}; B's waiting INSERT: {L.error_text(answer) or 'acknowledged'}")
             b.close()
-            after = settle(web, base, THREADS_SLACK_AFTER, FDS_SLACK_AFTER)
+            after = settle(web, base, THREADS_SLACK_AFTER, FDS_SLACK_AFTER, seconds=3)
             record.samples.append((group, f"web {journal} after", after))
         finally:
             if web:
@@ -901,7 +901,7 @@ def group_cancel(binary: str, record: Record) -> None:
         stateless_a.close()
         a.delete()
         b.delete()
-        after = settle(mcp, base, THREADS_SLACK_AFTER, FDS_SLACK_AFTER)
+        after = settle(mcp, base, THREADS_SLACK_AFTER, FDS_SLACK_AFTER, seconds=3)
         record.samples.append((group, "mcp after", after))
     finally:
         if mcp:

@@ -53,7 +53,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 

@@ -222,6 +222,23 @@ struct InteractiveSessionTests {
         #expect(await Processes.waitUntil { await !tmux.isRunning() })
     }
 
+    @Test("Ctrl-D after a statement begun and not ended runs it, as sqlite3 does, then ends the session")
+    func endOfInputRunsThePendingStatement() async throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.file("t.sqlite")
+        let tmux = TmuxSession(
+            environment: Processes.environment(["TERM": "xterm-256color", "NO_COLOR": "1"], directory: directory))
+        defer { tmux.kill() }
+        try await tmux.start(["/bin/sh", "-c", "\(Processes.sqlive) \(database); echo exited $?; sleep 30"])
+        _ = try await tmux.waitForScreen { $0.last == "sqlive>" }
+        try await tmux.type("CREATE TABLE t AS SELECT 41 + 1 AS answer")
+        try await tmux.press("Enter")
+        _ = try await tmux.waitForScreen { $0.last?.hasPrefix("   ...>") == true }
+        try await tmux.press("C-d")
+        _ = try await tmux.waitForScreen { $0.contains("exited 0") }
+        #expect(try await Processes.sqlite3Output(database, "SELECT answer FROM t;") == "42\n")
+    }
+
     /// The file is a pipe the test writes: the import is certainly running
     /// (reading) when Ctrl-C comes, whatever the machine's speed.
     @Test("Ctrl-C stops an .import and rolls it back, the table it created too")

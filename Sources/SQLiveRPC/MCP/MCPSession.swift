@@ -103,14 +103,19 @@ final class MCPSession: Sendable {
     /// HTTP transport's hub): live queries of its own, and the shared ones.
     static func open(
         sharing database: LiveDatabase?, unavailable: String?, shownAs shownPath: String, options: MCPServer.Options,
-        writer: MessageWriter, connections: MCPOwnConnection.Slots? = nil
+        writer: MessageWriter, connections: MCPOwnConnection.Slots? = nil, readers shared: SharedReaders? = nil
     ) async -> MCPSession {
         guard let database, unavailable == nil else {
             return MCPSession(
                 writer: writer, options: options, shownPath: shownPath, database: nil,
                 unavailable: unavailable ?? "no database is open", ownsDatabase: false)
         }
-        let (readers, checker, unavailable) = await Self.readers(database, options: options)
+        let (readers, checker, unavailable) =
+            if let shared {
+                (shared.readers, shared.checker, shared.unavailable)
+            } else {
+                await Self.readers(database, options: options)
+            }
         let session = MCPSession(
             writer: writer, options: options, shownPath: shownPath, database: database, readers: readers,
             checker: checker, unavailable: unavailable, directory: database.makeDirectory(),
@@ -162,15 +167,31 @@ final class MCPSession: Sendable {
         return session
     }
 
+    /// Confined readers and a checker that several sessions share (the
+    /// HTTP transport's: a session costs no connection of its own to read),
+    /// or why there are none.
+    struct SharedReaders: Sendable {
+        let readers: ConfinedReaderPool?
+        let checker: SQLChecker?
+        let unavailable: String?
+
+        /// The readers of `database`, at most `capacity` open at once.
+        static func open(_ database: LiveDatabase, options: MCPServer.Options, capacity: Int) async -> SharedReaders {
+            let (readers, checker, unavailable) = await MCPSession.readers(
+                database, options: options, capacity: capacity)
+            return SharedReaders(readers: readers, checker: checker, unavailable: unavailable)
+        }
+    }
+
     /// The confined readers and the checker a session runs the agent's
     /// statements on, or why it cannot.
-    private static func readers(_ database: LiveDatabase, options: MCPServer.Options) async -> (
-        ConfinedReaderPool?, SQLChecker?, String?
-    ) {
+    private static func readers(
+        _ database: LiveDatabase, options: MCPServer.Options, capacity: Int = MCPSession.concurrentCalls
+    ) async -> (ConfinedReaderPool?, SQLChecker?, String?) {
         var readers: ConfinedReaderPool?
         var unavailable: String?
         do {
-            readers = try database.makeConfinedReaderPool(capacity: Self.concurrentCalls)
+            readers = try database.makeConfinedReaderPool(capacity: capacity)
         } catch {
             if !options.allowWrites {
                 unavailable =

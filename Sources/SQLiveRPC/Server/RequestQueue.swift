@@ -28,7 +28,9 @@ enum Scheduling: Hashable, Sendable {
 ///
 /// Serial requests, live-query changes and barriers run one after the
 /// other, in arrival order, on the *serial lane*: a thread of the queue's
-/// own. A request that only needs the database runs there directly
+/// own, started by the first lane job and ended once no job came for
+/// `lingering`, then started again by the next one (an idle session costs
+/// no thread). At most one lane thread runs at a time, so the order holds. A request that only needs the database runs there directly
 /// (`blocking:`), as the REPL runs a statement: the connection's queue
 /// runs it on the calling thread, so a `query/execute` costs one hop, from
 /// the reading thread to the lane. A request that awaits actors
@@ -64,7 +66,10 @@ final class RequestQueue: Sendable {
     // lane job that ended (jobs end in sequence order, as the lane runs one
     // at a time), so a waiter for sequence n resumes once `completed >= n`.
     // `laneIdle` is true while the lane sleeps for want of jobs: only then
-    // does scheduling wake it. The lane marks a job completed and takes the
+    // does scheduling wake it. `laneRunning` is true while a lane thread
+    // exists: set by whoever starts one, cleared by the thread itself as it
+    // ends (no job left and none for `lingering`, or stopped), both under
+    // the lock, so a job scheduled after it ends starts a new one. The lane marks a job completed and takes the
     // next in one visit to the lock, so the reading thread, which schedules
     // under the same lock, rarely finds it taken.
     private struct State {
@@ -88,7 +93,7 @@ final class RequestQueue: Sendable {
         }
         var concurrent: [ObjectIdentifier: ScheduledWork] = [:]
         var waiters: [(sequence: Int, continuation: CheckedContinuation<Void, Never>)] = []
-        var laneStarted = false
+        var laneRunning = false
         var laneIdle = false
         var stopped = false
     }
@@ -242,10 +247,10 @@ final class RequestQueue: Sendable {
             state.jobs.append(LaneJob(sequence: sequence, work: work, waitsFor: waitsFor, run: run))
             queuedJobs.add(1, ordering: .relaxed)
             defer {
-                state.laneStarted = true
+                state.laneRunning = true
                 state.laneIdle = false
             }
-            return (true, !state.laneStarted, state.laneIdle)
+            return (true, !state.laneRunning, state.laneIdle)
         }
         guard accepted else {
             // After `stop`: the work never runs.
@@ -262,13 +267,20 @@ final class RequestQueue: Sendable {
         case run(LaneJob, resumed: [CheckedContinuation<Void, Never>])
         /// Resume these waiters, then look again.
         case resume([CheckedContinuation<Void, Never>])
-        /// Stopped, and no job is left.
+        /// Stopped, and no job is left; or idle for `lingering`.
         case stop
     }
+
+    /// How long the lane thread waits for a job before it ends.
+    static var lingering: Duration { .seconds(1) }
+
+    /// Whether a lane thread runs now (tests).
+    var isLaneRunning: Bool { state.withLock { $0.laneRunning } }
 
     private func startLaneThread() {
         let thread = Thread { [self] in
             var ended: Int?
+            var idleSince: ContinuousClock.Instant?
             while true {
                 let step = state.wait { state -> Condition<State>.Step<LaneStep> in
                     var resumed: [CheckedContinuation<Void, Never>] = []
@@ -283,10 +295,19 @@ final class RequestQueue: Sendable {
                     guard state.nextJob < state.jobs.count else {
                         // Resume waiters before sleeping, not after.
                         if !resumed.isEmpty { return .done(.resume(resumed)) }
-                        if state.stopped { return .done(.stop) }
+                        let now = ContinuousClock.now
+                        let since = idleSince ?? now
+                        idleSince = since
+                        let left = now.duration(to: since.advanced(by: Self.lingering))
+                        if state.stopped || left <= .zero {
+                            state.laneRunning = false
+                            state.laneIdle = false
+                            return .done(.stop)
+                        }
                         state.laneIdle = true
-                        return .wait
+                        return .waitAtMost(left)
                     }
+                    idleSince = nil
                     // Taken out, not copied: the job's closures are freed when
                     // the lane is done with it, not under the lock.
                     guard let job = state.jobs[state.nextJob].take() else { preconditionFailure("a job taken twice") }

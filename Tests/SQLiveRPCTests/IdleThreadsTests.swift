@@ -59,6 +59,39 @@ struct IdleThreadsTests {
         #expect(received.withLock { $0 } == (0..<200).map(Int64.init))
     }
 
+    /// Queues that share a budget of threads (the sessions of one
+    /// `--mcp --http` server) run at most its maximum of blocking calls at
+    /// once, all of them in the end, and keep no thread once done.
+    @Test func queuesSharingABudgetAreBoundedTogether() async {
+        let budget = ThreadBudget(maximum: 3)
+        let queues = (0..<4).map { _ in RequestQueue(threads: budget) }
+        defer { for queue in queues { queue.stop() } }
+        let running = Locked(0)
+        let most = Locked(0)
+        let open = Locked(false)
+        var works: [ScheduledWork] = []
+        for queue in queues {
+            for _ in 0..<3 {
+                works.append(
+                    queue.scheduleOnThread { _ in
+                        let now = running.withLock { count -> Int in
+                            count += 1
+                            return count
+                        }
+                        most.withLock { $0 = max($0, now) }
+                        while !open.withLock({ $0 }) { usleep(1000) }
+                        running.withLock { $0 -= 1 }
+                    })
+            }
+        }
+        #expect(await Self.eventually { running.withLock { $0 } == 3 }, "the budget's threads did not all start")
+        #expect(budget.running == 3)
+        open.withLock { $0 = true }
+        for work in works { await work.ended() }
+        #expect(most.withLock { $0 } == 3, "more calls ran at once than the budget allows")
+        #expect(await Self.eventually { budget.running == 0 }, "a thread outlived the work")
+    }
+
     @Test func sessionPolicyOverATestClock() {
         let clock = TestClock<Duration>()
         let policy = MCPSessionPolicy(maximumSessions: 2, idleLimit: .seconds(60), busyRetryAfter: .seconds(5))

@@ -76,6 +76,28 @@ final class MCPSession: Sendable {
         var waiting = 0
     }
     let arrivals = Condition(Arrivals())
+    /// The `wait` calls under way in the whole server, when its sessions
+    /// share a budget of threads (`--mcp --http`): a wait holds a thread.
+    let serverWaits: WaitSlots?
+
+    /// How many `wait` calls may be under way at once in a server whose
+    /// sessions share their threads, at most.
+    final class WaitSlots: Sendable {
+        let maximum: Int
+        private let taken = Locked(0)
+
+        init(maximum: Int) { self.maximum = maximum }
+
+        func take() -> Bool {
+            taken.withLock { taken in
+                guard taken < maximum else { return false }
+                taken += 1
+                return true
+            }
+        }
+
+        func give() { taken.withLock { $0 -= 1 } }
+    }
     /// The result each live query last gave the agent (`watch`, `wait`,
     /// its resource): what `wait`'s changes are counted from.
     let seen = Locked<[String: LiveQuerySnapshot]>([:])
@@ -84,9 +106,10 @@ final class MCPSession: Sendable {
         writer: MessageWriter, options: MCPServer.Options, shownPath: String, database: LiveDatabase?,
         readers: ConfinedReaderPool? = nil, checker: SQLChecker? = nil, unavailable: String?,
         directory: LiveQueryDirectory? = nil, sharedDirectory: LiveQueryDirectory? = nil, ownsDatabase: Bool = true,
-        ownConnection: MCPOwnConnection? = nil
+        ownConnection: MCPOwnConnection? = nil, serverWaits: WaitSlots? = nil
     ) {
         self.ownConnection = ownConnection
+        self.serverWaits = serverWaits
         self.writer = writer
         self.options = options
         self.shownPath = shownPath
@@ -121,7 +144,8 @@ final class MCPSession: Sendable {
             checker: checker, unavailable: unavailable, directory: database.makeDirectory(),
             sharedDirectory: database.directory, ownsDatabase: false,
             ownConnection: options.allowWrites && !database.info.readonly
-                ? connections.map { MCPOwnConnection(database: database, slots: $0) } : nil)
+                ? connections.map { MCPOwnConnection(database: database, slots: $0) } : nil,
+            serverWaits: shared?.waits)
         await session.startSchemaForwarding()
         session.startLiveForwarding()
         return session
@@ -174,12 +198,18 @@ final class MCPSession: Sendable {
         let readers: ConfinedReaderPool?
         let checker: SQLChecker?
         let unavailable: String?
+        /// The `wait` calls under way in the server, bounded.
+        let waits: WaitSlots
 
-        /// The readers of `database`, at most `capacity` open at once.
-        static func open(_ database: LiveDatabase, options: MCPServer.Options, capacity: Int) async -> SharedReaders {
+        /// The readers of `database`, at most `capacity` open at once, and
+        /// at most `waits` `wait` calls under way at once.
+        static func open(_ database: LiveDatabase, options: MCPServer.Options, capacity: Int, waits: Int) async
+            -> SharedReaders
+        {
             let (readers, checker, unavailable) = await MCPSession.readers(
                 database, options: options, capacity: capacity)
-            return SharedReaders(readers: readers, checker: checker, unavailable: unavailable)
+            return SharedReaders(
+                readers: readers, checker: checker, unavailable: unavailable, waits: WaitSlots(maximum: waits))
         }
     }
 

@@ -65,7 +65,7 @@ final class Connection<Session: Sendable>: Sendable {
     let writer: MessageWriter
     let session: Session
     let served: ServedProtocol<Session>
-    let queue = RequestQueue()
+    let queue: RequestQueue
     let maximumMessageLength: Int
 
     /// A request being handled: what a cancellation needs to cancel it.
@@ -122,7 +122,13 @@ final class Connection<Session: Sendable>: Sendable {
     static var sweepInterval: Int { 1024 }
     private let state: Locked<State>
 
-    init(writer: MessageWriter, session: Session, served: ServedProtocol<Session>, maximumMessageLength: Int) {
+    /// - parameter threads: The threads its blocking requests run on, shared
+    ///   with other connections (nil: a budget of its own).
+    init(
+        writer: MessageWriter, session: Session, served: ServedProtocol<Session>, maximumMessageLength: Int,
+        threads: ThreadBudget? = nil
+    ) {
+        queue = threads.map { RequestQueue(threads: $0) } ?? RequestQueue()
         self.writer = writer
         self.session = session
         self.served = served

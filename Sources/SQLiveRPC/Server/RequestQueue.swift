@@ -81,10 +81,6 @@ final class RequestQueue: Sendable {
         /// The sequence of the last lane request of each kind scheduled:
         /// what requests of the kinds `OrderingRule` names wait for.
         var lastOfKind: [Scheduling: Int] = [:]
-        /// Threads running work scheduled on threads of its own, and the
-        /// jobs waiting for one of them (`runOnThread`).
-        var threadsRunning = 0
-        var threadJobs: [@Sendable () -> Void] = []
 
         /// The lane sequence a request of `kind` waits for: the last of the
         /// lane kinds the rule names.
@@ -103,7 +99,14 @@ final class RequestQueue: Sendable {
     /// `hasQueuedLaneWork` (for every response sent).
     private let queuedJobs = Atomic<Int>(0)
 
-    init() {}
+    /// The threads that run work scheduled on threads of its own: the
+    /// queue's own (`maximumThreads`), or a budget a server's sessions
+    /// share (`--mcp --http`).
+    let threads: ThreadBudget
+
+    init(threads: ThreadBudget = ThreadBudget(maximum: RequestQueue.maximumThreads)) {
+        self.threads = threads
+    }
 
     /// Schedules work that runs on the lane thread, blocking it.
     ///
@@ -203,38 +206,12 @@ final class RequestQueue: Sendable {
     }
 
     /// The most threads work scheduled on threads of its own runs on at
-    /// once (`scheduleOnThread`); more waits for one of them, in order.
+    /// once (`scheduleOnThread`) in a queue with a budget of its own; more
+    /// waits for one of them, in order.
     static var maximumThreads: Int { 8 }
 
-    /// Runs a job on a thread of the queue's: a new one while fewer than
-    /// `maximumThreads` run, else the next one free. A thread runs the jobs
-    /// waiting after its own, then ends.
     private func runOnThread(_ job: @escaping @Sendable () -> Void) {
-        let startsThread = state.withLock { state -> Bool in
-            guard state.threadsRunning < Self.maximumThreads else {
-                state.threadJobs.append(job)
-                return false
-            }
-            state.threadsRunning += 1
-            return true
-        }
-        guard startsThread else { return }
-        let thread = Thread { [self] in
-            var next: (@Sendable () -> Void)? = job
-            while let current = next {
-                current()
-                next = state.withLock { state in
-                    guard !state.threadJobs.isEmpty else {
-                        state.threadsRunning -= 1
-                        return nil
-                    }
-                    return state.threadJobs.removeFirst()
-                }
-            }
-        }
-        thread.name = "sqlive.rpc.call"
-        thread.stackSize = 8 << 20
-        thread.start()
+        threads.run(job)
     }
 
     private func enqueue(_ scheduling: Scheduling, _ work: ScheduledWork, _ run: @escaping @Sendable () -> Void) {
@@ -389,5 +366,65 @@ final class RequestQueue: Sendable {
         state.withLock { $0.stopped = true }
         // A sleeping lane must see it.
         state.broadcast()
+    }
+}
+
+/// Threads for blocking work (`RequestQueue.scheduleOnThread`): at most
+/// `maximum` run at once; a job beyond them waits, in order, for one to be
+/// free. A thread runs the jobs waiting after its own, then ends: no job,
+/// no thread.
+///
+/// A queue has one of its own; the sessions of `--mcp --http` share one,
+/// so that the threads running agents' statements at once are bounded
+/// server-wide, however many sessions there are.
+final class ThreadBudget: Sendable {
+    let maximum: Int
+
+    // Mutable State: guarded by the mutex. `running` counts the threads
+    // alive; `jobs` holds the jobs waiting for one, in order. A thread
+    // takes the next job, or (none waiting) counts itself out, in one visit
+    // to the lock, so a job is never left waiting with no thread to run it.
+    private struct State {
+        var running = 0
+        var jobs: [@Sendable () -> Void] = []
+    }
+    private let state = Locked(State())
+
+    init(maximum: Int) {
+        precondition(maximum >= 1)
+        self.maximum = maximum
+    }
+
+    /// How many threads run now (tests).
+    var running: Int { state.withLock { $0.running } }
+
+    /// Runs a job on a new thread while fewer than `maximum` run, else on
+    /// the next one free.
+    func run(_ job: @escaping @Sendable () -> Void) {
+        let startsThread = state.withLock { state -> Bool in
+            guard state.running < maximum else {
+                state.jobs.append(job)
+                return false
+            }
+            state.running += 1
+            return true
+        }
+        guard startsThread else { return }
+        let thread = Thread { [self] in
+            var next: (@Sendable () -> Void)? = job
+            while let current = next {
+                current()
+                next = state.withLock { state in
+                    guard !state.jobs.isEmpty else {
+                        state.running -= 1
+                        return nil
+                    }
+                    return state.jobs.removeFirst()
+                }
+            }
+        }
+        thread.name = "sqlive.rpc.call"
+        thread.stackSize = 8 << 20
+        thread.start()
     }
 }

@@ -274,7 +274,9 @@ final class Endpoint: Sendable {
         // A session of the handshake era is one client's: its writes run on
         // a connection of its own. The stateless era's is every client's.
         let connections = key == MCPHTTPSession.statelessKey ? nil : clientConnections
-        return MCPHTTPSession.start(key: key, maximumMessageLength: options.maximumMessageLength) { writer in
+        return MCPHTTPSession.start(
+            key: key, maximumMessageLength: options.maximumMessageLength, threads: hub.threads
+        ) { writer in
             await MCPSession.open(
                 sharing: hub.database, unavailable: hub.unavailable, shownAs: hub.shownPath, options: options,
                 writer: writer, connections: connections, readers: hub.readers)

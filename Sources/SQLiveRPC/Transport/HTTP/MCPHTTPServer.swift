@@ -70,6 +70,16 @@ final class MCPHub: Sendable {
     /// How many agents' statements run at once, server-wide, each on a
     /// confined reader of its own; more wait for one.
     static let sharedReaders = 8
+    /// How many threads run agents' calls at once, server-wide (each
+    /// statement, explain, schema and `wait` holds one while it runs); more
+    /// wait, in order, for one to be free.
+    static let callThreads = 64
+    /// How many `wait` calls may be under way at once, server-wide: half
+    /// the call threads, so that waits never hold back every statement.
+    static let serverWaits = 32
+
+    /// The threads every session's calls share.
+    let threads = ThreadBudget(maximum: MCPHub.callThreads)
 
     private init(
         database: LiveDatabase?, unavailable: String?, shownPath: String, readers: MCPSession.SharedReaders? = nil
@@ -104,7 +114,8 @@ final class MCPHub: Sendable {
                     shownPath: shownPath)
             }
         }
-        let readers = await MCPSession.SharedReaders.open(database, options: options, capacity: Self.sharedReaders)
+        let readers = await MCPSession.SharedReaders.open(
+            database, options: options, capacity: Self.sharedReaders, waits: Self.serverWaits)
         return MCPHub(database: database, unavailable: nil, shownPath: shownPath, readers: readers)
     }
 

@@ -82,7 +82,7 @@ final class MCPHTTPSession: Sendable {
     /// Starts a session over a session of MCP's (`makeSession` makes it,
     /// writing to the writer it is given).
     static func start(
-        key: String, maximumMessageLength: Int,
+        key: String, maximumMessageLength: Int, threads: ThreadBudget? = nil,
         makeSession: @escaping @Sendable (MessageWriter) async -> MCPSession
     ) -> MCPHTTPSession {
         let session = MCPHTTPSession(key: key)
@@ -92,7 +92,8 @@ final class MCPHTTPSession: Sendable {
         Task {
             let mcp = await makeSession(writer)
             let connection = Connection(
-                writer: writer, session: mcp, served: .mcp, maximumMessageLength: maximumMessageLength)
+                writer: writer, session: mcp, served: .mcp, maximumMessageLength: maximumMessageLength,
+                threads: threads)
             session.attach(connection)
             _ = await connection.runPushed()
             _ = writer.flush()

@@ -268,7 +268,7 @@ final class Endpoint: Sendable {
 
     // MARK: - Sessions
 
-    private func makeSession(key: String) -> MCPHTTPSession? {
+    private func makeSession(key: String) -> MCPHTTPSession {
         let hub = self.hub
         let options = self.options
         // A session of the handshake era is one client's: its writes run on
@@ -313,7 +313,7 @@ final class Endpoint: Sendable {
             return verdict
         }
         let key = HTTPListener.randomToken()
-        guard let session = makeSession(key: key) else { return .stopping }
+        let session = makeSession(key: key)
         let kept = state.withLock { state -> NewSession in
             guard !state.ended else { return .stopping }
             // Another `initialize` may have taken the last place meanwhile.
@@ -372,7 +372,7 @@ final class Endpoint: Sendable {
 
     private func statelessSession() -> MCPHTTPSession? {
         if let session = state.withLock({ $0.stateless }) { return session }
-        guard let made = makeSession(key: MCPHTTPSession.statelessKey) else { return nil }
+        let made = makeSession(key: MCPHTTPSession.statelessKey)
         let (session, extra) = state.withLock { state -> (MCPHTTPSession?, MCPHTTPSession?) in
             guard !state.ended else { return (nil, made) }
             if let existing = state.stateless { return (existing, made) }

@@ -19,9 +19,17 @@ import Synchronization
 ///   so, once its request's head has arrived (within a second): HTTP 503,
 ///   `Retry-After: 1` and a JSON-RPC error (-32030), then closed. (It is
 ///   not answered before its request is read: closing a socket with
-///   unread data resets it, and the client could lose the answer.) The
-///   descriptors left are for the database's connections, the watchers
-///   and the tabs' connections; should they run out all the same, NIO
+///   unread data resets it, and the client could lose the answer.)
+/// - **Never at the descriptor limit.** The descriptors left are for the
+///   database's connections, the watchers and the tabs' connections; the
+///   gate also counts the process's open descriptors (`/proc/self/fd`) at
+///   each connection: within `refusalMargin` of the limit a connection is
+///   refused with 503 as above, within `closingMargin` it is closed at once
+///   (a refused connection). A process at its limit is not only unable to
+///   accept: libdispatch's thread-pool monitor, which opens
+///   `/proc/PID/stat` files every second, traps when it cannot ("workq:
+///   registered worker exited prematurely"): the signal 4 that ended the
+///   server in issue 56. Should the descriptors run out all the same, NIO
 ///   retries accepting every second, and the connections wait in the
 ///   kernel's queue meanwhile.
 final class ConnectionGate: Sendable {
@@ -32,9 +40,45 @@ final class ConnectionGate: Sendable {
     /// When a refusal was last logged (one line a minute at most).
     private let lastLog = Locked<ContinuousClock.Instant?>(nil)
 
+    /// The soft descriptor limit, nil when there is none.
+    let descriptorLimit: Int?
+
     init(timeout: Duration, maximumConnections: Int = ConnectionGate.defaultMaximumConnections) {
         self.timeout = timeout
         self.maximumConnections = maximumConnections
+        descriptorLimit = Self.softDescriptorLimit
+    }
+
+    /// How near the descriptor limit a connection is refused with 503.
+    static let refusalMargin = 48
+    /// How near the descriptor limit a connection is closed at once.
+    static let closingMargin = 16
+
+    static var softDescriptorLimit: Int? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// How many descriptors the process has open (those in `/proc/self/fd`,
+    /// less the one reading it); nil when it cannot tell.
+    static func openDescriptors() -> Int? {
+        guard let directory = opendir("/proc/self/fd") else { return nil }
+        defer { closedir(directory) }
+        var count = 0
+        while let entry = readdir(directory) {
+            if entry.pointee.d_name.0 != UInt8(ascii: ".") { count += 1 }
+        }
+        return count - 1
+    }
+
+    /// What becomes of a connection.
+    enum Admission: Equatable {
+        case admit
+        /// Answered 503 once its head is in.
+        case refuse
+        /// Closed at once: the process is about to run out of descriptors.
+        case close
     }
 
     /// The connections a listener admits at once: the descriptor limit
@@ -51,11 +95,20 @@ final class ConnectionGate: Sendable {
         return max(soft - reserve, 8)
     }
 
-    /// Counts a connection in; false when it is one too many.
-    func admit(_ channel: any Channel) -> Bool {
+    /// Counts a connection in, and says what becomes of it.
+    func admit(_ channel: any Channel) -> Admission {
         let count = open.add(1, ordering: .relaxed).newValue
         channel.closeFuture.whenComplete { [self] _ in open.subtract(1, ordering: .relaxed) }
-        guard count > maximumConnections else { return true }
+        var admission = Admission.admit
+        var reason = ""
+        if let limit = descriptorLimit, let used = Self.openDescriptors(), used + Self.refusalMargin >= limit {
+            admission = used + Self.closingMargin >= limit ? .close : .refuse
+            reason = "\(used) descriptors of \(limit) are open"
+        } else if count > maximumConnections {
+            admission = .refuse
+            reason = "\(maximumConnections) connections are open, the most the descriptor limit leaves room for"
+        }
+        guard admission != .admit else { return .admit }
         let now = ContinuousClock.now
         let log = lastLog.withLock { last -> Bool in
             if let last, last.duration(to: now) < .seconds(60) { return false }
@@ -63,12 +116,10 @@ final class ConnectionGate: Sendable {
             return true
         }
         if log {
-            let message =
-                "refusing connections with 503: \(maximumConnections) are open, the most this process's descriptor "
-                + "limit leaves room for"
-            ServerLog.warning("\(message)")
+            let verb = admission == .close ? "closing new connections at once" : "refusing connections with 503"
+            ServerLog.warning("\(verb): \(reason)")
         }
-        return false
+        return admission
     }
 
     /// How long a connection over the bound has to send its request's
@@ -96,11 +147,15 @@ struct GatedChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let gate: ConnectionGate
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let admitted = gate.admit(channel)
+        let admission = gate.admit(channel)
         let gate = self.gate
         return channel.eventLoop.makeCompletedFuture {
+            if admission == .close {
+                // No descriptor to spare: not even the time to say why.
+                channel.close(promise: nil)
+            }
             try channel.pipeline.syncOperations.addHandler(
-                RequestHeadDeadline(timeout: gate.timeout, admitted: admitted), position: .first)
+                RequestHeadDeadline(timeout: gate.timeout, admitted: admission == .admit), position: .first)
         }.flatMap { inner.setup(channel: channel, logger: logger) }
     }
 

@@ -113,12 +113,16 @@ struct ServerBoundsTests {
             }
         }
         // Idle now: the threads the burst woke end within a few seconds.
+        // (The server's own watchers, an inotify and its wake pipes, may
+        // start meanwhile: a few descriptors, once, never per session.)
         var now = Self.counts(pid)
         let settled = await IdleThreadsTests.eventually {
             now = Self.counts(pid)
-            return now.threads <= baseline.threads + 4 && now.descriptors <= baseline.descriptors + 4
+            return now.threads <= baseline.threads + 4 && now.descriptors <= baseline.descriptors + 8
         }
-        #expect(settled, "500 idle sessions: \(now) against \(baseline) at first")
+        let targets = Self.descriptorTargets(pid)
+        #expect(
+            settled, "500 idle sessions: \(now) against \(baseline) at first: \(targets), at first \(baselineTargets)")
         // Every session still answers.
         #expect(try Self.query(port: port, token: token, session: sessions[250]).status == 200)
         for key in sessions {

@@ -515,6 +515,10 @@ final class MCPOwnConnection: Sendable {
     /// the database can have no other (in memory).
     func connection() throws(ToolFailure) -> ClientConnection? {
         if let open = state.withLock({ $0.connection }) { return open }
+        guard !ConnectionGate.isNearDescriptorLimit else {
+            throw ToolFailure(
+                "this server is near its limit of open files (RLIMIT_NOFILE): call again later, or end a session")
+        }
         guard slots.take() else {
             throw ToolFailure(
                 "\(Slots.maximum) agents' sessions already hold a connection to write with: end one (DELETE its "

@@ -72,6 +72,14 @@ final class ConnectionGate: Sendable {
         return count - 1
     }
 
+    /// Whether the process has fewer than `refusalMargin` descriptors
+    /// left: what would open one more (a tab's connection, an agent's
+    /// connection to write) waits for a later call instead.
+    static var isNearDescriptorLimit: Bool {
+        guard let limit = softDescriptorLimit, let used = openDescriptors() else { return false }
+        return used + refusalMargin >= limit
+    }
+
     /// What becomes of a connection.
     enum Admission: Equatable {
         case admit

@@ -289,6 +289,12 @@ final class WebSite: Sendable {
             return
         }
         defer { state.withLock { $0.clients -= 1 } }
+        if liveQueries == nil && ConnectionGate.isNearDescriptorLimit {
+            ServerLog.warning("a tab is closed as it opens: the process is near its limit of open files")
+            try? await outbound.close(
+                .unknown(1013), reason: "this server is near its limit of open files: close a tab, or try again later")
+            return
+        }
         var client: ClientConnection?
         if liveQueries == nil {
             do {

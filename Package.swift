@@ -143,7 +143,10 @@ let package = Package(
             dependencies: ["SQLiveProtocol", "SQLiveTestSupport"]),
         .testTarget(
             name: "SQLiveRPCTests",
-            dependencies: ["SQLiveRPC", "SQLiveProtocol", "SQLiveEngine", "SQLiveLocks", "SQLiveTestSupport"]),
+            dependencies: [
+                "SQLiveRPC", "SQLiveProtocol", "SQLiveEngine", "SQLiveLocks", "SQLiveTestSupport",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ]),
         .testTarget(
             name: "SQLiveREPLTests",
             dependencies: [

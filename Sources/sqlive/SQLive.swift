@@ -74,6 +74,13 @@ enum Main {
         exit(status)
     }
 
+    /// The listeners' time-outs the command line asks for.
+    private static func timeouts(_ line: ShellCommandLine) -> HTTPListener.Timeouts {
+        var timeouts = HTTPListener.Timeouts()
+        if let seconds = line.httpTimeout { timeouts.request = .milliseconds(Int64(seconds * 1000)) }
+        return timeouts
+    }
+
     private static func run(_ line: ShellCommandLine) async -> Int32 {
         switch line.frontEnd {
         case .mcp:
@@ -87,8 +94,12 @@ enum Main {
                         Data("sqlive: Error: --http takes [HOST:]PORT, not \(http)\n".utf8))
                     return 1
                 }
+                var policy = MCPSessionPolicy()
+                if let maximum = line.maxSessions { policy.maximumSessions = maximum }
+                if let idle = line.sessionIdle { policy.idleLimit = .milliseconds(Int64(idle * 1000)) }
                 return await MCPHTTPServer.run(
-                    database: line.database, address: address, tokenFile: line.tokenFile, options: options)
+                    database: line.database, address: address, tokenFile: line.tokenFile, options: options,
+                    policy: policy, timeouts: timeouts(line))
             }
             return await MCPServer.run(database: line.database, options: options)
         case .web:
@@ -103,7 +114,8 @@ enum Main {
             var options = WebServer.Options(
                 allowWrites: line.allowWrites, refreshBudget: line.refreshBudgetDuration, tokenFile: line.tokenFile)
             guard line.demo else {
-                return await WebServer.run(database: line.database, address: address, options: options)
+                return await WebServer.run(
+                    database: line.database, address: address, options: options, timeouts: timeouts(line))
             }
             // The demo: its database, its writer, and the leaderboard watched on the page.
             let demo: DemoSession
@@ -115,7 +127,8 @@ enum Main {
             }
             options.watches = [("leaderboard", DemoDatabase.leaderboard.sql)]
             demo.writer.start()
-            let status = await WebServer.run(database: demo.path, address: address, options: options)
+            let status = await WebServer.run(
+                database: demo.path, address: address, options: options, timeouts: timeouts(line))
             demo.tearDown()
             return status
         case .changes:
@@ -230,6 +243,18 @@ struct SQLive: AsyncParsableCommand {
 
     @Option(help: "With --mcp --http or --web: read the token from this file instead of making one up.")
     var tokenFile: String?
+
+    @Option(help: "With --mcp --http: the most MCP sessions at once; one more is refused with 503 and Retry-After.")
+    var maxSessions: Int = 256
+
+    @Option(help: "With --mcp --http: how long an MCP session may idle, in seconds, before it ends (then 404).")
+    var sessionIdle: Double = 600
+
+    @Option(
+        help:
+            "With --mcp --http or --web: how long, in seconds, a connection may keep a request's head or body unfinished before it is closed."
+    )
+    var httpTimeout: Double = 10
 
     @Flag(help: "With --mcp or --web: let the agent's or the page's statements write.")
     var allowWrites = false

@@ -106,6 +106,15 @@ public struct ShellCommandLine: Equatable, Sendable {
     /// `--changes --table NAME`, in order: the tables the feed reports
     /// (none: every table).
     public var changeTables: [String] = []
+    /// `--max-sessions N` (with `--mcp --http`): the most MCP sessions at
+    /// once; nil when not given (256).
+    public var maxSessions: Int?
+    /// `--session-idle SECONDS` (with `--mcp --http`): how long an MCP
+    /// session may idle before it ends; nil when not given (600).
+    public var sessionIdle: Double?
+    /// `--http-timeout SECONDS` (with `--mcp --http` or `--web`): how long
+    /// a connection may keep a request unfinished; nil when not given (10).
+    public var httpTimeout: Double?
     /// `--refresh-budget SECONDS`: how long a live query's refresh may run
     /// (0: no limit); nil when not given (the engine's 30 s).
     public var refreshBudget: Double?
@@ -209,7 +218,7 @@ public struct ShellCommandLine: Equatable, Sendable {
             if attached != nil
                 && ![
                     "mode", "time-limit", "max-rows", "max-bytes", "command", "file", "refresh-budget", "http",
-                    "token-file", "web",
+                    "token-file", "web", "max-sessions", "session-idle", "http-timeout",
                 ].contains(option)
                 && !(feed && option == "table")
             {
@@ -253,6 +262,18 @@ public struct ShellCommandLine: Equatable, Sendable {
                 line.maxBytes = count
             case "http": line.httpAddress = try argumentValue()
             case "token-file": line.tokenFile = try argumentValue()
+            case "max-sessions":
+                let text = try argumentValue()
+                guard let count = Int(text) else { throw invalid(text, for: argument) }
+                line.maxSessions = count
+            case "session-idle":
+                let text = try argumentValue()
+                guard let seconds = Double(text) else { throw invalid(text, for: argument) }
+                line.sessionIdle = seconds
+            case "http-timeout":
+                let text = try argumentValue()
+                guard let seconds = Double(text) else { throw invalid(text, for: argument) }
+                line.httpTimeout = seconds
             case "sqlive-version": line.action = .sqliveVersion
             // sqlite3's.
             case "help":
@@ -322,6 +343,21 @@ public struct ShellCommandLine: Equatable, Sendable {
         }
         if frontEnd == .mcp && httpAddress == nil && tokenFile != nil {
             return "--token-file is for --mcp --http"
+        }
+        if (maxSessions != nil || sessionIdle != nil) && !(frontEnd == .mcp && httpAddress != nil) {
+            return "--max-sessions and --session-idle are for --mcp --http"
+        }
+        if httpTimeout != nil && !(frontEnd == .web || (frontEnd == .mcp && httpAddress != nil)) {
+            return "--http-timeout is for --mcp --http and --web"
+        }
+        if let maxSessions, maxSessions < 1 {
+            return "--max-sessions must be at least 1"
+        }
+        if let sessionIdle, !(sessionIdle > 0 && sessionIdle <= 7 * 86400) {
+            return "--session-idle must be between 0 and 604800 seconds"
+        }
+        if let httpTimeout, !(httpTimeout > 0 && httpTimeout <= 86400) {
+            return "--http-timeout must be between 0 and 86400 seconds"
         }
         if frontEnd == .web && (!commands.isEmpty || file != nil || !trailing.isEmpty) {
             return "--web cannot be combined with -c, -f or SQL arguments"

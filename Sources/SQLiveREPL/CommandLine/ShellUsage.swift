@@ -56,6 +56,12 @@ public enum ShellUsage {
            --http [HOST:]PORT   with --mcp: over HTTP, one process for many agents
            --web [[HOST:]PORT]  serve the live page in a browser (prints its URL and token)
            --token-file FILE    with --mcp --http or --web: the token, from a file
+           --max-sessions N     with --mcp --http: the most MCP sessions at once (256)
+           --session-idle SECONDS
+                                with --mcp --http: an idle session ends after this (600)
+           --http-timeout SECONDS
+                                with --mcp --http or --web: a request unfinished this long
+                                is closed (10)
            --allow-writes       with --mcp or --web: let the agent's or the page's statements write
            --time-limit SECONDS with --mcp: each call's time limit (10)
            --max-rows N         with --mcp: the most rows a call returns (1000)

@@ -321,6 +321,14 @@ extension MCPSession {
             throw ToolFailure("\(Self.concurrentWaits) waits are under way already: wait for one of them to end")
         }
         defer { arrivals.withLock { $0.waiting -= 1 } }
+        if let serverWaits {
+            guard serverWaits.take() else {
+                throw ToolFailure(
+                    "\(serverWaits.maximum) waits are under way on this server already (every agent's together): "
+                        + "call wait again later")
+            }
+        }
+        defer { serverWaits?.give() }
         let deadline = ContinuousClock.now + .milliseconds(timeoutMs)
         var timedOut = false
         var current: (snapshot: LiveQuerySnapshot, error: SQLiveError?)

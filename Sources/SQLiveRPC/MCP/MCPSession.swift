@@ -76,6 +76,28 @@ final class MCPSession: Sendable {
         var waiting = 0
     }
     let arrivals = Condition(Arrivals())
+    /// The `wait` calls under way in the whole server, when its sessions
+    /// share a budget of threads (`--mcp --http`): a wait holds a thread.
+    let serverWaits: WaitSlots?
+
+    /// How many `wait` calls may be under way at once in a server whose
+    /// sessions share their threads, at most.
+    final class WaitSlots: Sendable {
+        let maximum: Int
+        private let taken = Locked(0)
+
+        init(maximum: Int) { self.maximum = maximum }
+
+        func take() -> Bool {
+            taken.withLock { taken in
+                guard taken < maximum else { return false }
+                taken += 1
+                return true
+            }
+        }
+
+        func give() { taken.withLock { $0 -= 1 } }
+    }
     /// The result each live query last gave the agent (`watch`, `wait`,
     /// its resource): what `wait`'s changes are counted from.
     let seen = Locked<[String: LiveQuerySnapshot]>([:])
@@ -84,9 +106,10 @@ final class MCPSession: Sendable {
         writer: MessageWriter, options: MCPServer.Options, shownPath: String, database: LiveDatabase?,
         readers: ConfinedReaderPool? = nil, checker: SQLChecker? = nil, unavailable: String?,
         directory: LiveQueryDirectory? = nil, sharedDirectory: LiveQueryDirectory? = nil, ownsDatabase: Bool = true,
-        ownConnection: MCPOwnConnection? = nil
+        ownConnection: MCPOwnConnection? = nil, serverWaits: WaitSlots? = nil
     ) {
         self.ownConnection = ownConnection
+        self.serverWaits = serverWaits
         self.writer = writer
         self.options = options
         self.shownPath = shownPath
@@ -103,20 +126,26 @@ final class MCPSession: Sendable {
     /// HTTP transport's hub): live queries of its own, and the shared ones.
     static func open(
         sharing database: LiveDatabase?, unavailable: String?, shownAs shownPath: String, options: MCPServer.Options,
-        writer: MessageWriter, connections: MCPOwnConnection.Slots? = nil
+        writer: MessageWriter, connections: MCPOwnConnection.Slots? = nil, readers shared: SharedReaders? = nil
     ) async -> MCPSession {
         guard let database, unavailable == nil else {
             return MCPSession(
                 writer: writer, options: options, shownPath: shownPath, database: nil,
                 unavailable: unavailable ?? "no database is open", ownsDatabase: false)
         }
-        let (readers, checker, unavailable) = await Self.readers(database, options: options)
+        let (readers, checker, unavailable) =
+            if let shared {
+                (shared.readers, shared.checker, shared.unavailable)
+            } else {
+                await Self.readers(database, options: options)
+            }
         let session = MCPSession(
             writer: writer, options: options, shownPath: shownPath, database: database, readers: readers,
             checker: checker, unavailable: unavailable, directory: database.makeDirectory(),
             sharedDirectory: database.directory, ownsDatabase: false,
             ownConnection: options.allowWrites && !database.info.readonly
-                ? connections.map { MCPOwnConnection(database: database, slots: $0) } : nil)
+                ? connections.map { MCPOwnConnection(database: database, slots: $0) } : nil,
+            serverWaits: shared?.waits)
         await session.startSchemaForwarding()
         session.startLiveForwarding()
         return session
@@ -162,15 +191,37 @@ final class MCPSession: Sendable {
         return session
     }
 
+    /// Confined readers and a checker that several sessions share (the
+    /// HTTP transport's: a session costs no connection of its own to read),
+    /// or why there are none.
+    struct SharedReaders: Sendable {
+        let readers: ConfinedReaderPool?
+        let checker: SQLChecker?
+        let unavailable: String?
+        /// The `wait` calls under way in the server, bounded.
+        let waits: WaitSlots
+
+        /// The readers of `database`, at most `capacity` open at once, and
+        /// at most `waits` `wait` calls under way at once.
+        static func open(_ database: LiveDatabase, options: MCPServer.Options, capacity: Int, waits: Int) async
+            -> SharedReaders
+        {
+            let (readers, checker, unavailable) = await MCPSession.readers(
+                database, options: options, capacity: capacity)
+            return SharedReaders(
+                readers: readers, checker: checker, unavailable: unavailable, waits: WaitSlots(maximum: waits))
+        }
+    }
+
     /// The confined readers and the checker a session runs the agent's
     /// statements on, or why it cannot.
-    private static func readers(_ database: LiveDatabase, options: MCPServer.Options) async -> (
-        ConfinedReaderPool?, SQLChecker?, String?
-    ) {
+    private static func readers(
+        _ database: LiveDatabase, options: MCPServer.Options, capacity: Int = MCPSession.concurrentCalls
+    ) async -> (ConfinedReaderPool?, SQLChecker?, String?) {
         var readers: ConfinedReaderPool?
         var unavailable: String?
         do {
-            readers = try database.makeConfinedReaderPool(capacity: Self.concurrentCalls)
+            readers = try database.makeConfinedReaderPool(capacity: capacity)
         } catch {
             if !options.allowWrites {
                 unavailable =
@@ -464,6 +515,10 @@ final class MCPOwnConnection: Sendable {
     /// the database can have no other (in memory).
     func connection() throws(ToolFailure) -> ClientConnection? {
         if let open = state.withLock({ $0.connection }) { return open }
+        guard !ConnectionGate.isNearDescriptorLimit else {
+            throw ToolFailure(
+                "this server is near its limit of open files (RLIMIT_NOFILE): call again later, or end a session")
+        }
         guard slots.take() else {
             throw ToolFailure(
                 "\(Slots.maximum) agents' sessions already hold a connection to write with: end one (DELETE its "

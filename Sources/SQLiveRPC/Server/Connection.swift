@@ -65,7 +65,7 @@ final class Connection<Session: Sendable>: Sendable {
     let writer: MessageWriter
     let session: Session
     let served: ServedProtocol<Session>
-    let queue = RequestQueue()
+    let queue: RequestQueue
     let maximumMessageLength: Int
 
     /// A request being handled: what a cancellation needs to cancel it.
@@ -122,7 +122,13 @@ final class Connection<Session: Sendable>: Sendable {
     static var sweepInterval: Int { 1024 }
     private let state: Locked<State>
 
-    init(writer: MessageWriter, session: Session, served: ServedProtocol<Session>, maximumMessageLength: Int) {
+    /// - parameter threads: The threads its blocking requests run on, shared
+    ///   with other connections (nil: a budget of its own).
+    init(
+        writer: MessageWriter, session: Session, served: ServedProtocol<Session>, maximumMessageLength: Int,
+        threads: ThreadBudget? = nil
+    ) {
+        queue = threads.map { RequestQueue(threads: $0) } ?? RequestQueue()
         self.writer = writer
         self.session = session
         self.served = served
@@ -151,6 +157,76 @@ final class Connection<Session: Sendable>: Sendable {
             thread.name = "sqlive.rpc.reader"
             thread.start()
         }
+        return await finish(exitRequested: exitRequested)
+    }
+
+    // Mutable State of an input pushed in-process (`receive`): guarded by
+    // the mutex, which also makes `receive` calls one at a time, as the
+    // reading thread is one. `ended` is set once, by `endInput` or an
+    // `exit` (then `exit` is true); `waiter` is `runPushed`'s, resumed once
+    // when the input ends.
+    private struct PushedInput {
+        var ended = false
+        var exit = false
+        var waiter: CheckedContinuation<Bool, Never>?
+    }
+    private let pushed = Locked(PushedInput())
+
+    /// Serves the messages given to `receive` until `exit` or `endInput`,
+    /// then closes the session: `run(input:)` without a descriptor or a
+    /// reading thread, for sessions served in-process (`--mcp --http`,
+    /// `--web`), which cost no thread while idle.
+    ///
+    /// - returns: The exit code, as `run(input:)`'s.
+    func runPushed() async -> Int32 {
+        let exitRequested = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let ended = pushed.withLock { input -> Bool? in
+                if input.ended { return input.exit }
+                input.waiter = continuation
+                return nil
+            }
+            if let ended { continuation.resume(returning: ended) }
+        }
+        return await finish(exitRequested: exitRequested)
+    }
+
+    /// Handles one message (a whole message, without framing), as the
+    /// reading thread handles one; calls are handled one at a time, in the
+    /// order they take the lock.
+    ///
+    /// - returns: False once the input has ended (the message is dropped).
+    @discardableResult
+    func receive(_ content: [UInt8]) -> Bool {
+        let (accepted, waiter) = pushed.withLock { input -> (Bool, CheckedContinuation<Bool, Never>?) in
+            guard !input.ended else { return (false, nil) }
+            let outcome: Outcome
+            if content.count > maximumMessageLength {
+                outcome = handle(LineFramer.Event.tooLong(content.count))
+            } else {
+                outcome = handle(content: content)
+            }
+            guard case .exit = outcome else { return (true, nil) }
+            input.ended = true
+            input.exit = true
+            defer { input.waiter = nil }
+            return (true, input.waiter)
+        }
+        waiter?.resume(returning: true)
+        return accepted
+    }
+
+    /// Ends the pushed input, as the end of a descriptor's input does.
+    func endInput() {
+        let waiter = pushed.withLock { input -> CheckedContinuation<Bool, Never>? in
+            guard !input.ended else { return nil }
+            input.ended = true
+            defer { input.waiter = nil }
+            return input.waiter
+        }
+        waiter?.resume(returning: false)
+    }
+
+    private func finish(exitRequested: Bool) async -> Int32 {
         let shutDown = state.withLock { $0.lifecycle.state == .shutDown }
         if exitRequested && !shutDown {
             // The client is leaving abruptly: what still runs is cancelled.

@@ -28,7 +28,9 @@ enum Scheduling: Hashable, Sendable {
 ///
 /// Serial requests, live-query changes and barriers run one after the
 /// other, in arrival order, on the *serial lane*: a thread of the queue's
-/// own. A request that only needs the database runs there directly
+/// own, started by the first lane job and ended once no job came for
+/// `lingering`, then started again by the next one (an idle session costs
+/// no thread). At most one lane thread runs at a time, so the order holds. A request that only needs the database runs there directly
 /// (`blocking:`), as the REPL runs a statement: the connection's queue
 /// runs it on the calling thread, so a `query/execute` costs one hop, from
 /// the reading thread to the lane. A request that awaits actors
@@ -64,7 +66,10 @@ final class RequestQueue: Sendable {
     // lane job that ended (jobs end in sequence order, as the lane runs one
     // at a time), so a waiter for sequence n resumes once `completed >= n`.
     // `laneIdle` is true while the lane sleeps for want of jobs: only then
-    // does scheduling wake it. The lane marks a job completed and takes the
+    // does scheduling wake it. `laneRunning` is true while a lane thread
+    // exists: set by whoever starts one, cleared by the thread itself as it
+    // ends (no job left and none for `lingering`, or stopped), both under
+    // the lock, so a job scheduled after it ends starts a new one. The lane marks a job completed and takes the
     // next in one visit to the lock, so the reading thread, which schedules
     // under the same lock, rarely finds it taken.
     private struct State {
@@ -76,10 +81,6 @@ final class RequestQueue: Sendable {
         /// The sequence of the last lane request of each kind scheduled:
         /// what requests of the kinds `OrderingRule` names wait for.
         var lastOfKind: [Scheduling: Int] = [:]
-        /// Threads running work scheduled on threads of its own, and the
-        /// jobs waiting for one of them (`runOnThread`).
-        var threadsRunning = 0
-        var threadJobs: [@Sendable () -> Void] = []
 
         /// The lane sequence a request of `kind` waits for: the last of the
         /// lane kinds the rule names.
@@ -88,7 +89,7 @@ final class RequestQueue: Sendable {
         }
         var concurrent: [ObjectIdentifier: ScheduledWork] = [:]
         var waiters: [(sequence: Int, continuation: CheckedContinuation<Void, Never>)] = []
-        var laneStarted = false
+        var laneRunning = false
         var laneIdle = false
         var stopped = false
     }
@@ -98,7 +99,14 @@ final class RequestQueue: Sendable {
     /// `hasQueuedLaneWork` (for every response sent).
     private let queuedJobs = Atomic<Int>(0)
 
-    init() {}
+    /// The threads that run work scheduled on threads of its own: the
+    /// queue's own (`maximumThreads`), or a budget a server's sessions
+    /// share (`--mcp --http`).
+    let threads: ThreadBudget
+
+    init(threads: ThreadBudget = ThreadBudget(maximum: RequestQueue.maximumThreads)) {
+        self.threads = threads
+    }
 
     /// Schedules work that runs on the lane thread, blocking it.
     ///
@@ -198,38 +206,12 @@ final class RequestQueue: Sendable {
     }
 
     /// The most threads work scheduled on threads of its own runs on at
-    /// once (`scheduleOnThread`); more waits for one of them, in order.
+    /// once (`scheduleOnThread`) in a queue with a budget of its own; more
+    /// waits for one of them, in order.
     static var maximumThreads: Int { 8 }
 
-    /// Runs a job on a thread of the queue's: a new one while fewer than
-    /// `maximumThreads` run, else the next one free. A thread runs the jobs
-    /// waiting after its own, then ends.
     private func runOnThread(_ job: @escaping @Sendable () -> Void) {
-        let startsThread = state.withLock { state -> Bool in
-            guard state.threadsRunning < Self.maximumThreads else {
-                state.threadJobs.append(job)
-                return false
-            }
-            state.threadsRunning += 1
-            return true
-        }
-        guard startsThread else { return }
-        let thread = Thread { [self] in
-            var next: (@Sendable () -> Void)? = job
-            while let current = next {
-                current()
-                next = state.withLock { state in
-                    guard !state.threadJobs.isEmpty else {
-                        state.threadsRunning -= 1
-                        return nil
-                    }
-                    return state.threadJobs.removeFirst()
-                }
-            }
-        }
-        thread.name = "sqlive.rpc.call"
-        thread.stackSize = 8 << 20
-        thread.start()
+        threads.run(job)
     }
 
     private func enqueue(_ scheduling: Scheduling, _ work: ScheduledWork, _ run: @escaping @Sendable () -> Void) {
@@ -242,10 +224,10 @@ final class RequestQueue: Sendable {
             state.jobs.append(LaneJob(sequence: sequence, work: work, waitsFor: waitsFor, run: run))
             queuedJobs.add(1, ordering: .relaxed)
             defer {
-                state.laneStarted = true
+                state.laneRunning = true
                 state.laneIdle = false
             }
-            return (true, !state.laneStarted, state.laneIdle)
+            return (true, !state.laneRunning, state.laneIdle)
         }
         guard accepted else {
             // After `stop`: the work never runs.
@@ -262,13 +244,20 @@ final class RequestQueue: Sendable {
         case run(LaneJob, resumed: [CheckedContinuation<Void, Never>])
         /// Resume these waiters, then look again.
         case resume([CheckedContinuation<Void, Never>])
-        /// Stopped, and no job is left.
+        /// Stopped, and no job is left; or idle for `lingering`.
         case stop
     }
+
+    /// How long the lane thread waits for a job before it ends.
+    static var lingering: Duration { .seconds(1) }
+
+    /// Whether a lane thread runs now (tests).
+    var isLaneRunning: Bool { state.withLock { $0.laneRunning } }
 
     private func startLaneThread() {
         let thread = Thread { [self] in
             var ended: Int?
+            var idleSince: ContinuousClock.Instant?
             while true {
                 let step = state.wait { state -> Condition<State>.Step<LaneStep> in
                     var resumed: [CheckedContinuation<Void, Never>] = []
@@ -283,10 +272,19 @@ final class RequestQueue: Sendable {
                     guard state.nextJob < state.jobs.count else {
                         // Resume waiters before sleeping, not after.
                         if !resumed.isEmpty { return .done(.resume(resumed)) }
-                        if state.stopped { return .done(.stop) }
+                        let now = ContinuousClock.now
+                        let since = idleSince ?? now
+                        idleSince = since
+                        let left = now.duration(to: since.advanced(by: Self.lingering))
+                        if state.stopped || left <= .zero {
+                            state.laneRunning = false
+                            state.laneIdle = false
+                            return .done(.stop)
+                        }
                         state.laneIdle = true
-                        return .wait
+                        return .waitAtMost(left)
                     }
+                    idleSince = nil
                     // Taken out, not copied: the job's closures are freed when
                     // the lane is done with it, not under the lock.
                     guard let job = state.jobs[state.nextJob].take() else { preconditionFailure("a job taken twice") }
@@ -368,5 +366,65 @@ final class RequestQueue: Sendable {
         state.withLock { $0.stopped = true }
         // A sleeping lane must see it.
         state.broadcast()
+    }
+}
+
+/// Threads for blocking work (`RequestQueue.scheduleOnThread`): at most
+/// `maximum` run at once; a job beyond them waits, in order, for one to be
+/// free. A thread runs the jobs waiting after its own, then ends: no job,
+/// no thread.
+///
+/// A queue has one of its own; the sessions of `--mcp --http` share one,
+/// so that the threads running agents' statements at once are bounded
+/// server-wide, however many sessions there are.
+final class ThreadBudget: Sendable {
+    let maximum: Int
+
+    // Mutable State: guarded by the mutex. `running` counts the threads
+    // alive; `jobs` holds the jobs waiting for one, in order. A thread
+    // takes the next job, or (none waiting) counts itself out, in one visit
+    // to the lock, so a job is never left waiting with no thread to run it.
+    private struct State {
+        var running = 0
+        var jobs: [@Sendable () -> Void] = []
+    }
+    private let state = Locked(State())
+
+    init(maximum: Int) {
+        precondition(maximum >= 1)
+        self.maximum = maximum
+    }
+
+    /// How many threads run now (tests).
+    var running: Int { state.withLock { $0.running } }
+
+    /// Runs a job on a new thread while fewer than `maximum` run, else on
+    /// the next one free.
+    func run(_ job: @escaping @Sendable () -> Void) {
+        let startsThread = state.withLock { state -> Bool in
+            guard state.running < maximum else {
+                state.jobs.append(job)
+                return false
+            }
+            state.running += 1
+            return true
+        }
+        guard startsThread else { return }
+        let thread = Thread { [self] in
+            var next: (@Sendable () -> Void)? = job
+            while let current = next {
+                current()
+                next = state.withLock { state in
+                    guard !state.jobs.isEmpty else {
+                        state.running -= 1
+                        return nil
+                    }
+                    return state.jobs.removeFirst()
+                }
+            }
+        }
+        thread.name = "sqlive.rpc.call"
+        thread.stackSize = 8 << 20
+        thread.start()
     }
 }

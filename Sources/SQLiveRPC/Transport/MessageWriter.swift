@@ -17,7 +17,14 @@ import SystemPackage
 /// 200 µs for the next ones, so a pipelined client gets its answers a few
 /// dozen per write, at the cost of one wake-up instead of one each.
 ///
-/// The thread runs from `init` until `stop()`.
+/// The thread runs while there is something to write: it is started by
+/// the first message sent, and ends once nothing has been sent for
+/// `lingering` (an idle session costs no thread; a busy one keeps its
+/// thread), then starts again at the next message. At most one runs at a
+/// time, so frames stay in order.
+///
+/// The output is a file descriptor, or, for sessions served in-process
+/// (`--mcp --http`, `--web`), a sink given each message's bytes in order.
 final class MessageWriter: Sendable {
     /// How messages are delimited on the output.
     enum Framing: Sendable {
@@ -28,7 +35,16 @@ final class MessageWriter: Sendable {
         case newline
     }
 
-    private let fileDescriptor: Int32
+    /// Where the writer writes.
+    enum Output: Sendable {
+        /// A file descriptor, which the writer does not close.
+        case descriptor(Int32)
+        /// Each message's bytes (without framing), in order, one call at a
+        /// time, on the writer's thread.
+        case sink(@Sendable ([UInt8]) -> Void)
+    }
+
+    private let output: Output
     private let framing: Framing
     /// The longest message written: a longer response is sent as an error.
     private let maximumLength: Int
@@ -54,10 +70,13 @@ final class MessageWriter: Sendable {
         var flushWaiters = 0
         var failed = false
         var stopping = false
+        /// Whether a writer thread runs (at most one does): set by whoever
+        /// starts it, under the lock, and cleared by the thread itself, under
+        /// the lock, as it decides to end (idle for `lingering`, or stopped
+        /// with nothing pending).
+        var threadRunning = false
     }
     private let state = Condition(State())
-    /// Signalled once, when the writer thread ends.
-    private let ended = DispatchSemaphore(value: 0)
 
     /// How long a message sent with `batching` may wait for others to
     /// gather before it is written, at most.
@@ -65,15 +84,27 @@ final class MessageWriter: Sendable {
     /// How many messages gather at most before they are written anyway.
     static let batchSize = 64
 
-    /// A writer to a file descriptor, which it does not close; its thread
-    /// runs until `stop()`.
-    init(fileDescriptor: Int32, framing: Framing = .contentLength, maximumLength: Int = 64 << 20) {
-        self.fileDescriptor = fileDescriptor
+    /// How long the writer thread waits for more messages before it ends.
+    static let lingering = Duration.seconds(1)
+
+    /// A writer to a file descriptor, which it does not close.
+    convenience init(fileDescriptor: Int32, framing: Framing = .contentLength, maximumLength: Int = 64 << 20) {
+        self.init(output: .descriptor(fileDescriptor), framing: framing, maximumLength: maximumLength)
+    }
+
+    init(output: Output, framing: Framing = .contentLength, maximumLength: Int = 64 << 20) {
+        self.output = output
         self.framing = framing
         self.maximumLength = maximumLength
+    }
+
+    /// Whether a writer thread runs now (tests).
+    var isThreadRunning: Bool { state.withLock { $0.threadRunning } }
+
+    private func startThread() {
         let thread = Thread { [self] in
             run()
-            ended.signal()
+            state.broadcast()
         }
         thread.name = "sqlive.rpc.writer"
         thread.start()
@@ -106,13 +137,17 @@ final class MessageWriter: Sendable {
     }
 
     private func append(_ pending: some Collection<Pending>, batching: Bool) {
-        let wake = state.withLock { state -> Bool in
+        let (wake, start) = state.withLock { state -> (Bool, Bool) in
             // After a failure or `stop()`, nothing more is written.
-            guard !state.failed, !state.stopping else { return false }
+            guard !state.failed, !state.stopping else { return (false, false) }
             state.pending.append(contentsOf: pending)
             state.sent += pending.count
-            return state.batching.didSend(deferrable: batching, at: .now)
+            let wake = state.batching.didSend(deferrable: batching, at: .now)
+            guard !state.threadRunning else { return (wake, false) }
+            state.threadRunning = true
+            return (false, true)
         }
+        if start { startThread() }
         if wake { state.broadcast() }
     }
 
@@ -146,12 +181,13 @@ final class MessageWriter: Sendable {
         }
         // Even with nothing pending, the sleeping thread must see `stopping`.
         state.broadcast()
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        if ended.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success {
-            // Let a later `stop()` see it ended too.
-            ended.signal()
-        } else {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        let ended = state.wait { state -> Condition<State>.Step<Bool> in
+            if !state.threadRunning { return .done(true) }
+            let left = ContinuousClock.now.duration(to: deadline)
+            return left > .zero ? .waitAtMost(left) : .done(false)
+        }
+        if !ended {
             ServerLog.warning("the writer thread did not end: the client does not read")
         }
     }
@@ -161,15 +197,33 @@ final class MessageWriter: Sendable {
     private func run() {
         var bytes: [UInt8] = []
         var taken: [Pending] = []
+        var idleSince: ContinuousClock.Instant?
         while true {
             let more = state.wait { state -> Condition<State>.Step<Bool> in
-                if state.stopping && state.pending.isEmpty { return .done(false) }
+                if state.stopping && state.pending.isEmpty {
+                    state.threadRunning = false
+                    return .done(false)
+                }
                 switch state.batching.next(at: .now) {
                 case .wait:
-                    return .wait
+                    // Nothing to write: linger a while, then end (the next
+                    // message starts a thread again).
+                    let now = ContinuousClock.now
+                    let since = idleSince ?? now
+                    idleSince = since
+                    let left = now.duration(to: since.advanced(by: Self.lingering))
+                    guard left > .zero, state.pending.isEmpty else {
+                        if state.pending.isEmpty {
+                            state.threadRunning = false
+                            return .done(false)
+                        }
+                        return .wait
+                    }
+                    return .waitAtMost(left)
                 case .sleep(let duration):
                     return .waitAtMost(duration)
                 case .write:
+                    idleSince = nil
                     swap(&taken, &state.pending)
                     return .done(true)
                 }
@@ -178,7 +232,21 @@ final class MessageWriter: Sendable {
             // The room a large batch needed (a 50,000-statement document's
             // code lenses: tens of MB) is given back, not kept for good.
             if bytes.capacity > 1 << 20 { bytes = [] } else { bytes.removeAll(keepingCapacity: true) }
-            if !state.withLock({ $0.failed }) {
+            if case .sink(let sink) = output {
+                if !state.withLock({ $0.failed }) {
+                    for item in taken {
+                        switch item {
+                        case .frame(let frame):
+                            sink(frame)
+                        case .message(let message):
+                            let content = message.encoded(maximumLength: maximumLength) { problem in
+                                ServerLog.warning("\(problem)")
+                            }
+                            if let content { sink(content) }
+                        }
+                    }
+                }
+            } else if !state.withLock({ $0.failed }) {
                 for item in taken {
                     switch item {
                     case .frame(let frame):
@@ -210,6 +278,7 @@ final class MessageWriter: Sendable {
     }
 
     private func write(_ bytes: [UInt8]) {
+        guard case .descriptor(let fileDescriptor) = output else { return }
         do {
             try bytes.withUnsafeBytes { buffer in
                 try FileDescriptor(rawValue: fileDescriptor).writeEverything(buffer)

@@ -361,3 +361,19 @@ extension LoopbackClient {
         shutdown(socketDescriptor, Int32(SHUT_RDWR))
     }
 }
+
+extension LoopbackClient {
+    /// Whether the server closes the connection (end of stream, or a
+    /// reset) before the receive time-out; false when it answers or the
+    /// time-out comes first.
+    func closedByServer() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(socketDescriptor, $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
+            if count == 0 { return true }
+            if count < 0 { return errno == ECONNRESET }
+            return false
+        }
+    }
+}

@@ -47,6 +47,28 @@ public enum HTTPListener {
         var urlHost: String { host.contains(":") ? "[\(host)]" : host }
     }
 
+    /// How long a connection may keep a request unfinished (docs/mcp.md,
+    /// docs/web.md, "Bounds").
+    public struct Timeouts: Hashable, Sendable {
+        /// A request's line and headers must all arrive within this of the
+        /// connection opening; a connection that sends nothing for this long
+        /// in the middle of a request's body, or between two requests, is
+        /// closed too (`--http-timeout`). A response being written, a stream
+        /// of events or a WebSocket is never cut by it.
+        public var request: Duration
+
+        public static let defaultRequest = Duration.seconds(10)
+
+        public init(request: Duration = Self.defaultRequest) {
+            self.request = request
+        }
+
+        var timeAmount: TimeAmount {
+            let (seconds, attoseconds) = request.components
+            return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        }
+    }
+
     /// 32 random bytes, in hexadecimal.
     static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
@@ -145,10 +167,12 @@ public enum HTTPListener {
     /// - returns: 0, or 1 when it cannot listen.
     static func serve(
         address: Address, router: Router<BasicRequestContext>, webSocket: WebSocketUpgrade? = nil,
-        announce: @escaping @Sendable (Int) -> Void, stopping: @escaping @Sendable () async -> Void
+        timeouts: Timeouts = Timeouts(), announce: @escaping @Sendable (Int) -> Void,
+        stopping: @escaping @Sendable () async -> Void
     ) async -> Int32 {
         let termination = Termination()
-        guard let running = await start(address: address, router: router, webSocket: webSocket) else { return 1 }
+        guard let running = await start(address: address, router: router, webSocket: webSocket, timeouts: timeouts)
+        else { return 1 }
         announce(running.port)
         await termination.wait()
         await stopping()
@@ -193,24 +217,39 @@ public enum HTTPListener {
     }
 
     /// Starts an application on `address`; nil when it cannot listen.
-    static func start(address: Address, router: Router<BasicRequestContext>, webSocket: WebSocketUpgrade? = nil) async
-        -> Running?
-    {
+    static func start(
+        address: Address, router: Router<BasicRequestContext>, webSocket: WebSocketUpgrade? = nil,
+        timeouts: Timeouts = Timeouts()
+    ) async -> Running? {
         signal(SIGPIPE, SIG_IGN)
         var logger = Logger(label: "sqlive.http")
         logger.logLevel = .critical
         let started = AsyncStream<Int?>.makeStream()
+        // Every connection passes the gate first (a head in time, room for
+        // it); then Hummingbird's idle time-out closes one silent in the
+        // middle of a body or between requests.
+        let gate = ConnectionGate(timeout: timeouts.request)
+        let http1 = HTTP1Channel.Configuration(idleTimeout: timeouts.timeAmount)
         let server: HTTPServerBuilder =
             if let webSocket {
                 // A frame may be as long as a message may be (64 MiB): the
                 // default, 16 KiB, closed a page's WebSocket at the first
                 // long statement typed. Over it, NIO closes the WebSocket
                 // with 1009 (message too big) before reading the payload.
-                .http1WebSocketUpgrade(
-                    configuration: WebSocketServerConfiguration(maxFrameSize: RPCServer.maximumMessageLength),
-                    shouldUpgrade: webSocket)
+                HTTPServerBuilder { responder in
+                    GatedChannel(
+                        inner: HTTP1WebSocketUpgradeChannel(
+                            responder: responder,
+                            configuration: .init(
+                                http1: http1,
+                                ws: WebSocketServerConfiguration(maxFrameSize: RPCServer.maximumMessageLength)),
+                            shouldUpgrade: webSocket),
+                        gate: gate)
+                }
             } else {
-                .http1()
+                HTTPServerBuilder { responder in
+                    GatedChannel(inner: HTTP1Channel(responder: responder, configuration: http1), gate: gate)
+                }
             }
         let app = Application(
             router: router, server: server,

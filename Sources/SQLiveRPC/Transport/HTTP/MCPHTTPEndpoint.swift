@@ -14,6 +14,8 @@ final class Endpoint: Sendable {
     let hub: MCPHub
     let token: String
     let options: MCPServer.Options
+    /// How many sessions, for how long (`--max-sessions`, `--session-idle`).
+    let policy: MCPSessionPolicy
 
     // Mutable State: guarded by the mutex; any handler's task reaches it.
     private struct State {
@@ -26,22 +28,20 @@ final class Endpoint: Sendable {
         var ended = false
     }
     private let state = Locked(State())
-    /// Ends idle sessions every 30 seconds; owned by the endpoint, cancelled
-    /// when the server stops.
+    /// Ends idle sessions every `policy.sweepInterval`; owned by the
+    /// endpoint, cancelled when the server stops.
     let sweeper: Task<Void, Never>
 
-    /// A handshake session idle this long, with no stream open and no
-    /// request waiting, is ended.
-    static let idleLimit = Duration.seconds(30 * 60)
-
-    init(hub: MCPHub, token: String, options: MCPServer.Options) {
+    init(hub: MCPHub, token: String, options: MCPServer.Options, policy: MCPSessionPolicy = MCPSessionPolicy()) {
         self.hub = hub
         self.token = token
         self.options = options
+        self.policy = policy
         let sweep = Locked<Endpoint?>(nil)
+        let interval = policy.sweepInterval
         sweeper = Task {
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(30))
+                try? await Task.sleep(for: interval)
                 sweep.withLock { $0 }?.sweep()
             }
         }
@@ -140,16 +140,20 @@ final class Endpoint: Sendable {
             }
             session = stateless
         } else if let key = request.headers[.mcpSessionID] {
-            guard let found = state.withLock({ $0.sessions[key] }) else {
+            guard let found = liveSession(key) else {
                 return Self.error(.notFound, .invalidRequest("Session not found: \(key)"), id: message["id"])
             }
             session = found
         } else if method == MCPProtocol.Method.initialize {
-            guard let made = newSession() else {
+            switch newSession() {
+            case .made(let made):
+                session = made
+                headers[.mcpSessionID] = made.key
+            case .stopping:
                 return Self.error(.serviceUnavailable, .internalError("the server is stopping"), id: message["id"])
+            case .full(let retryAfter):
+                return Self.busy(retryAfter: retryAfter, id: message["id"])
             }
-            session = made
-            headers[.mcpSessionID] = made.key
         } else {
             return Self.error(
                 .badRequest, .invalidRequest("Missing session ID: send initialize first, or the Mcp-Session-Id header"),
@@ -251,7 +255,7 @@ final class Endpoint: Sendable {
                         .methodNotAllowed, "GET and DELETE need a session (Mcp-Session-Id)", headers: [.allow: "POST"]))
             )
         }
-        guard let session = state.withLock({ $0.sessions[key] }) else {
+        guard let session = liveSession(key) else {
             return .failure(Refusal(Self.error(.notFound, .invalidRequest("Session not found: \(key)"))))
         }
         return .success(session)
@@ -264,37 +268,111 @@ final class Endpoint: Sendable {
 
     // MARK: - Sessions
 
-    private func makeSession(key: String) -> MCPHTTPSession? {
+    private func makeSession(key: String) -> MCPHTTPSession {
         let hub = self.hub
         let options = self.options
         // A session of the handshake era is one client's: its writes run on
         // a connection of its own. The stateless era's is every client's.
         let connections = key == MCPHTTPSession.statelessKey ? nil : clientConnections
-        return try? MCPHTTPSession.start(key: key, maximumMessageLength: options.maximumMessageLength) { writer in
+        return MCPHTTPSession.start(
+            key: key, maximumMessageLength: options.maximumMessageLength, threads: hub.threads
+        ) { writer in
             await MCPSession.open(
                 sharing: hub.database, unavailable: hub.unavailable, shownAs: hub.shownPath, options: options,
-                writer: writer, connections: connections)
+                writer: writer, connections: connections, readers: hub.readers)
         }
     }
 
     /// The handshake sessions' own connections, counted.
     private let clientConnections = MCPOwnConnection.Slots()
 
-    private func newSession() -> MCPHTTPSession? {
+    /// What `initialize` gets.
+    private enum NewSession {
+        case made(MCPHTTPSession)
+        case stopping
+        /// As many sessions as `policy` allows exist: try again later.
+        case full(retryAfter: Int)
+    }
+
+    /// A new session, unless the server is stopping or full. Sessions that
+    /// idled out are ended first, so a full server has none.
+    private func newSession() -> NewSession {
+        let now = ContinuousClock.now
+        let (verdict, expired) = state.withLock { state -> (NewSession?, [MCPHTTPSession]) in
+            guard !state.ended else { return (.stopping, []) }
+            let expired = Self.removeExpired(&state, policy: policy, at: now)
+            let activity = state.sessions.values.map(\.activity)
+            if case .refuse(let seconds) = policy.admission(activity, at: now) {
+                return (.full(retryAfter: seconds), expired)
+            }
+            return (nil, expired)
+        }
+        for session in expired { session.end() }
+        if let verdict {
+            if case .full = verdict { logFull() }
+            return verdict
+        }
         let key = HTTPListener.randomToken()
-        guard let session = makeSession(key: key) else { return nil }
-        let kept = state.withLock { state -> Bool in
-            guard !state.ended else { return false }
+        let session = makeSession(key: key)
+        let kept = state.withLock { state -> NewSession in
+            guard !state.ended else { return .stopping }
+            // Another `initialize` may have taken the last place meanwhile.
+            if case .refuse(let seconds) = policy.admission(state.sessions.values.map(\.activity), at: now) {
+                return .full(retryAfter: seconds)
+            }
             state.sessions[key] = session
+            return .made(session)
+        }
+        if case .made = kept { return kept }
+        session.end()
+        return kept
+    }
+
+    /// The handshake session named `key`, unless it expired (then it is
+    /// ended now, and nil: its requests get 404, as for any unknown one).
+    private func liveSession(_ key: String) -> MCPHTTPSession? {
+        let now = ContinuousClock.now
+        let (found, expired) = state.withLock { state -> (MCPHTTPSession?, MCPHTTPSession?) in
+            guard let session = state.sessions[key] else { return (nil, nil) }
+            guard policy.isExpired(session.activity, at: now) else { return (session, nil) }
+            state.sessions.removeValue(forKey: key)
+            return (nil, session)
+        }
+        expired?.end()
+        return found
+    }
+
+    /// Removes the sessions expired at `now`, and returns them (to end,
+    /// outside the lock).
+    private static func removeExpired(_ state: inout State, policy: MCPSessionPolicy, at now: ContinuousClock.Instant)
+        -> [MCPHTTPSession]
+    {
+        let expired = state.sessions.values.filter { policy.isExpired($0.activity, at: now) }
+        for session in expired { state.sessions.removeValue(forKey: session.key) }
+        return expired
+    }
+
+    /// One log line per refusal burst: the first, then one a minute at most.
+    private let lastFullLog = Locked<ContinuousClock.Instant?>(nil)
+
+    private func logFull() {
+        let now = ContinuousClock.now
+        let log = lastFullLog.withLock { last -> Bool in
+            if let last, last.duration(to: now) < .seconds(60) { return false }
+            last = now
             return true
         }
-        if !kept { session.end() }
-        return kept ? session : nil
+        if log {
+            let message =
+                "refusing new MCP sessions: \(policy.maximumSessions) are open (--max-sessions); idle ones end after "
+                + "\(policy.idleLimit) (--session-idle)"
+            ServerLog.warning("\(message)")
+        }
     }
 
     private func statelessSession() -> MCPHTTPSession? {
         if let session = state.withLock({ $0.stateless }) { return session }
-        guard let made = makeSession(key: MCPHTTPSession.statelessKey) else { return nil }
+        let made = makeSession(key: MCPHTTPSession.statelessKey)
         let (session, extra) = state.withLock { state -> (MCPHTTPSession?, MCPHTTPSession?) in
             guard !state.ended else { return (nil, made) }
             if let existing = state.stateless { return (existing, made) }
@@ -308,13 +386,7 @@ final class Endpoint: Sendable {
     /// Ends the handshake sessions that idled out.
     func sweep() {
         let now = ContinuousClock.now
-        let idle = state.withLock { state -> [MCPHTTPSession] in
-            let idle = state.sessions.values.filter {
-                !$0.hasEventStream && !$0.hasPending && now - $0.lastActive > Self.idleLimit
-            }
-            for session in idle { state.sessions.removeValue(forKey: session.key) }
-            return idle
-        }
+        let idle = state.withLock { state in Self.removeExpired(&state, policy: policy, at: now) }
         for session in idle { session.end() }
     }
 
@@ -333,6 +405,24 @@ final class Endpoint: Sendable {
     }
 
     // MARK: - Responses
+
+    /// The server is full: 503, `Retry-After`, and a JSON-RPC error
+    /// (-32030) saying so.
+    private static func busy(retryAfter: Int, id: JSONValue?) -> Response {
+        var response = error(
+            .serviceUnavailable,
+            ResponseError(
+                ErrorCode(rawValue: serverBusyCode),
+                "Too many sessions: this server keeps at most its --max-sessions at once; retry after \(retryAfter) s, "
+                    + "or end a session (DELETE)"),
+            id: id)
+        response.headers[.retryAfter] = String(retryAfter)
+        return response
+    }
+
+    /// The JSON-RPC error code of a refusal for want of room (sessions,
+    /// connections): -32030, with HTTP 503 and `Retry-After`.
+    static let serverBusyCode = -32030
 
     /// A JSON-RPC error in an `application/json` body, which the SDK's
     /// client reports as it is.

@@ -31,18 +31,19 @@ public enum MCPHTTPServer {
     /// - returns: The exit code: 0, or 1 when it cannot listen or the token
     ///   file cannot be read.
     public static func run(
-        database: String?, address: HTTPListener.Address, tokenFile: String?, options: MCPServer.Options
+        database: String?, address: HTTPListener.Address, tokenFile: String?, options: MCPServer.Options,
+        policy: MCPSessionPolicy = MCPSessionPolicy(), timeouts: HTTPListener.Timeouts = HTTPListener.Timeouts()
     ) async -> Int32 {
         ProcessMemory.mapLargeBlocks()
         guard let token = HTTPListener.token(file: tokenFile) else { return 1 }
         let hub = await MCPHub.open(database: database, options: options)
-        let endpoint = Endpoint(hub: hub, token: token, options: options)
+        let endpoint = Endpoint(hub: hub, token: token, options: options, policy: policy)
         let router = Router(context: BasicRequestContext.self)
         for method: HTTPRequest.Method in [.post, .get, .delete, .put, .patch, .options, .head] {
             router.on("/mcp", method: method) { request, _ in await endpoint.handle(request) }
         }
         let status = await HTTPListener.serve(
-            address: address, router: router,
+            address: address, router: router, timeouts: timeouts,
             announce: { port in
                 endpoint.setOrigins(HTTPListener.origins(host: address.urlHost, port: port))
                 let url = "http://\(address.urlHost):\(port)/mcp"
@@ -56,16 +57,37 @@ public enum MCPHTTPServer {
     }
 }
 
-/// The database the sessions of one HTTP server share, opened once.
+/// The database the sessions of one HTTP server share, opened once, and
+/// the confined readers and checker they share: a session opens no
+/// connection of its own to read, so sessions cost no descriptor (a
+/// session's own connection to write is opened at its first write).
 final class MCPHub: Sendable {
     let database: LiveDatabase?
     let unavailable: String?
     let shownPath: String
+    let readers: MCPSession.SharedReaders?
 
-    private init(database: LiveDatabase?, unavailable: String?, shownPath: String) {
+    /// How many agents' statements run at once, server-wide, each on a
+    /// confined reader of its own; more wait for one.
+    static let sharedReaders = 8
+    /// How many threads run agents' calls at once, server-wide (each
+    /// statement, explain, schema and `wait` holds one while it runs); more
+    /// wait, in order, for one to be free.
+    static let callThreads = 64
+    /// How many `wait` calls may be under way at once, server-wide: half
+    /// the call threads, so that waits never hold back every statement.
+    static let serverWaits = 32
+
+    /// The threads every session's calls share.
+    let threads = ThreadBudget(maximum: MCPHub.callThreads)
+
+    private init(
+        database: LiveDatabase?, unavailable: String?, shownPath: String, readers: MCPSession.SharedReaders? = nil
+    ) {
         self.database = database
         self.unavailable = unavailable
         self.shownPath = shownPath
+        self.readers = readers
     }
 
     static func open(database path: String?, options: MCPServer.Options) async -> MCPHub {
@@ -92,7 +114,9 @@ final class MCPHub: Sendable {
                     shownPath: shownPath)
             }
         }
-        return MCPHub(database: database, unavailable: nil, shownPath: shownPath)
+        let readers = await MCPSession.SharedReaders.open(
+            database, options: options, capacity: Self.sharedReaders, waits: Self.serverWaits)
+        return MCPHub(database: database, unavailable: nil, shownPath: shownPath, readers: readers)
     }
 
     func close() async {

@@ -1,28 +1,41 @@
 import Foundation
 import SQLiveLocks
 import SQLiveProtocol
-import SystemPackage
 
 /// One MCP session served over HTTP: the same `Connection`, dispatcher and
-/// `MCPSession` as over stdio, fed through one pipe and read through
-/// another, so that every rule of the protocol (eras, cancellation,
-/// listens, limits) is the stdio server's.
+/// `MCPSession` as over stdio, fed in-process: each message is handed to
+/// the connection (`Connection.receive`) and each message it writes comes
+/// back through its writer's sink, with no pipe, no descriptor and no
+/// thread of the session's own. An idle session costs memory only: its
+/// connection's lane and writer threads end when idle (`RequestQueue`,
+/// `MessageWriter`), and start again at its next request.
 ///
 /// Each request's id is replaced by one of the session's own on the way
 /// in (`h1`, `h2`…) and given back on the way out: several clients share
-/// the stateless era's session, and may each send id 1. A reader thread
-/// (`route`) reads what the connection writes and hands each response to
-/// the HTTP request that waits for it, a listen's frames to its event
-/// stream, and the handshake era's notifications to the session's GET
-/// stream.
+/// the stateless era's session, and may each send id 1. The writer's sink
+/// (`deliver`) hands each response to the HTTP request that waits for it,
+/// a listen's frames to its event stream, and the handshake era's
+/// notifications to the session's GET stream.
 ///
 /// Owner: `MCPHTTPServer`, which ends it (`end`) when the client deletes
-/// it, it idles out, or the server stops; the connection's task and the
-/// reader thread end with it.
+/// it, it idles out, or the server stops; the connection's task ends with
+/// it.
 final class MCPHTTPSession: Sendable {
     /// `Mcp-Session-Id` (the handshake era's), or "stateless".
     let key: String
-    private let input: FileDescriptor
+
+    // Mutable State of the input: guarded by the mutex, which also makes
+    // messages reach the connection one at a time, in the order they take
+    // it. Until the connection is made (`MCPSession.open` is async), the
+    // messages wait in `queued`, in order; `closed` is set once by `end`,
+    // after which nothing more is handed over and the connection's input
+    // ends (after the queued messages).
+    private struct Input {
+        var connection: Connection<MCPSession>?
+        var queued: [[UInt8]] = []
+        var closed = false
+    }
+    private let input = Locked(Input())
 
     /// What a request waits for.
     private enum Pending {
@@ -62,51 +75,49 @@ final class MCPHTTPSession: Sendable {
     }
     private let state = Locked(State())
 
-    private init(key: String, input: FileDescriptor) {
+    private init(key: String) {
         self.key = key
-        self.input = input
     }
 
     /// Starts a session over a session of MCP's (`makeSession` makes it,
     /// writing to the writer it is given).
     static func start(
-        key: String, maximumMessageLength: Int,
+        key: String, maximumMessageLength: Int, threads: ThreadBudget? = nil,
         makeSession: @escaping @Sendable (MessageWriter) async -> MCPSession
-    ) throws -> MCPHTTPSession {
-        let (inputRead, inputWrite) = try FileDescriptor.pipe()
-        let output: (readEnd: FileDescriptor, writeEnd: FileDescriptor)
-        do {
-            output = try FileDescriptor.pipe()
-        } catch {
-            try? inputRead.close()
-            try? inputWrite.close()
-            throw error
-        }
-        let session = MCPHTTPSession(key: key, input: inputWrite)
+    ) -> MCPHTTPSession {
+        let session = MCPHTTPSession(key: key)
         let writer = MessageWriter(
-            fileDescriptor: output.writeEnd.rawValue, framing: .newline, maximumLength: maximumMessageLength)
-        let reader = Thread { [session] in
-            session.route(output.readEnd)
-            try? output.readEnd.close()
-        }
-        reader.name = "sqlive.mcp.http.session"
-        reader.start()
+            output: .sink { [weak session] bytes in session?.deliver(bytes) }, framing: .newline,
+            maximumLength: maximumMessageLength)
         Task {
             let mcp = await makeSession(writer)
             let connection = Connection(
-                writer: writer, session: mcp, served: .mcp, maximumMessageLength: maximumMessageLength)
-            _ = await connection.run(input: inputRead.rawValue)
+                writer: writer, session: mcp, served: .mcp, maximumMessageLength: maximumMessageLength,
+                threads: threads)
+            session.attach(connection)
+            _ = await connection.runPushed()
             _ = writer.flush()
             writer.stop()
-            try? output.writeEnd.close()
-            try? inputRead.close()
+            session.connectionEnded()
         }
         return session
     }
 
-    var lastActive: ContinuousClock.Instant { state.withLock { $0.lastActive } }
-    var hasEventStream: Bool { state.withLock { $0.events != nil } }
-    var hasPending: Bool { state.withLock { !$0.pending.isEmpty } }
+    /// Hands the connection the messages that waited for it.
+    private func attach(_ connection: Connection<MCPSession>) {
+        input.withLock { input in
+            for message in input.queued { connection.receive(message) }
+            input.queued = []
+            input.connection = connection
+            if input.closed { connection.endInput() }
+        }
+    }
+
+    /// Its last activity, and whether it is busy (a stream open or a
+    /// request waiting), for `MCPSessionPolicy`.
+    var activity: MCPSessionPolicy.Activity<ContinuousClock.Instant> {
+        state.withLock { .init(lastActive: $0.lastActive, busy: $0.events != nil || !$0.pending.isEmpty) }
+    }
 
     /// Ends the session: its input ends, so its listens end, its requests
     /// are answered, and its live queries are dropped.
@@ -115,7 +126,11 @@ final class MCPHTTPSession: Sendable {
             defer { state.ended = true }
             return !state.ended
         }
-        if first { try? input.close() }
+        guard first else { return }
+        input.withLock { input in
+            input.closed = true
+            input.connection?.endInput()
+        }
     }
 
     /// A request: its answer, one JSON-RPC response.
@@ -270,12 +285,17 @@ final class MCPHTTPSession: Sendable {
     }
 
     private func send(_ bytes: [UInt8]) {
-        let line = bytes + [0x0A]
-        do {
-            try line.withUnsafeBytes { try input.writeEverything($0) }
-        } catch {
-            // The session ended: the reader thread answers what waits.
-            ServerLog.debug("an HTTP session's input is closed: \(error)")
+        let accepted = input.withLock { input -> Bool in
+            guard !input.closed else { return false }
+            guard let connection = input.connection else {
+                input.queued.append(bytes)
+                return true
+            }
+            return connection.receive(bytes)
+        }
+        if !accepted {
+            // The session ended: `connectionEnded` answers what waits.
+            ServerLog.debug("an HTTP session's input is closed")
         }
     }
 
@@ -296,19 +316,14 @@ final class MCPHTTPSession: Sendable {
         return (try? JSONCoding.encode(message)) ?? []
     }
 
-    // MARK: - The reader thread
+    // MARK: - The connection's output
 
-    /// Reads the connection's output until it ends, routing each message.
-    private func route(_ output: FileDescriptor) {
-        var framer = LineFramer(maximumLength: Int.max)
-        _ = StandardIO.read(output.rawValue) { chunk in
-            framer.append(chunk)
-            while let event = framer.next() {
-                if case .message(let bytes) = event { deliver(bytes) }
-            }
-            return true
+    /// The connection ended: what still waits is told so.
+    private func connectionEnded() {
+        input.withLock { input in
+            input.closed = true
+            input.connection = nil
         }
-        // The connection ended: what still waits is told so.
         let (pending, events) = state.withLock { state in
             state.ended = true
             defer {
@@ -328,6 +343,7 @@ final class MCPHTTPSession: Sendable {
         events?.finish()
     }
 
+    /// One message the connection wrote (on its writer's thread).
     private func deliver(_ bytes: [UInt8]) {
         guard case .object(var message) = try? JSONCoding.decode(JSONValue.self, from: bytes) else {
             ServerLog.warning("an HTTP session wrote a line that is not a JSON object")
@@ -336,7 +352,10 @@ final class MCPHTTPSession: Sendable {
         if message["method"] == nil, let id = message["id"] {
             // A response: to the request that waits for it.
             guard let inner = id.stringValue,
-                let waiting = state.withLock({ $0.pending.removeValue(forKey: inner) })
+                let waiting = state.withLock({ state -> Pending? in
+                    state.lastActive = .now
+                    return state.pending.removeValue(forKey: inner)
+                })
             else {
                 ServerLog.debug("dropped a response no HTTP request waits for (id \(id))")
                 return

@@ -14,8 +14,9 @@ import SystemPackage
 /// Serves one page, `/`, and the JSON-RPC server over a WebSocket, `/rpc`:
 /// the same methods and notifications as `--rpc`, the language server's
 /// included, one JSON-RPC message per text frame. Each WebSocket is a
-/// session of its own (`ServerSession`, fed through pipes as stdio feeds
-/// it) over one database opened here: its live queries are its own, and a
+/// session of its own (`ServerSession`, fed in-process: no pipe, no
+/// descriptor and no thread of its own while idle) over one database
+/// opened here: its live queries are its own, and a
 /// query several tabs watch is evaluated once.
 ///
 /// The first line of the output is the page's URL with its token; every
@@ -44,7 +45,10 @@ public enum WebServer {
     ///
     /// - returns: 0, or 1 when the database, the token file or the address
     ///   cannot be used.
-    public static func run(database path: String?, address: HTTPListener.Address, options: Options) async -> Int32 {
+    public static func run(
+        database path: String?, address: HTTPListener.Address, options: Options,
+        timeouts: HTTPListener.Timeouts = HTTPListener.Timeouts()
+    ) async -> Int32 {
         ProcessMemory.mapLargeBlocks()
         guard let token = HTTPListener.token(file: options.tokenFile) else { return 1 }
         let shown = path ?? ":memory:"
@@ -63,7 +67,7 @@ public enum WebServer {
             database: database, shownPath: shown, token: token, databaseOptions: databaseOptions,
             watches: options.watches)
         let status = await HTTPListener.serve(
-            address: address, router: site.router, webSocket: { head, _, _ in site.upgrade(head) },
+            address: address, router: site.router, webSocket: { head, _, _ in site.upgrade(head) }, timeouts: timeouts,
             announce: { port in
                 site.setOrigins(HTTPListener.origins(host: address.urlHost, port: port))
                 // The first line of the output: the page, with its token.
@@ -129,8 +133,8 @@ final class WebSite: Sendable {
     // Mutable State: guarded by the mutex; the handlers' tasks reach it.
     private struct State {
         var origins: Set<String> = []
-        /// Each open WebSocket's input, to end at the stop.
-        var inputs: [Int: SystemPackage.FileDescriptor] = [:]
+        /// What ends each open WebSocket's input, to call at the stop.
+        var inputs: [Int: @Sendable () -> Void] = [:]
         var next = 0
         var ended = false
         /// The WebSockets being served (each with a connection of its own).
@@ -285,6 +289,12 @@ final class WebSite: Sendable {
             return
         }
         defer { state.withLock { $0.clients -= 1 } }
+        if liveQueries == nil && ConnectionGate.isNearDescriptorLimit {
+            ServerLog.warning("a tab is closed as it opens: the process is near its limit of open files")
+            try? await outbound.close(
+                .unknown(1013), reason: "this server is near its limit of open files: close a tab, or try again later")
+            return
+        }
         var client: ClientConnection?
         if liveQueries == nil {
             do {
@@ -303,51 +313,17 @@ final class WebSite: Sendable {
     private func serve(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, client: ClientConnection?
     ) async {
-        let pipes:
-            (
-                input: (SystemPackage.FileDescriptor, SystemPackage.FileDescriptor),
-                output: (SystemPackage.FileDescriptor, SystemPackage.FileDescriptor)
-            )
-        do {
-            pipes = (try SystemPackage.FileDescriptor.pipe(), try SystemPackage.FileDescriptor.pipe())
-        } catch {
-            ServerLog.warning("cannot serve a WebSocket: \(error)")
-            return
-        }
-        let (inputRead, inputWrite) = pipes.input
-        let (outputRead, outputWrite) = pipes.output
-        let key = state.withLock { state -> Int? in
-            guard !state.ended else { return nil }
-            state.next += 1
-            state.inputs[state.next] = inputWrite
-            return state.next
-        }
-        guard let key else {
-            for descriptor in [inputRead, inputWrite, outputRead, outputWrite] { try? descriptor.close() }
-            return
-        }
-        // The connection's output, line by line, read by a thread into a
-        // bounded outbox (a tab that reads slowly gets each live query's
-        // latest state; one too far behind is closed).
+        // The connection's output, message by message, handed by its
+        // writer's sink to a bounded outbox (a tab that reads slowly gets
+        // each live query's latest state; one too far behind is closed).
+        // In-process: no pipe, no descriptor, no thread of the tab's own.
         let outbox = WebOutbox(limit: Self.outboxLimit)
-        let reader = Thread {
-            var framer = LineFramer(maximumLength: Int.max)
-            _ = StandardIO.read(outputRead.rawValue) { chunk in
-                framer.append(chunk)
-                while let event = framer.next() {
-                    if case .message(let bytes) = event, !outbox.push(bytes) {
-                        ServerLog.warning("a tab fell too far behind reading its messages: its WebSocket is closed")
-                    }
-                }
-                return true
-            }
-            outbox.finish()
-            try? outputRead.close()
-        }
-        reader.name = "sqlive.web.session"
-        reader.start()
         let writer = MessageWriter(
-            fileDescriptor: outputWrite.rawValue, framing: .newline, maximumLength: RPCServer.maximumMessageLength)
+            output: .sink { bytes in
+                if !outbox.push(bytes) {
+                    ServerLog.warning("a tab fell too far behind reading its messages: its WebSocket is closed")
+                }
+            }, framing: .newline, maximumLength: RPCServer.maximumMessageLength)
         let session = ServerSession(
             writer: writer, databaseOptions: databaseOptions, sharing: database, liveQueries: liveQueries,
             client: client)
@@ -355,12 +331,18 @@ final class WebSite: Sendable {
         await session.startShared()
         let connection = Connection(
             writer: writer, session: session, served: .webRPC, maximumMessageLength: RPCServer.maximumMessageLength)
+        let key = state.withLock { state -> Int? in
+            guard !state.ended else { return nil }
+            state.next += 1
+            state.inputs[state.next] = { connection.endInput() }
+            return state.next
+        }
+        if key == nil { connection.endInput() }
         let running = Task {
-            _ = await connection.run(input: inputRead.rawValue)
+            _ = await connection.runPushed()
             _ = writer.flush()
             writer.stop()
-            try? outputWrite.close()
-            try? inputRead.close()
+            outbox.finish()
         }
         // The session's messages to the page, one text frame each; when the
         // session ends (the server stops), the WebSocket is closed.
@@ -380,7 +362,7 @@ final class WebSite: Sendable {
             }
         }
         // The page's messages to the session: one JSON-RPC message per
-        // frame, written compact, one per line.
+        // frame, handed over compact.
         do {
             for try await message in inbound.messages(maxSize: RPCServer.maximumMessageLength) {
                 let bytes: [UInt8]
@@ -394,14 +376,10 @@ final class WebSite: Sendable {
                 {
                     line = compact
                 } else {
-                    // Not JSON: as it came, minus newlines, for the parse error.
-                    line = bytes.filter { $0 != 0x0A && $0 != 0x0D }
+                    // Not JSON: as it came, for the parse error.
+                    line = bytes
                 }
-                do {
-                    try (line + [0x0A]).withUnsafeBytes { try inputWrite.writeEverything($0) }
-                } catch {
-                    break
-                }
+                if !connection.receive(line) { break }
             }
         } catch {
             ServerLog.debug("a WebSocket ended: \(error)")
@@ -412,8 +390,8 @@ final class WebSite: Sendable {
         // lock ends at its busy timeout only. Then the session ends, its
         // live queries with it.
         if let client { Thread.detachNewThread { client.close() } }
-        let owned = state.withLock { $0.inputs.removeValue(forKey: key) }
-        try? owned?.close()
+        if let key { _ = state.withLock { $0.inputs.removeValue(forKey: key) } }
+        connection.endInput()
         await running.value
         outbox.finish()
         sending.cancel()
@@ -422,12 +400,12 @@ final class WebSite: Sendable {
 
     /// Ends every WebSocket's session (the server stops).
     func endAll() {
-        let inputs = state.withLock { state -> [SystemPackage.FileDescriptor] in
+        let inputs = state.withLock { state -> [@Sendable () -> Void] in
             state.ended = true
             defer { state.inputs = [:] }
             return Array(state.inputs.values)
         }
-        for input in inputs { try? input.close() }
+        for end in inputs { end() }
     }
 }
 

@@ -79,7 +79,10 @@ struct LanguageServerSafetyTests {
         #expect((lenses.arrayValue?.count ?? 0) >= count / 2)
         #expect((hints.arrayValue?.count ?? 0) > 0)
         let peak = try #require(Self.residentKiB(pid))
-        #expect(peak > baseline * 2, "the document should have cost something: \(baseline) KiB, then \(peak) KiB")
+        // (At least 8 MiB: twice the baseline was met alone, not always
+        // beside the whole suite, where the server held less at that moment.)
+        #expect(
+            peak > baseline + 8 * 1024, "the document should have cost something: \(baseline) KiB, then \(peak) KiB")
         try await close("big.sql")
 
         // Freed at close and once the checks queued before it end: waited

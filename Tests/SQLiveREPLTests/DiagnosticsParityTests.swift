@@ -105,6 +105,9 @@ struct DiagnosticsParityTests {
                 .tables
 
                 """),
+        // .cd: its usage, a directory that is not, relative paths after it; refused in safe mode.
+        Case(arguments: [":memory:"], stdin: ".cd /nonexistent\n.cd\n.cd a b\n.cd ..\n.shell pwd\nSELECT 1;\n"),
+        Case(arguments: ["-safe", ":memory:"], stdin: "SELECT 1;\n.cd /tmp\nSELECT 2;\n"),
         // .databases lists temp once something used it, as sqlite3 does.
         Case(
             arguments: [":memory:"],

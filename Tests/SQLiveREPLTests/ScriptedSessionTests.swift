@@ -343,7 +343,9 @@ struct ScriptedSessionTests {
         let lines = output.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
         #expect(lines[0] == "1")
-        #expect(lines[1].wholeMatch(of: /Run Time: real [0-9]+\.[0-9]{3}/) != nil)
+        #expect(
+            lines[1].wholeMatch(of: /Run Time: real [0-9]+\.[0-9]{3} user [0-9]+\.[0-9]{6} sys [0-9]+\.[0-9]{6}/) != nil
+        )
         #expect(lines[2] == "2")
     }
 

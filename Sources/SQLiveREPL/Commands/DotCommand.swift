@@ -97,6 +97,8 @@ public enum DotCommand: Hashable, Sendable {
     case timeout(milliseconds: Int)
     /// `.databases`: the databases of the session's connection.
     case databases
+    /// `.cd DIRECTORY`: the working directory.
+    case changeDirectory(String)
     /// `.parameter` and its arguments (`Session+Parameters`).
     case parameter([String])
     /// `.backup ?DB? FILE` (and `.save`): copies a database into FILE.
@@ -296,6 +298,12 @@ public enum DotCommand: Hashable, Sendable {
 
         case "databases":
             return .databases
+
+        case "cd":
+            guard arguments.count == 1 else {
+                throw ParseError(description: "Usage: .cd DIRECTORY", verbatim: true)
+            }
+            return .changeDirectory(arguments[0])
 
         case "parameter":
             return .parameter(arguments)

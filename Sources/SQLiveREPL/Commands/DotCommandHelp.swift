@@ -21,6 +21,9 @@ public enum DotCommandHelp {
                 """),
         Spec(name: "bail", usage: ".bail on|off", summary: "Stop after hitting an error.  Default OFF", details: ""),
         Spec(
+            name: "cd", usage: ".cd DIRECTORY", summary: "Change the working directory to DIRECTORY",
+            details: "Relative paths given later (.open, .read, .output, .import) are read from there."),
+        Spec(
             name: "changes", usage: ".changes on|off", summary: "Show the number of rows changed by SQL",
             details: """
                 After each SQL command, prints "changes: N   total_changes: M", as sqlite3 does:
@@ -249,7 +252,7 @@ public enum DotCommandHelp {
             details: ""),
         Spec(
             name: "timer", usage: ".timer on|off", summary: "Turn the command timer on or off",
-            details: "Prints \"Run Time: real S\" after each command."),
+            details: "Prints \"Run Time: real S user S sys S\" after each SQL command, as sqlite3 does."),
         Spec(
             name: "trace", usage: ".trace on|profile|off | ?OPTIONS? ?FILE?", summary: "Print each statement run",
             details: """

@@ -142,6 +142,13 @@ extension Session {
         case .timeout(let milliseconds):
             try requireDatabase().setBusyTimeout(milliseconds: milliseconds)
 
+        case .changeDirectory(let path):
+            // As sqlite3: relative paths given later (.open, .read, .output)
+            // are read from there.
+            guard FileManager.default.changeCurrentDirectoryPath(path) else {
+                throw CommandFailure(verbatim: "Cannot change to directory \"\(path)\"")
+            }
+
         case .parameter(let arguments):
             try parameter(arguments)
 

@@ -76,7 +76,7 @@ extension Session {
     /// The dot-commands safe mode refuses, by the name sqlite3 matches
     /// (`.open` is refused later, for a file only).
     static let refusedInSafeMode: Set<String> = [
-        "backup", "save", "import", "log", "output", "once", "read", "restore", "shell", "system",
+        "backup", "save", "cd", "import", "log", "output", "once", "read", "restore", "shell", "system",
     ]
 
     /// Ends the session as sqlite3's safe mode does: `line N: MESSAGE` on

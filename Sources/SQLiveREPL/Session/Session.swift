@@ -197,6 +197,8 @@ final class Session {
     func run(_ unit: InputAccumulator.Unit, source: Source = Source()) -> Bool {
         guard !isFinished else { return false }
         let start = ContinuousClock.now
+        var usageBefore = rusage()
+        if shell.timer { getrusage(RUSAGE_SELF.rawValue, &usageBefore) }
         let outermost = beginCommand()
         var echo: LiveEcho?
         if interactive && outermost, case .sql = unit, !watches.isEmpty {
@@ -229,8 +231,19 @@ final class Session {
             printChangeCounts(line: line, source: source)
         }
         if shell.timer && !isFinished, case .sql = unit {
+            // As sqlite3: the wall clock, and the process's user and system
+            // CPU time (`getrusage`) the command took.
             let elapsed = ContinuousClock.now - start
-            write(String(format: "Run Time: real %.3f\n", elapsed.milliseconds / 1000))
+            var usageAfter = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &usageAfter)
+            func seconds(_ after: timeval, _ before: timeval) -> Double {
+                Double(after.tv_sec - before.tv_sec) + Double(after.tv_usec - before.tv_usec) / 1_000_000
+            }
+            write(
+                String(
+                    format: "Run Time: real %.3f user %f sys %f\n", elapsed.milliseconds / 1000,
+                    seconds(usageAfter.ru_utime, usageBefore.ru_utime),
+                    seconds(usageAfter.ru_stime, usageBefore.ru_stime)))
         }
         // Every command counts for `.once`, those of a `.read` file too, as in sqlite3.
         outputCommandDidEnd()

@@ -108,6 +108,12 @@ struct DiagnosticsParityTests {
         // .cd: its usage, a directory that is not, relative paths after it; refused in safe mode.
         Case(arguments: [":memory:"], stdin: ".cd /nonexistent\n.cd\n.cd a b\n.cd ..\n.shell pwd\nSELECT 1;\n"),
         Case(arguments: ["-safe", ":memory:"], stdin: "SELECT 1;\n.cd /tmp\nSELECT 2;\n"),
+        // .binary (nothing to do on Linux) and .limits: listed, by a name's prefix, set, refused.
+        Case(
+            arguments: [":memory:"],
+            stdin:
+                ".binary on\n.binary off\n.binary\n.binary x\nSELECT 1;\n.limit\n.limit length 1000\n.limit length\n"
+                + ".limit nosuch 5\n.limit l\n.limit a b c\n.limits COL\nSELECT length(zeroblob(2000));\n"),
         // .databases lists temp once something used it, as sqlite3 does.
         Case(
             arguments: [":memory:"],

@@ -34,6 +34,18 @@ extension LiveDatabase {
         }
     }
 
+    /// Reads, or sets first when `value` is not negative, one of SQLite's
+    /// run-time limits of the session's connection (`sqlite3_limit`, an
+    /// `SQLITE_LIMIT_…` code); returns the limit now.
+    ///
+    /// This blocks the calling thread, as `run` does.
+    public func limit(_ code: Int32, setTo value: Int32 = -1) -> Int32 {
+        writer.writeWithoutTransaction { db in
+            if value >= 0 { _ = sqlite3_limit(db.sqliteConnection, code, value) }
+            return sqlite3_limit(db.sqliteConnection, code, -1)
+        }
+    }
+
     /// Sets how long the session's connection waits for another's lock
     /// (`.timeout MS`; 0 fails at once), as `sqlite3_busy_timeout`.
     ///

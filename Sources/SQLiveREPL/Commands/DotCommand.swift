@@ -99,6 +99,8 @@ public enum DotCommand: Hashable, Sendable {
     case databases
     /// `.cd DIRECTORY`: the working directory.
     case changeDirectory(String)
+    /// `.limits [NAME [VALUE]]`: SQLite's run-time limits (`sqlite3_limit`).
+    case limits(name: String?, value: Int64?)
     /// `.parameter` and its arguments (`Session+Parameters`).
     case parameter([String])
     /// `.backup ?DB? FILE` (and `.save`): copies a database into FILE.
@@ -298,6 +300,17 @@ public enum DotCommand: Hashable, Sendable {
 
         case "databases":
             return .databases
+
+        case "binary":
+            // Windows' binary output; nothing to do on Linux, as in sqlite3.
+            guard arguments.count == 1 else { throw usage }
+            return booleanValue(arguments[0]).warning.map { .warning($0, then: .none) } ?? .none
+
+        case "limits":
+            guard arguments.count <= 2 else {
+                throw ParseError(description: "Usage: .limit NAME ?NEW-VALUE?", verbatim: true)
+            }
+            return .limits(name: arguments.first, value: arguments.dropFirst().first.map(integerValue))
 
         case "cd":
             guard arguments.count == 1 else {

@@ -21,6 +21,9 @@ public enum DotCommandHelp {
                 """),
         Spec(name: "bail", usage: ".bail on|off", summary: "Stop after hitting an error.  Default OFF", details: ""),
         Spec(
+            name: "binary", usage: ".binary on|off", summary: "Turn binary output on or off.  Default OFF",
+            details: "Accepted as in sqlite3; on Linux output is always binary, so it changes nothing."),
+        Spec(
             name: "cd", usage: ".cd DIRECTORY", summary: "Change the working directory to DIRECTORY",
             details: "Relative paths given later (.open, .read, .output, .import) are read from there."),
         Spec(
@@ -112,6 +115,12 @@ public enum DotCommandHelp {
                                 parent row then searches the children instead of scanning)
                   -verbose        also the keys that are served
                   -groupbyparent  ordered by parent table, under "-- Parent table NAME"
+                """),
+        Spec(
+            name: "limits", usage: ".limit ?LIMIT? ?NEW?", summary: "Display or change the value of an SQLITE_LIMIT",
+            details: """
+                SQLite's run-time limits of the session's connection (sqlite3_limit): all of them,
+                one by its name (or a prefix of it), or one set to NEW; as sqlite3 prints them.
                 """),
         Spec(
             name: "log", usage: ".log FILE|stdout|stderr|off", summary: "Turn SQLite's error log on or off",

@@ -142,6 +142,9 @@ extension Session {
         case .timeout(let milliseconds):
             try requireDatabase().setBusyTimeout(milliseconds: milliseconds)
 
+        case .limits(let name, let value):
+            try limits(name: name, value: value)
+
         case .changeDirectory(let path):
             // As sqlite3: relative paths given later (.open, .read, .output)
             // are read from there.

@@ -80,3 +80,34 @@ extension Session {
         }
     }
 }
+
+extension Session {
+    /// SQLite's run-time limits, by sqlite3's names and in its order.
+    static let limitNames: [(name: String, code: Int32)] = [
+        ("length", 0), ("sql_length", 1), ("column", 2), ("expr_depth", 3), ("compound_select", 4),
+        ("vdbe_op", 5), ("function_arg", 6), ("attached", 7), ("like_pattern_length", 8),
+        ("variable_number", 9), ("trigger_depth", 10), ("worker_threads", 11),
+    ]
+
+    /// `.limits [NAME [VALUE]]`, as sqlite3 3.40.1: every limit, or the one
+    /// NAME begins (an ambiguous or unknown name is an error), set to VALUE
+    /// first if given; each printed as `%20s %d` on standard output.
+    func limits(name: String?, value: Int64?) throws {
+        let database = try requireDatabase()
+        func line(_ limit: (name: String, code: Int32), _ current: Int32) -> String {
+            String(repeating: " ", count: max(0, 20 - limit.name.utf8.count)) + limit.name + " \(current)\n"
+        }
+        guard let name else {
+            write(Self.limitNames.map { line($0, database.limit($0.code)) }.joined())
+            return
+        }
+        let matches = Self.limitNames.filter { $0.name.lowercased().hasPrefix(name.lowercased()) }
+        guard matches.count <= 1 else { throw CommandFailure(verbatim: "ambiguous limit: \"\(name)\"") }
+        guard let limit = matches.first else {
+            throw CommandFailure(
+                verbatim: "unknown limit: \"\(name)\"\nenter \".limits\" with no arguments for a list.")
+        }
+        let current = database.limit(limit.code, setTo: value.map { Int32(truncatingIfNeeded: $0) } ?? -1)
+        write(line(limit, current))
+    }
+}

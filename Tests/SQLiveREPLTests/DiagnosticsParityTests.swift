@@ -114,6 +114,12 @@ struct DiagnosticsParityTests {
             stdin:
                 ".binary on\n.binary off\n.binary\n.binary x\nSELECT 1;\n.limit\n.limit length 1000\n.limit length\n"
                 + ".limit nosuch 5\n.limit l\n.limit a b c\n.limits COL\nSELECT length(zeroblob(2000));\n"),
+        // .output |COMMAND and .once |COMMAND: results piped to a command, its output in order.
+        Case(
+            arguments: [":memory:"],
+            stdin:
+                ".output '|sort -r'\nSELECT 1 UNION SELECT 2 UNION SELECT 3;\n.output\nSELECT 9;\n.once |cat\n"
+                + "SELECT 4;\nSELECT 5;\n.output |sort -r\nSELECT 7 UNION SELECT 8;\n.output stdout\nSELECT 6;\n"),
         // .databases lists temp once something used it, as sqlite3 does.
         Case(
             arguments: [":memory:"],

@@ -415,12 +415,18 @@ public enum DotCommand: Hashable, Sendable {
                 ParseError(description: text + "\n" + DotCommandHelp.shellHelp[spec.name]!, onOutput: true)
             }
             var path: String?
-            for argument in arguments {
+            var rest = arguments[...]
+            while let argument = rest.popFirst() {
                 if argument.hasPrefix("-") {
                     throw failure("ERROR: unknown option: \"\(argument)\".  Usage:")
                 }
                 guard path == nil else { throw failure("ERROR: extra parameter: \"\(argument)\".  Usage:") }
                 path = argument
+                // A pipe, `|sort -r`: the rest of the line is its command.
+                if argument.hasPrefix("|") {
+                    path = ([argument] + rest).joined(separator: " ")
+                    break
+                }
             }
             return .output(path: path.flatMap { $0 == "stdout" ? nil : $0 }, once: spec.name == "once")
 

@@ -52,6 +52,9 @@ final class OutputSink: Sendable {
         var pending: [UInt8] = []
         /// A write failed: the rest is dropped (the error was reported once).
         var failed = false
+        /// `.output |COMMAND`: the shell running the command, which reads
+        /// `descriptor`'s other end; waited for when the pipe closes.
+        var process: pid_t?
     }
     private let state = Locked(State())
     /// Whether standard output is written in chunks (scripted sessions).
@@ -116,6 +119,43 @@ final class OutputSink: Sendable {
         if let previous { close(previous) }
     }
 
+    /// Sends results to a command's standard input from now on
+    /// (`.output |COMMAND`, as sqlite3's `popen`): `/bin/sh -c COMMAND`,
+    /// writing to this process's standard output and error; closed, and
+    /// waited for, by `resetResults`.
+    func redirectResults(toCommand command: String) throws(RedirectionFailure) {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            throw RedirectionFailure(message: "cannot open pipe \"\(command)\"")
+        }
+        // Neither end goes to other children (the command itself gets the
+        // read end as its standard input): it sees the end of its input
+        // when this process closes the write end.
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, ends[0], 0)
+        var child: pid_t = 0
+        let arguments = ["/bin/sh", "-c", command]
+        var pointers = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in pointers { free(pointer) } }
+        let status = posix_spawn(&child, "/bin/sh", &actions, nil, &pointers, environ)
+        Glibc.close(ends[0])
+        guard status == 0 else {
+            Glibc.close(ends[1])
+            throw RedirectionFailure(message: "cannot open pipe \"\(command)\"")
+        }
+        let previous = state.withLock { state in
+            defer {
+                state.redirection = Redirection(
+                    path: "|" + command, descriptor: ends[1], temporary: nil, process: child)
+            }
+            return state.redirection
+        }
+        if let previous { close(previous) }
+    }
+
     private static let temporaryCounter = Locked(0)
     private static func nextTemporary() -> Int {
         temporaryCounter.withLock { counter in
@@ -166,6 +206,11 @@ final class OutputSink: Sendable {
             }
         } else {
             Glibc.close(redirection.descriptor)
+        }
+        if let process = redirection.process {
+            // Its output comes before what follows, as with sqlite3's pclose.
+            var status: Int32 = 0
+            while waitpid(process, &status, 0) < 0 && errno == EINTR {}
         }
         if redirection.failed { state.withLock { $0.failedWrites += 1 } }
     }

@@ -10,7 +10,13 @@ extension Session {
             return
         }
         do {
-            try sink.redirectResults(toFile: path)
+            if path.hasPrefix("|") {
+                // What was written comes first (the command writes to the same output).
+                sink.flush()
+                try sink.redirectResults(toCommand: String(path.dropFirst()))
+            } else {
+                try sink.redirectResults(toFile: path)
+            }
         } catch {
             sink.resetResults()
             throw CommandFailure(error.message)

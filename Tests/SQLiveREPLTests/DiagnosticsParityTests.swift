@@ -120,6 +120,12 @@ struct DiagnosticsParityTests {
             stdin:
                 ".output '|sort -r'\nSELECT 1 UNION SELECT 2 UNION SELECT 3;\n.output\nSELECT 9;\n.once |cat\n"
                 + "SELECT 4;\nSELECT 5;\n.output |sort -r\nSELECT 7 UNION SELECT 8;\n.output stdout\nSELECT 6;\n"),
+        // .fullschema: the schema without SQLite's tables, then ANALYZE's statistics as INSERTs.
+        Case(
+            arguments: [":memory:"],
+            stdin:
+                "CREATE TABLE t(a,b);\nCREATE INDEX ia ON t(a);\n.fullschema\nINSERT INTO t VALUES(1,2),(3,4);\n"
+                + "CREATE TEMP TABLE tt(x);\nANALYZE;\n.fullschema\n.fullschema x\n"),
         // .databases lists temp once something used it, as sqlite3 does.
         Case(
             arguments: [":memory:"],

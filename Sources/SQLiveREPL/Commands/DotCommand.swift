@@ -99,6 +99,8 @@ public enum DotCommand: Hashable, Sendable {
     case databases
     /// `.cd DIRECTORY`: the working directory.
     case changeDirectory(String)
+    /// `.fullschema [--indent]`.
+    case fullSchema
     /// `.limits [NAME [VALUE]]`: SQLite's run-time limits (`sqlite3_limit`).
     case limits(name: String?, value: Int64?)
     /// `.parameter` and its arguments (`Session+Parameters`).
@@ -300,6 +302,12 @@ public enum DotCommand: Hashable, Sendable {
 
         case "databases":
             return .databases
+
+        case "fullschema":
+            guard arguments.isEmpty || (arguments.count == 1 && ["-indent", "--indent"].contains(arguments[0])) else {
+                throw ParseError(description: "Usage: .fullschema ?--indent?", verbatim: true)
+            }
+            return .fullSchema
 
         case "binary":
             // Windows' binary output; nothing to do on Linux, as in sqlite3.

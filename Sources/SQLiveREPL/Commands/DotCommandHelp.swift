@@ -117,6 +117,13 @@ public enum DotCommandHelp {
                   -groupbyparent  ordered by parent table, under "-- Parent table NAME"
                 """),
         Spec(
+            name: "fullschema", usage: ".fullschema ?--indent?",
+            summary: "Show schema and the content of sqlite_stat tables",
+            details: """
+                As sqlite3's: the CREATE statements (SQLite's own tables left out), then the
+                statistics ANALYZE left as INSERT statements, so that a copy plans queries alike.
+                """),
+        Spec(
             name: "limits", usage: ".limit ?LIMIT? ?NEW?", summary: "Display or change the value of an SQLITE_LIMIT",
             details: """
                 SQLite's run-time limits of the session's connection (sqlite3_limit): all of them,

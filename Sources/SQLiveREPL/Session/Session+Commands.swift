@@ -142,6 +142,9 @@ extension Session {
         case .timeout(let milliseconds):
             try requireDatabase().setBusyTimeout(milliseconds: milliseconds)
 
+        case .fullSchema:
+            try fullSchema()
+
         case .limits(let name, let value):
             try limits(name: name, value: value)
 

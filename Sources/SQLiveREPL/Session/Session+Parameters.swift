@@ -111,3 +111,44 @@ extension Session {
         write(line(limit, current))
     }
 }
+
+extension Session {
+    /// `.fullschema [--indent]`, as sqlite3 3.40.1: every CREATE statement
+    /// of main and temp but SQLite's own (`sqlite_%`), each with `;`, then
+    /// the statistics `ANALYZE` left (`sqlite_stat1`, `sqlite_stat4`) as
+    /// INSERT statements between two `ANALYZE sqlite_schema;`, or a comment
+    /// saying there are none. (`--indent` is taken and prints the same.)
+    func fullSchema() throws {
+        let database = try requireDatabase()
+        var statements = ResultCollector()
+        try database.run(
+            "SELECT sql FROM (SELECT sql sql, type type, tbl_name tbl_name, name name, rowid x FROM sqlite_schema "
+                + "UNION ALL SELECT sql, type, tbl_name, name, rowid FROM sqlite_temp_schema) "
+                + "WHERE type!='meta' AND sql NOTNULL AND name NOT LIKE 'sqlite_%' ORDER BY x",
+            traced: false, consumer: &statements)
+        var text = ""
+        for row in statements.results.first?.rows ?? [] {
+            if case .text(let sql) = row.first { text += sql + ";\n" }
+        }
+        var stats = ResultCollector()
+        try? database.run(
+            "SELECT rowid FROM sqlite_schema WHERE name GLOB 'sqlite_stat[134]'", traced: false, consumer: &stats)
+        guard stats.results.first?.rows.isEmpty == false else {
+            try sink.write(text + "/* No STAT tables available */\n")
+            return
+        }
+        try sink.write(text + "ANALYZE sqlite_schema;\n")
+        for table in ["sqlite_stat1", "sqlite_stat4"] {
+            var settings = renderSettings
+            settings.mode = .insert
+            settings.headers = false
+            settings.insertTable = table
+            var consumer = RenderingConsumer(
+                settings: settings, sink: sink, trace: .off, signals: nil, stats: 0, flushesRows: false)
+            // A table ANALYZE did not make (sqlite_stat4, in most builds): nothing.
+            try? database.run("SELECT * FROM \(table)", traced: false, consumer: &consumer)
+            flush(&consumer)
+        }
+        try sink.write("ANALYZE sqlite_schema;\n")
+    }
+}

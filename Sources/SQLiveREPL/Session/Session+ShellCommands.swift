@@ -1,5 +1,8 @@
 import SQLiveEngine
 
+// Dot-commands of the sqlite3 shell that read or change the session's
+// connection: .parameter, .limits, .fullschema.
+
 extension Session {
     /// `.parameter`, as the sqlite3 shell's (3.40.1): the bindings are rows
     /// of `temp.sqlite_parameters(key, value)`, and every statement the

@@ -37,25 +37,11 @@ struct OneStatePerCommitTests {
         _ = try await database.directory.register(name: "a", LiveQueryDefinition(sql: "SELECT v FROM a"))
         _ = try await database.directory.register(name: "b", LiveQueryDefinition(sql: "SELECT v FROM b"))
 
-        let consumer = Task { () -> (outOfStep: Int, states: Int) in
-            var shown = ["a": Int64(100), "b": Int64(0)]
-            var outOfStep = 0
-            var states = 0
-            for await event in events {
-                let changes: [LiveQueryEvent]
-                switch event {
-                case .live(let live): changes = [live]
-                case .liveBatch(let batch): changes = batch
-                case .trace: continue
-                }
-                for case .changed(let change) in changes {
-                    if case .integer(let value)? = change.result.rows.first?.first { shown[change.name] = value }
-                }
-                states += 1
-                if shown["a"]! + shown["b"]! != 100 { outOfStep += 1 }
-                if shown["b"] == Int64(Self.commits) { break }
-            }
-            return (outOfStep, states)
+        let consumer = Self.screens(events, shown: ["a": 100, "b": 0]) { shown in
+            (
+                shown["a"]! + shown["b"]! == 100 ? nil : "a \(shown["a"]!), b \(shown["b"]!)",
+                shown["b"] == Int64(Self.commits)
+            )
         }
         let move = "BEGIN; UPDATE a SET v = v - 1; UPDATE b SET v = v + 1; COMMIT;"
         switch writer {
@@ -76,7 +62,7 @@ struct OneStatePerCommitTests {
             }
         }
         let (outOfStep, states) = try await withTimeout(.seconds(120)) { await consumer.value }
-        #expect(outOfStep == 0, "\(outOfStep) of \(states) states showed a and b from different commits")
+        #expect(outOfStep.isEmpty, "\(outOfStep.count) of \(states) states showed a and b from different commits")
         // How many states were shown depends on coalescing (a loaded
         // machine may see the 300 commits as a few); the last one is the
         // final commit's, or the consumer would not have ended.
@@ -100,27 +86,11 @@ struct OneStatePerCommitTests {
         _ = try await database.directory.register(name: "clock", LiveQueryDefinition(sql: "SELECT max(id) FROM tick"))
         _ = try await database.directory.register(name: "g", LiveQueryDefinition(sql: "SELECT count(*) FROM g"))
         let commits = 400
-        let consumer = Task { () -> (outOfStep: [String], states: Int) in
-            var shown = ["clock": Int64(0), "g": Int64(0)]
-            var outOfStep: [String] = []
-            var states = 0
-            for await event in events {
-                let changes: [LiveQueryEvent]
-                switch event {
-                case .live(let live): changes = [live]
-                case .liveBatch(let batch): changes = batch
-                case .trace: continue
-                }
-                for case .changed(let change) in changes {
-                    if case .integer(let value)? = change.result.rows.first?.first { shown[change.name] = value }
-                }
-                states += 1
-                if shown["g"]! != shown["clock"]! / 5 {
-                    outOfStep.append("clock \(shown["clock"]!), g \(shown["g"]!)")
-                }
-                if shown["clock"] == Int64(commits) { break }
-            }
-            return (outOfStep, states)
+        let consumer = Self.screens(events, shown: ["clock": 0, "g": 0]) { shown in
+            (
+                shown["g"]! == shown["clock"]! / 5 ? nil : "clock \(shown["clock"]!), g \(shown["g"]!)",
+                shown["clock"] == Int64(commits)
+            )
         }
         let script = """
             import sqlite3, time
@@ -150,6 +120,38 @@ struct OneStatePerCommitTests {
             }
         }
         await database.close()
+    }
+
+    /// Reads the session's events as a front end draws them — each element
+    /// whole, one change or a batch — keeping each live query's first
+    /// value; after each, `judge` says what is wrong with that screen (if
+    /// anything) and whether it is the last. Returns the screens found
+    /// wrong and how many were drawn.
+    private static func screens(
+        _ events: AsyncStream<SessionEvent>, shown initial: [String: Int64],
+        judge: @escaping @Sendable ([String: Int64]) -> (wrong: String?, last: Bool)
+    ) -> Task<(outOfStep: [String], states: Int), Never> {
+        Task {
+            var shown = initial
+            var outOfStep: [String] = []
+            var states = 0
+            for await event in events {
+                let changes: [LiveQueryEvent]
+                switch event {
+                case .live(let live): changes = [live]
+                case .liveBatch(let batch): changes = batch
+                case .trace: continue
+                }
+                for case .changed(let change) in changes {
+                    if case .integer(let value)? = change.result.rows.first?.first { shown[change.name] = value }
+                }
+                states += 1
+                let (wrong, last) = judge(shown)
+                if let wrong { outOfStep.append(wrong) }
+                if last { break }
+            }
+            return (outOfStep, states)
+        }
     }
 
     private func withTimeout<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T) async throws

@@ -41,7 +41,7 @@ extension Session {
             try sink.write(text)
         case ("set", 3):
             try? database.createShellParameters()
-            let key = Self.quotedParameter(arguments[1])
+            let key = DumpText.quotedLiteral(arguments[1])
             // The value as an expression, else as text (when the first does
             // not prepare: a bare word is a column that does not exist).
             let asExpression = "REPLACE INTO temp.sqlite_parameters(key,value) VALUES(\(key),\(arguments[2]));"
@@ -56,22 +56,17 @@ extension Session {
             } catch {}
             do {
                 try run(
-                    "REPLACE INTO temp.sqlite_parameters(key,value) VALUES(\(key),\(Self.quotedParameter(arguments[2])));"
+                    "REPLACE INTO temp.sqlite_parameters(key,value) VALUES(\(key),\(DumpText.quotedLiteral(arguments[2])));"
                 )
             } catch let failure as SQLiteFailure where failure.phase == .prepare {
                 try sink.write("Error: \(failure.message)\n")
                 throw CommandFailure.reported
             } catch {}
         case ("unset", 2):
-            _ = try? run("DELETE FROM temp.sqlite_parameters WHERE key=\(Self.quotedParameter(arguments[1]))")
+            _ = try? run("DELETE FROM temp.sqlite_parameters WHERE key=\(DumpText.quotedLiteral(arguments[1]))")
         default:
             try sink.write(DotCommandHelp.shellHelp["parameter"]!)
         }
-    }
-
-    /// Text as SQL's `%Q` writes it: in single quotes, each doubled.
-    static func quotedParameter(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
     private static func parameterText(_ value: SQLValue?) -> String {
